@@ -1,0 +1,102 @@
+"""Errors and dtype tables shared by every layer (MXNet's ``mxnet.base``)."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+__all__ = ["MXNetError", "dtype_np", "dtype_torch", "dtype_flag", "dtype_from_flag", "dtype_name",
+           "numeric_types", "integer_types", "string_types", "NotGiven"]
+
+
+class MXNetError(RuntimeError):
+    """The error MXNet users catch: bad operator input, bad files, bad graphs."""
+
+
+numeric_types = (float, int, np.generic)
+integer_types = (int, np.integer)
+string_types = (str,)
+
+
+class _NotGivenType:
+    """Sentinel for 'argument not passed' (MXNet records only passed attributes)."""
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<not given>"
+
+    def __reduce__(self):
+        return "NotGiven"
+
+
+NotGiven: Any = _NotGivenType()
+
+# MXNet type flag <-> NumPy dtype <-> torch dtype (spec A.6). bfloat16 has no NumPy dtype;
+# MXNet spells it np.dtype([('bfloat16', '<u2')]).
+BFLOAT16_NP = np.dtype([("bfloat16", "<u2")])
+
+_FLAG_TO_NAME = {0: "float32", 1: "float64", 2: "float16", 3: "uint8", 4: "int32", 5: "int8",
+                 6: "int64", 7: "bool", 12: "bfloat16"}
+_NAME_TO_FLAG = {v: k for k, v in _FLAG_TO_NAME.items()}
+_NAME_TO_TORCH = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
+                  "uint8": torch.uint8, "int32": torch.int32, "int8": torch.int8,
+                  "int64": torch.int64, "bool": torch.bool, "bfloat16": torch.bfloat16,
+                  "int16": torch.int16}
+_TORCH_TO_NAME = {v: k for k, v in _NAME_TO_TORCH.items()}
+
+
+def dtype_name(dtype: Any) -> str:
+    """Canonical MXNet/NumPy name of a dtype given as str, NumPy dtype/type or torch dtype."""
+    if dtype is None:
+        return "float32"
+    if isinstance(dtype, torch.dtype):
+        try:
+            return _TORCH_TO_NAME[dtype]
+        except KeyError:
+            raise TypeError(f"dtype {dtype} is not supported by hybridnet") from None
+    if isinstance(dtype, str):
+        if dtype in _NAME_TO_TORCH:
+            return dtype
+        if dtype == "bfloat16":
+            return dtype
+    if dtype is BFLOAT16_NP or (isinstance(dtype, np.dtype) and dtype == BFLOAT16_NP):
+        return "bfloat16"
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:
+        raise TypeError(f"unknown dtype {dtype!r}; expected one of {sorted(_NAME_TO_TORCH)}") from None
+    if name not in _NAME_TO_TORCH:
+        raise TypeError(f"dtype {name!r} is not supported; expected one of {sorted(_NAME_TO_TORCH)}")
+    return name
+
+
+def dtype_torch(dtype: Any) -> torch.dtype:
+    """torch dtype for an MXNet dtype spelling."""
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    return _NAME_TO_TORCH[dtype_name(dtype)]
+
+
+def dtype_np(dtype: Any) -> Any:
+    """NumPy dtype (type object, as MXNet's ``NDArray.dtype`` returns) for any dtype spelling."""
+    name = dtype_name(dtype)
+    if name == "bfloat16":
+        return BFLOAT16_NP
+    return np.dtype(name).type
+
+
+def dtype_flag(dtype: Any) -> int:
+    """MXNet type flag (spec A.6) for a dtype; raises for types MXNet 1.9.1 cannot load."""
+    name = dtype_name(dtype)
+    try:
+        return _NAME_TO_FLAG[name]
+    except KeyError:
+        raise MXNetError(f"dtype {name} cannot be stored in MXNet 1.9.1 files") from None
+
+
+def dtype_from_flag(flag: int) -> str:
+    try:
+        return _FLAG_TO_NAME[flag]
+    except KeyError:
+        raise MXNetError(f"unknown MXNet type flag {flag}; known: {sorted(_FLAG_TO_NAME)}") from None

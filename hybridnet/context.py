@@ -1,0 +1,96 @@
+"""Devices (MXNet's ``Context``): ``mx.cpu()``, ``mx.gpu(i)``, ``with ctx:`` scoping."""
+from __future__ import annotations
+
+import threading
+from typing import Optional
+
+import torch
+
+__all__ = ["Context", "cpu", "gpu", "cpu_pinned", "num_gpus", "current_context", "gpu_memory_info"]
+
+
+class Context:
+    """A device. ``devtype2str`` mirrors MXNet's type ids (1 cpu, 2 gpu, 3 cpu_pinned, 5 cpu_shared)."""
+
+    devtype2str = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
+    devstr2type = {v: k for k, v in devtype2str.items()}
+    _local = threading.local()
+
+    def __init__(self, device_type: "str | Context", device_id: int = 0):
+        if isinstance(device_type, Context):
+            self.device_typeid = device_type.device_typeid
+            self.device_id = device_type.device_id
+        else:
+            if device_type not in self.devstr2type:
+                raise ValueError(f"unknown device type {device_type!r}; expected cpu, gpu, cpu_pinned or cpu_shared")
+            self.device_typeid = self.devstr2type[device_type]
+            self.device_id = int(device_id)
+        self._old_ctx: Optional[Context] = None
+
+    @property
+    def device_type(self) -> str:
+        return self.devtype2str[self.device_typeid]
+
+    @property
+    def torch_device(self) -> torch.device:
+        if self.device_typeid == 2:
+            return torch.device("cuda", self.device_id)
+        return torch.device("cpu")
+
+    def __hash__(self) -> int:
+        return hash((self.device_typeid, self.device_id))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Context) and self.device_typeid == other.device_typeid \
+            and self.device_id == other.device_id
+
+    def __str__(self) -> str:
+        return f"{self.device_type}({self.device_id})"
+
+    __repr__ = __str__
+
+    def __enter__(self) -> "Context":
+        self._old_ctx = current_context()
+        Context._local.value = self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        Context._local.value = self._old_ctx
+
+    def empty_cache(self) -> None:
+        if self.device_typeid == 2:
+            torch.cuda.empty_cache()
+
+    @staticmethod
+    def from_torch(device: torch.device) -> "Context":
+        if device.type == "cuda":
+            return Context("gpu", device.index or 0)
+        return Context("cpu", 0)
+
+
+def cpu(device_id: int = 0) -> Context:
+    return Context("cpu", device_id)
+
+
+def cpu_pinned(device_id: int = 0) -> Context:
+    return Context("cpu_pinned", device_id)
+
+
+def gpu(device_id: int = 0) -> Context:
+    return Context("gpu", device_id)
+
+
+def num_gpus() -> int:
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def gpu_memory_info(device_id: int = 0) -> tuple:
+    free, total = torch.cuda.mem_get_info(device_id)
+    return free, total
+
+
+def current_context() -> Context:
+    ctx = getattr(Context._local, "value", None)
+    if ctx is None:
+        ctx = Context._local.value = Context("cpu", 0)
+    return ctx

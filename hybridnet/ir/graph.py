@@ -1,0 +1,197 @@
+"""THE graph IR: immutable nodes and the graph of a list of output entries.
+
+A ``Node`` is an operator application ``(op, name, attrs, inputs)`` or, with ``op=None``, a
+variable. An *entry* is ``(node, output_index)``. A ``Graph`` is a list of output entries; its
+node order is MXNet's (depth-first post-order from the heads, inputs in order), which is also
+the order ``-symbol.json`` stores. Nodes are identified by object identity, never by name
+(MXNet allows duplicate op-node names).
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator, Optional
+
+from ..ops.registry import OpDef
+
+__all__ = ["Node", "Entry", "Graph", "GraphError"]
+
+
+class GraphError(ValueError):
+    """A malformed graph (found by ``Graph.lint``)."""
+
+
+class Node:
+    """One operator application or variable. Treat as immutable after construction."""
+    __slots__ = ("op", "name", "attrs", "inputs", "__weakref__")
+
+    def __init__(self, op: Optional[OpDef], name: str, attrs: Optional[dict] = None,
+                 inputs: Iterable["Entry"] = ()):
+        self.op = op
+        self.name = name
+        self.attrs: dict = dict(attrs) if attrs else {}
+        self.inputs: tuple = tuple(inputs)
+
+    @property
+    def is_variable(self) -> bool:
+        return self.op is None
+
+    @property
+    def opname(self) -> str:
+        return "null" if self.op is None else self.op.name
+
+    def num_outputs(self) -> int:
+        return 1 if self.op is None else self.op.num_outputs(self.attrs)
+
+    def output_names(self) -> list:
+        if self.op is None:
+            return [self.name]
+        names = self.op.output_names(self.attrs)
+        if len(names) == 1:
+            return [f"{self.name}_output"]
+        return [f"{self.name}_{n}" for n in names]
+
+    def input_names(self) -> tuple:
+        """Input slot names for this node (``data``, ``weight``, ``arg0``...)."""
+        if self.op is None:
+            return ()
+        if self.op.variadic:
+            return tuple(f"arg{i}" for i in range(len(self.inputs)))
+        return self.op.active_inputs(self.attrs)
+
+    def aux_slots(self) -> tuple:
+        """Indices of inputs that the operator mutates (auxiliary states)."""
+        if self.op is None or not self.op.aux:
+            return ()
+        names = self.input_names()
+        return tuple(i for i, n in enumerate(names) if n in self.op.aux)
+
+    def kernel_attrs(self) -> dict:
+        return self.op.kernel_attrs(self.attrs) if self.op is not None else {}
+
+    def __repr__(self) -> str:
+        return f"<Node {self.opname} {self.name}>"
+
+
+Entry = tuple  # (Node, output_index)
+
+
+class Graph:
+    """The graph reachable from ``outputs`` (a list of entries)."""
+
+    def __init__(self, outputs: Iterable[Entry]):
+        self.outputs: list = [tuple(e) for e in outputs]
+        self._nodes: Optional[list] = None
+
+    @property
+    def nodes(self) -> list:
+        """All nodes in MXNet's order: DFS post-order from the heads, inputs in order."""
+        if self._nodes is None:
+            self._nodes = topo_order([n for n, _ in self.outputs])
+        return self._nodes
+
+    def variables(self) -> list:
+        return [n for n in self.nodes if n.op is None]
+
+    def aux_variables(self) -> list:
+        """Variables consumed in an auxiliary (mutated) slot, in node order."""
+        aux: list = []
+        seen: set = set()
+        for n in self.nodes:
+            for i in n.aux_slots():
+                v = n.inputs[i][0]
+                if v.op is None and id(v) not in seen:
+                    seen.add(id(v))
+                    aux.append(v)
+        order = {id(n): k for k, n in enumerate(self.nodes)}
+        return sorted(aux, key=lambda v: order[id(v)])
+
+    def arguments(self) -> list:
+        aux = {id(v) for v in self.aux_variables()}
+        return [v for v in self.variables() if id(v) not in aux]
+
+    def users(self) -> dict:
+        """id(node) -> list of (consumer node, input slot)."""
+        out: dict = {id(n): [] for n in self.nodes}
+        for n in self.nodes:
+            for k, (src, _) in enumerate(n.inputs):
+                out[id(src)].append((n, k))
+        return out
+
+    def lint(self) -> None:
+        """Check structural invariants; raise GraphError naming the offending node."""
+        pos = {id(n): i for i, n in enumerate(self.nodes)}
+        var_names: dict = {}
+        for i, n in enumerate(self.nodes):
+            if n.op is None:
+                if n.inputs:
+                    raise GraphError(f"variable {n.name!r} has inputs")
+                other = var_names.get(n.name)
+                if other is not None and other is not n:
+                    raise GraphError(f"two different variables are named {n.name!r}")
+                var_names[n.name] = n
+                continue
+            if not n.op.variadic:
+                expected = len(n.op.active_inputs(n.attrs))
+                if len(n.inputs) != expected:
+                    raise GraphError(f"node {n.name!r} ({n.op.name}) has {len(n.inputs)} inputs, "
+                                     f"expected {expected} ({', '.join(n.op.active_inputs(n.attrs))})")
+            for src, idx in n.inputs:
+                if id(src) not in pos or pos[id(src)] >= i:
+                    raise GraphError(f"node {n.name!r} uses {src.name!r}, which does not come before it")
+                if not 0 <= idx < src.num_outputs():
+                    raise GraphError(f"node {n.name!r} uses output {idx} of {src.name!r}, "
+                                     f"which has {src.num_outputs()} outputs")
+        for src, idx in self.outputs:
+            if not 0 <= idx < src.num_outputs():
+                raise GraphError(f"graph output {idx} of {src.name!r} does not exist")
+
+    def text(self) -> str:
+        """Stable, readable listing (one line per node), for debugging and tests."""
+        ids = {id(n): i for i, n in enumerate(self.nodes)}
+        lines = []
+        for i, n in enumerate(self.nodes):
+            if n.op is None:
+                lines.append(f"%{i} = var {n.name}")
+                continue
+            args = ", ".join(f"%{ids[id(s)]}" + (f".{k}" if s.num_outputs() > 1 else "") for s, k in n.inputs)
+            attrs = ", ".join(f"{k}={v!r}" for k, v in sorted(n.attrs.items()))
+            lines.append(f"%{i} = {n.op.name}({args}{'; ' + attrs if attrs else ''})  # {n.name}")
+        outs = ", ".join(f"%{ids[id(n)]}" + (f".{k}" if n.num_outputs() > 1 else "") for n, k in self.outputs)
+        lines.append(f"return {outs}")
+        return "\n".join(lines)
+
+    __str__ = text
+
+    def __iter__(self) -> Iterator[Node]:
+        return iter(self.nodes)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+def topo_order(heads: list) -> list:
+    """DFS post-order over inputs (iterative, so deep graphs do not hit the recursion limit)."""
+    order: list = []
+    visited: set = set()
+    for head in heads:
+        if id(head) in visited:
+            continue
+        stack: list = [(head, 0)]
+        visiting = {id(head)}
+        while stack:
+            node, k = stack[-1]
+            if k < len(node.inputs):
+                stack[-1] = (node, k + 1)
+                child = node.inputs[k][0]
+                cid = id(child)
+                if cid in visited:
+                    continue
+                if cid in visiting:
+                    raise GraphError(f"cycle through node {child.name!r}")
+                visiting.add(cid)
+                stack.append((child, 0))
+            else:
+                stack.pop()
+                visiting.discard(id(node))
+                visited.add(id(node))
+                order.append(node)
+    return order

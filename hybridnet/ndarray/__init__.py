@@ -1,0 +1,42 @@
+"""``mx.nd``: the imperative front-end, generated from the operator registry."""
+from __future__ import annotations
+
+import sys
+import types
+
+from .. import ops as _ops  # noqa: F401  (registers every operator)
+from ..ops import frontend as _frontend
+from . import ndarray as _ndarray_mod
+from .ndarray import NDArray, array, from_torch, invoke, waitall
+
+_this = sys.modules[__name__]
+
+
+def _submodule(name: str) -> types.ModuleType:
+    full = f"{__name__}.{name}"
+    mod = sys.modules.get(full)
+    if mod is None:
+        mod = types.ModuleType(full, f"mx.nd.{name}: generated operator functions")
+        sys.modules[full] = mod
+        setattr(_this, name, mod)
+    return mod
+
+
+from . import random, linalg, contrib  # noqa: E402  (hand-written parts, filled below)
+
+_spaces = {"": _this, "random": random, "linalg": linalg, "contrib": contrib,
+           "image": _submodule("image"), "sparse": _submodule("sparse"),
+           "_internal": _submodule("_internal")}
+op = _submodule("op")
+_FUNCS = _frontend.populate(_spaces, invoke)
+for _name, _fn in _FUNCS.items():
+    if not hasattr(op, _name):
+        setattr(op, _name, _fn)
+_ndarray_mod._FN.update({k: v for k, v in _FUNCS.items()})
+_ndarray_mod.install_operators(NDArray)
+for _m in _frontend.OPERATOR_METHODS:
+    if _m in _FUNCS and not hasattr(NDArray, _m):
+        setattr(NDArray, _m, _frontend.method_from(_FUNCS[_m], _m))
+
+from .utils import *  # noqa: E402,F401,F403  (creation, save/load, add/subtract/... on scalars too)
+from .utils import __all__ as _utils_all  # noqa: E402

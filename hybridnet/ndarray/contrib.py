@@ -1,0 +1,1 @@
+"""mx.nd.contrib (operators filled in from the registry at import)."""

@@ -1,0 +1,113 @@
+"""Array-creating operators (no array inputs): _zeros, _ones, _full, _arange, _eye, _linspace,
+and the *_like forms. ``ctx`` accepts a Context or MXNet's spelling ('cpu(0)', 'gpu(1)')."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..base import MXNetError, dtype_torch
+from ..context import Context, current_context
+from .attrs import AnyValue, Dtype, OptFloat, Shape
+from .registry import Sample, register
+
+
+def device_of(ctx: Any) -> torch.device:
+    """torch device for a Context, an MXNet context string, or None (current context)."""
+    if ctx is None or ctx == "":
+        return current_context().torch_device
+    if isinstance(ctx, Context):
+        return ctx.torch_device
+    m = re.fullmatch(r"\s*(cpu|gpu|cpu_pinned|cpu_shared)\((\d+)\)\s*", str(ctx))
+    if not m:
+        raise MXNetError(f"invalid ctx {ctx!r}; expected e.g. 'cpu(0)' or mx.gpu(0)")
+    return Context(m.group(1), int(m.group(2))).torch_device
+
+
+def _shape(shape: Any) -> tuple:
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(s) for s in shape)
+
+
+@register("_zeros", aliases=("_zeros_without_dtype",), samples=lambda: [
+    Sample((), {"shape": (2, 3)}, ref=lambda shape: np.zeros(shape), grad=False)])
+def _zeros(*, shape: Shape = (), ctx: AnyValue = None, dtype: Dtype = "float32"):
+    """An array of zeros."""
+    return torch.zeros(_shape(shape), dtype=dtype_torch(dtype or "float32"), device=device_of(ctx))
+
+
+@register("_ones", samples=lambda: [Sample((), {"shape": (2, 3)}, ref=lambda shape: np.ones(shape), grad=False)])
+def _ones(*, shape: Shape = (), ctx: AnyValue = None, dtype: Dtype = "float32"):
+    """An array of ones."""
+    return torch.ones(_shape(shape), dtype=dtype_torch(dtype or "float32"), device=device_of(ctx))
+
+
+@register("_full", samples=lambda: [Sample((), {"shape": (2, 3), "value": 1.5},
+                                           ref=lambda shape, value: np.full(shape, value), grad=False)])
+def _full(*, shape: Shape = (), value: float, ctx: AnyValue = None, dtype: Dtype = "float32"):
+    """An array filled with ``value``."""
+    return torch.full(_shape(shape), value, dtype=dtype_torch(dtype or "float32"), device=device_of(ctx))
+
+
+def _np_arange(start: float, stop: Any = None, step: float = 1.0, repeat: int = 1, **_: Any) -> np.ndarray:
+    return np.repeat(np.arange(start, stop, step) if stop is not None else np.arange(start), repeat)
+
+
+@register("_arange", samples=lambda: [
+    Sample((), {"start": 1, "stop": 7, "step": 2}, ref=_np_arange, grad=False),
+    Sample((), {"start": 5}, ref=_np_arange, grad=False),
+    Sample((), {"start": 0, "stop": 3, "repeat": 2}, ref=_np_arange, grad=False)])
+def _arange(*, start: float, stop: OptFloat = None, step: float = 1.0, repeat: int = 1,
+            infer_range: bool = False, ctx: AnyValue = None, dtype: Dtype = "float32"):
+    """Evenly spaced values in [start, stop) (``stop=None`` means [0, start)); each repeated ``repeat`` times."""
+    if stop is None:
+        start, stop = 0, start
+    n = int(np.ceil((stop - start) / step))
+    if n < 0:
+        raise MXNetError(f"_arange: empty or negative range start={start} stop={stop} step={step}")
+    t = torch.arange(n, dtype=torch.float64, device=device_of(ctx)) * step + start
+    if repeat != 1:
+        t = t.repeat_interleave(repeat)
+    return t.to(dtype_torch(dtype or "float32"))
+
+
+@register("_eye", samples=lambda: [Sample((), {"N": 3, "M": 4, "k": 1},
+                                          ref=lambda N, M, k: np.eye(N, M, k), grad=False)])
+def _eye(*, N: int, M: int = 0, k: int = 0, ctx: AnyValue = None, dtype: Dtype = "float32"):
+    """2-D array with ones on the k-th diagonal."""
+    m = M or N
+    out = torch.zeros((N, m), dtype=dtype_torch(dtype or "float32"), device=device_of(ctx))
+    idx = torch.arange(max(0, -k), min(N, m - k), device=out.device)
+    out[idx, idx + k] = 1
+    return out
+
+
+@register("_linspace", samples=lambda: [Sample((), {"start": 0, "stop": 1, "num": 5},
+                                               ref=lambda start, stop, num: np.linspace(start, stop, num), grad=False)])
+def _linspace(*, start: float, stop: float, num: int, endpoint: bool = True,
+              ctx: AnyValue = None, dtype: Dtype = "float32"):
+    """``num`` evenly spaced values from start to stop."""
+    vals = np.linspace(start, stop, num, endpoint=endpoint)
+    return torch.as_tensor(vals, device=device_of(ctx)).to(dtype_torch(dtype or "float32"))
+
+
+@register("zeros_like", samples=lambda: [Sample((np.ones((2, 3)),), ref=np.zeros_like, grad=False)])
+def zeros_like(data):
+    """Zeros with the shape and dtype of ``data``."""
+    return torch.zeros_like(data)
+
+
+@register("ones_like", samples=lambda: [Sample((np.ones((2, 3)),), ref=np.ones_like, grad=False)])
+def ones_like(data):
+    """Ones with the shape and dtype of ``data``."""
+    return torch.ones_like(data)
+
+
+@register("_full_like", samples=lambda: [Sample((np.ones((2, 3)),), {"fill_value": 2.0},
+                                                ref=lambda x, fill_value: np.full_like(x, fill_value), grad=False)])
+def _full_like(data, *, fill_value: float):
+    """``fill_value`` with the shape and dtype of ``data``."""
+    return torch.full_like(data, fill_value)

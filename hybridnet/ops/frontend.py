@@ -1,0 +1,185 @@
+"""Generates the Python functions of ``nd.*``, ``sym.*`` and ``F.*`` from OpDefs.
+
+Each generated function has a real signature (inputs, then attributes, then ``out``/``name``/
+``attr``) and the operator's docstring, so ``help()`` and IDEs work and a misspelt attribute
+is a ``TypeError`` naming it. Attributes default to ``NotGiven``: only what the caller passed
+is recorded in a graph (MXNet writes exactly the passed attributes); kernels apply defaults.
+The generated body hands ``(op, inputs, attrs, out, name, hint, attr)`` to a front-end's
+``dispatch``, which decides between eager execution and graph building.
+"""
+from __future__ import annotations
+
+import keyword
+from typing import Any, Callable
+
+from ..base import NotGiven
+from .registry import OpDef
+
+__all__ = ["make_function", "signature_text"]
+
+
+def signature_text(op: OpDef) -> str:
+    """Parameter list of the generated function (also used for stubs)."""
+    params = []
+    if op.variadic:
+        params.append(f"*{op.inputs[0]}")
+    else:
+        params.extend(f"{i}=None" for i in op.inputs)
+    params.extend(f"{a}=_N" for a in op.attrs if a != "num_args")
+    if op.variadic:
+        params.extend(["out=None", "name=None", "attr=None"])
+    else:
+        params.extend(["out=None", "name=None", "attr=None"])
+    return ", ".join(params)
+
+
+def _doc(op: OpDef, fname: str) -> str:
+    lines = [op.doc.strip() or f"MXNet operator {op.name}.", ""]
+    if fname != op.name:
+        lines.append(f"Alias of operator ``{op.name}``.")
+    if op.inputs:
+        lines.append("Inputs: " + ", ".join(
+            (("*" if op.variadic else "") + i + (" (optional)" if i in op.optional_inputs else ""))
+            for i in op.inputs))
+    if op.attrs:
+        lines.append("Attributes:")
+        for a in op.attrs.values():
+            if a.name == "num_args":
+                continue
+            default = "required" if a.required else f"default {a.default!r}"
+            choices = f", one of {list(a.choices)}" if a.choices else ""
+            lines.append(f"    {a.name} ({a.kind}{choices}): {default}")
+    return "\n".join(lines)
+
+
+def make_function(op: OpDef, fname: str, dispatch: Callable, hint: "str | None" = None) -> Callable:
+    """A function named ``fname`` calling ``dispatch`` for operator ``op``."""
+    if keyword.iskeyword(fname) or not fname.isidentifier():
+        raise ValueError(f"cannot make a function called {fname!r}")
+    body = ["    a = {}"]
+    for a in op.attrs:
+        if a == "num_args":
+            continue
+        body.append(f"    if {a} is not _N: a[{a!r}] = {a}")
+    if op.variadic:
+        inputs = op.inputs[0]
+    else:
+        inputs = "(" + "".join(f"{i}, " for i in op.inputs) + ")"
+    body.append(f"    return _dispatch(_op, {inputs}, a, out, name, _hint, attr)")
+    src = f"def {fname}({signature_text(op)}):\n" + "\n".join(body) + "\n"
+    namespace: dict[str, Any] = {"_N": NotGiven, "_op": op, "_dispatch": dispatch,
+                                 "_hint": hint or fname.lower()}
+    exec(compile(src, f"<hybridnet op {op.name}>", "exec"), namespace)  # noqa: S102 - generated from the registry
+    fn = namespace[fname]
+    fn.__doc__ = _doc(op, fname)
+    fn.__source__ = src
+    fn.opdef = op
+    return fn
+
+
+# Operators MXNet exposes as methods on both NDArray and Symbol (``x.relu()``, ``x.sum(axis=1)``).
+OPERATOR_METHODS = (
+    "abs arccos arccosh arcsin arcsinh arctan arctanh argmax argmax_channel argmin argsort "
+    "broadcast_axes broadcast_like broadcast_to cbrt ceil clip cos cosh degrees depth_to_space "
+    "diag exp expand_dims expm1 fix flatten flip floor log log10 log1p log2 log_softmax max mean "
+    "min nanprod nansum norm one_hot ones_like pad pick prod radians rcbrt reciprocal relu repeat "
+    "reshape_like rint round rsqrt shape_array sigmoid sign sin sinh size_array slice "
+    "slice_axis slice_like softmax softmin sort space_to_depth split split_v2 sqrt square squeeze "
+    "sum swapaxes take tan tanh tile topk transpose trunc zeros_like"
+).split()
+
+
+def method_from(fn: Callable, mname: str) -> Callable:
+    """``x.mname(*a, **k)`` calling the generated function ``fn(x, *a, **k)``."""
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return fn(self, *args, **kwargs)
+    method.__name__ = mname
+    method.__doc__ = fn.__doc__
+    return method
+
+
+# Operator-name prefixes that place a function in a sub-namespace (MXNet's convention).
+SUBSPACES = (("_random_", "random"), ("_sample_", "random"), ("_linalg_", "linalg"),
+             ("_contrib_", "contrib"), ("_image_", "image"), ("_sparse_", "sparse"))
+
+
+def placement(opname: str) -> tuple[str, str]:
+    """(sub-namespace, function name) for an operator or alias name; '' is the top level."""
+    for prefix, space in SUBSPACES:
+        if opname.startswith(prefix):
+            return space, opname[len(prefix):]
+    if opname.startswith("_"):
+        return "_internal", opname
+    return "", opname
+
+
+def populate(spaces: dict, dispatch: Callable) -> dict:
+    """Fill namespace modules/dicts with generated functions for every registered name.
+
+    ``spaces`` maps '' / 'random' / 'linalg' / 'contrib' / '_internal' ... to module objects.
+    Every name is also placed in ``_internal`` (MXNet's ``nd._internal`` holds them all).
+    Existing hand-written attributes are not overwritten. Returns name -> function.
+    """
+    from .registry import names
+    made: dict[str, Callable] = {}
+    for opname, op in names().items():
+        space, fname = placement(opname)
+        if not fname.isidentifier() or keyword.iskeyword(fname):
+            continue
+        fn = make_function(op, fname, dispatch)
+        made[opname] = fn
+        for target, tname in ((space, fname), ("_internal", opname)):
+            mod = spaces.get(target)
+            if mod is not None and not hasattr(mod, tname):
+                setattr(mod, tname, fn)
+    return made
+
+
+# Functions that take arrays or Python scalars on either side (``nd.maximum(x, 0)``), as
+# MXNet's Python-level ``add``/``subtract``/... do: name -> (array op, scalar op, reflected op).
+MIXED = {
+    "add": ("broadcast_add", "_plus_scalar", "_plus_scalar"),
+    "subtract": ("broadcast_sub", "_minus_scalar", "_rminus_scalar"),
+    "multiply": ("broadcast_mul", "_mul_scalar", "_mul_scalar"),
+    "divide": ("broadcast_div", "_div_scalar", "_rdiv_scalar"),
+    "true_divide": ("broadcast_div", "_div_scalar", "_rdiv_scalar"),
+    "modulo": ("broadcast_mod", "_mod_scalar", "_rmod_scalar"),
+    "power": ("broadcast_power", "_power_scalar", "_rpower_scalar"),
+    "maximum": ("broadcast_maximum", "_maximum_scalar", "_maximum_scalar"),
+    "minimum": ("broadcast_minimum", "_minimum_scalar", "_minimum_scalar"),
+    "hypot": ("broadcast_hypot", "_hypot_scalar", "_hypot_scalar"),
+    "equal": ("broadcast_equal", "_equal_scalar", "_equal_scalar"),
+    "not_equal": ("broadcast_not_equal", "_not_equal_scalar", "_not_equal_scalar"),
+    "greater": ("broadcast_greater", "_greater_scalar", "_lesser_scalar"),
+    "greater_equal": ("broadcast_greater_equal", "_greater_equal_scalar", "_lesser_equal_scalar"),
+    "lesser": ("broadcast_lesser", "_lesser_scalar", "_greater_scalar"),
+    "lesser_equal": ("broadcast_lesser_equal", "_lesser_equal_scalar", "_greater_equal_scalar"),
+    "logical_and": ("broadcast_logical_and", "_logical_and_scalar", "_logical_and_scalar"),
+    "logical_or": ("broadcast_logical_or", "_logical_or_scalar", "_logical_or_scalar"),
+    "logical_xor": ("broadcast_logical_xor", "_logical_xor_scalar", "_logical_xor_scalar"),
+}
+
+
+def make_mixed(fname: str, funcs: dict, is_array: Callable[[Any], bool]) -> Callable:
+    """``fname(lhs, rhs)`` choosing the array, scalar or reflected-scalar operator."""
+    array_op, scalar_op, rscalar_op = (funcs[n] for n in MIXED[fname])
+    import operator as _pyop
+    py = {"add": _pyop.add, "subtract": _pyop.sub, "multiply": _pyop.mul, "divide": _pyop.truediv,
+          "true_divide": _pyop.truediv, "modulo": _pyop.mod, "power": _pyop.pow, "maximum": max,
+          "minimum": min, "equal": _pyop.eq, "not_equal": _pyop.ne, "greater": _pyop.gt,
+          "greater_equal": _pyop.ge, "lesser": _pyop.lt, "lesser_equal": _pyop.le}.get(fname)
+
+    def fn(lhs: Any, rhs: Any) -> Any:
+        la, ra = is_array(lhs), is_array(rhs)
+        if la and ra:
+            return array_op(lhs, rhs)
+        if la:
+            return scalar_op(lhs, scalar=rhs)
+        if ra:
+            return rscalar_op(rhs, scalar=lhs)
+        if py is None:
+            raise TypeError(f"{fname}: at least one argument must be an array")
+        return py(lhs, rhs)
+    fn.__name__ = fname
+    fn.__doc__ = f"{fname}(lhs, rhs): arrays broadcast; either side may be a Python scalar."
+    return fn

@@ -1,0 +1,209 @@
+"""THE operator registry: every operator is one ``OpDef``, defined once.
+
+An operator is a torch kernel plus facts about it. The kernel's signature *is* the operator's
+interface: positional parameters are its inputs (a default of ``None`` marks an optional
+input), ``*args`` marks a variadic operator (MXNet's ``num_args``), keyword-only parameters are
+its attributes with their types (annotations, see ``attrs``) and defaults. Everything else that
+must be known about an operator (aliases, auxiliary states, output count, shape rules for
+parameters, NumPy samples for the tests) is passed to ``register`` next to the kernel, so
+nothing about an operator is spread over files that must change together.
+"""
+from __future__ import annotations
+
+import inspect
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence
+
+from ..base import MXNetError, NotGiven
+from .attrs import Attr, kind_of
+
+__all__ = ["OpDef", "Sample", "register", "get", "find", "all_ops", "names"]
+
+
+@dataclass
+class Sample:
+    """One test case: NumPy inputs, attributes, and a NumPy reference for the outputs."""
+    inputs: tuple
+    attrs: dict = field(default_factory=dict)
+    ref: Optional[Callable] = None
+    grad: bool = True                      # finite-difference check of float inputs
+    grad_inputs: Optional[tuple] = None    # which inputs to differentiate (default: all float)
+    train: bool = False
+    rtol: float = 1e-5
+    atol: float = 1e-7
+    symbolic: bool = True                  # also run through Symbol + compiled graph
+    check_shape: bool = True               # meta-device shapes equal real ones
+
+
+ShapeList = list  # list[Optional[tuple[int, ...]]]
+
+
+class OpDef:
+    """Everything hybridnet knows about one operator."""
+
+    def __init__(self, name: str, kernel: Callable, *, aliases: Sequence[str] = (),
+                 num_outputs: "int | Callable[[dict], int]" = 1,
+                 output_names: "Sequence[str] | Callable[[dict], list] | None" = None,
+                 total_outputs: "int | Callable[[dict], int] | None" = None,
+                 aux: Sequence[str] = (),
+                 active_inputs: Optional[Callable[[dict], Sequence[str]]] = None,
+                 param_shapes: Optional[Callable[[dict, ShapeList], ShapeList]] = None,
+                 infer_shape: Optional[Callable[[dict, ShapeList], list]] = None,
+                 infer_type: Optional[Callable[[dict, list], list]] = None,
+                 random: bool = False, differentiable: bool = True,
+                 samples: Optional[Callable[[], list]] = None,
+                 hint: Optional[str] = None, doc: Optional[str] = None):
+        self.name = name
+        self.kernel = kernel
+        self.aliases = tuple(aliases)
+        self.hint = hint or name.lower()
+        self.random = random
+        self.differentiable = differentiable
+        self._num_outputs = num_outputs
+        self._output_names = output_names
+        self._total_outputs = total_outputs
+        self.active_inputs_rule = active_inputs
+        self.param_shapes = param_shapes
+        self.infer_shape_rule = infer_shape
+        self.infer_type_rule = infer_type
+        self.samples = samples
+        self.doc = doc if doc is not None else (inspect.getdoc(kernel) or "")
+
+        sig = inspect.signature(kernel)
+        hints = typing.get_type_hints(kernel)
+        self.inputs: tuple[str, ...] = ()
+        self.optional_inputs: frozenset = frozenset()
+        self.variadic = False
+        self.train_aware = False
+        self.attrs: dict[str, Attr] = {}
+        inputs, optional = [], set()
+        for p in sig.parameters.values():
+            if p.kind == p.VAR_POSITIONAL:
+                self.variadic = True
+                inputs.append(p.name)
+            elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                inputs.append(p.name)
+                if p.default is None:
+                    optional.add(p.name)
+            elif p.kind == p.KEYWORD_ONLY:
+                if p.name == "is_train":
+                    self.train_aware = True
+                    continue
+                kind, choices = kind_of(hints.get(p.name, Any))
+                default = NotGiven if p.default is p.empty else p.default
+                self.attrs[p.name] = Attr(p.name, kind, default, choices)
+        self.inputs = tuple(inputs)
+        self.optional_inputs = frozenset(optional)
+        self.aux = tuple(aux)
+        for a in self.aux:
+            if a not in self.inputs:
+                raise ValueError(f"{name}: auxiliary input {a!r} is not an input of the kernel")
+        if self.variadic:
+            self.attrs.setdefault("num_args", Attr("num_args", "int", NotGiven))
+
+    # -- outputs --------------------------------------------------------------------------
+    def num_outputs(self, attrs: dict) -> int:
+        n = self._num_outputs
+        return n(attrs) if callable(n) else n
+
+    def total_outputs(self, attrs: dict) -> int:
+        """All outputs including hidden ones (MXNet's ``node_row_ptr`` counts these)."""
+        n = self._total_outputs
+        if n is None:
+            return self.num_outputs(attrs)
+        return n(attrs) if callable(n) else n
+
+    def output_names(self, attrs: dict) -> list:
+        names = self._output_names
+        if callable(names):
+            return list(names(attrs))
+        if names is not None:
+            return list(names)[: self.num_outputs(attrs)]
+        n = self.num_outputs(attrs)
+        return ["output"] if n == 1 else [f"output{i}" for i in range(n)]
+
+    # -- inputs ---------------------------------------------------------------------------
+    def active_inputs(self, attrs: dict) -> tuple:
+        """Input names a symbolic node of this operator has, given its attributes."""
+        if self.active_inputs_rule is not None:
+            return tuple(self.active_inputs_rule(attrs))
+        return self.inputs
+
+    def kernel_attrs(self, attrs: dict) -> dict:
+        """The attributes the kernel takes: hidden ``__x__`` keys and ``num_args`` removed."""
+        return {k: v for k, v in attrs.items()
+                if k in self.attrs and k != "num_args" and not k.startswith("__")}
+
+    def check_attrs(self, attrs: dict) -> None:
+        for k in attrs:
+            if k not in self.attrs and not (k.startswith("__") and k.endswith("__")):
+                raise MXNetError(f"operator {self.name} has no attribute {k!r}; "
+                                 f"its attributes are {sorted(self.attrs)}")
+        for k, a in self.attrs.items():
+            if a.required and k not in attrs and k != "num_args":
+                raise MXNetError(f"operator {self.name}: required attribute {k!r} is missing")
+            if a.kind == "enum" and k in attrs and attrs[k] not in a.choices:
+                raise MXNetError(f"operator {self.name}: invalid {k}={attrs[k]!r}; "
+                                 f"expected one of {list(a.choices)}")
+
+    def parse_attrs(self, strings: dict) -> dict:
+        """Typed attributes from MXNet's string map (unknown keys raise, ``__x__`` kept)."""
+        out = {}
+        for k, s in strings.items():
+            if k.startswith("__") and k.endswith("__"):
+                out[k] = s
+                continue
+            a = self.attrs.get(k)
+            if a is None:
+                raise MXNetError(f"operator {self.name} has no attribute {k!r}; "
+                                 f"its attributes are {sorted(self.attrs)}")
+            out[k] = a.parse(s, self.name)
+        return out
+
+    def __repr__(self) -> str:
+        return f"<OpDef {self.name}({', '.join(self.inputs)}; {', '.join(map(repr, self.attrs.values()))})>"
+
+
+_OPS: dict[str, OpDef] = {}
+_BY_NAME: dict[str, OpDef] = {}
+
+
+def register(name: str, **facts: Any) -> Callable[[Callable], Callable]:
+    """Decorator: register ``kernel`` as operator ``name`` with the given facts (see OpDef)."""
+    def deco(kernel: Callable) -> Callable:
+        op = OpDef(name, kernel, **facts)
+        if name in _BY_NAME:
+            raise ValueError(f"operator {name} registered twice")
+        _OPS[name] = op
+        for n in (name,) + op.aliases:
+            if n in _BY_NAME:
+                raise ValueError(f"operator name {n} already taken by {_BY_NAME[n].name}")
+            _BY_NAME[n] = op
+        kernel.opdef = op
+        return kernel
+    return deco
+
+
+def get(name: str) -> OpDef:
+    """The operator called ``name`` (canonical or alias); MXNetError if unknown."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        import difflib
+        close = difflib.get_close_matches(name, list(_BY_NAME), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise MXNetError(f"unknown operator {name!r}{hint}") from None
+
+
+def find(name: str) -> Optional[OpDef]:
+    return _BY_NAME.get(name)
+
+
+def all_ops() -> list[OpDef]:
+    return list(_OPS.values())
+
+
+def names() -> dict[str, OpDef]:
+    """Every callable name (canonical and aliases) -> OpDef."""
+    return dict(_BY_NAME)
