@@ -55,6 +55,9 @@ class Node:
             return ()
         if self.op.variadic:
             return tuple(f"arg{i}" for i in range(len(self.inputs)))
+        if self.op.active_inputs_rule is None:
+            # Without a rule, optional inputs are present only when given (trailing).
+            return self.op.inputs[: len(self.inputs)]
         return self.op.active_inputs(self.attrs)
 
     def aux_slots(self) -> tuple:
@@ -131,7 +134,10 @@ class Graph:
                 continue
             if not n.op.variadic:
                 expected = len(n.op.active_inputs(n.attrs))
-                if len(n.inputs) != expected:
+                required = len([i for i in n.op.inputs if i not in n.op.optional_inputs])
+                ok = (len(n.inputs) == expected if n.op.active_inputs_rule is not None
+                      else required <= len(n.inputs) <= expected)
+                if not ok:
                     raise GraphError(f"node {n.name!r} ({n.op.name}) has {len(n.inputs)} inputs, "
                                      f"expected {expected} ({', '.join(n.op.active_inputs(n.attrs))})")
             for src, idx in n.inputs:

@@ -125,7 +125,11 @@ class OpDef:
 
     # -- inputs ---------------------------------------------------------------------------
     def active_inputs(self, attrs: dict) -> tuple:
-        """Input names a symbolic node of this operator has, given its attributes."""
+        """Input names a symbolic node of this operator has, given its attributes.
+
+        Without an ``active_inputs`` rule this is every input; optional ones (default ``None``)
+        may then be left off the end of a node's inputs.
+        """
         if self.active_inputs_rule is not None:
             return tuple(self.active_inputs_rule(attrs))
         return self.inputs
@@ -134,6 +138,14 @@ class OpDef:
         """The attributes the kernel takes: hidden ``__x__`` keys and ``num_args`` removed."""
         return {k: v for k, v in attrs.items()
                 if k in self.attrs and k != "num_args" and not k.startswith("__")}
+
+    def arity_ok(self, n: int, attrs: dict) -> bool:
+        """Whether a node of this operator may have ``n`` inputs."""
+        if self.variadic:
+            return True
+        if self.active_inputs_rule is not None:
+            return n == len(self.active_inputs(attrs))
+        return len([i for i in self.inputs if i not in self.optional_inputs]) <= n <= len(self.inputs)
 
     def check_attrs(self, attrs: dict) -> None:
         for k in attrs:

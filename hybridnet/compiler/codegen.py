@@ -1,0 +1,129 @@
+"""Graph -> Python source of one straight-line function, then ``compile()``.
+
+The generated function takes the graph's variables as torch tensors (in a given order) plus
+``_train`` and returns the graph outputs as a tuple. Every operator node becomes one direct call
+of its registry kernel with literal keyword attributes; intermediates are deleted right after
+their last use so memory is released early. The source is kept (``CompiledGraph.source``) so
+users and tests can read exactly what runs.
+"""
+from __future__ import annotations
+
+import keyword
+import math
+import re
+from typing import Any, Callable, Optional, Sequence
+
+from ..ir.graph import Graph, Node
+
+__all__ = ["CompiledGraph", "compile_graph"]
+
+
+def _is_literal(v: Any) -> bool:
+    if v is None or isinstance(v, (bool, int, str)):
+        return True
+    if isinstance(v, float):
+        return math.isfinite(v)
+    if isinstance(v, (tuple, list)):
+        return all(_is_literal(x) for x in v)
+    return False
+
+
+def _ident(name: str, used: set, prefix: str = "v") -> str:
+    base = re.sub(r"\W", "_", name)
+    if not base or base[0].isdigit() or keyword.iskeyword(base):
+        base = f"{prefix}_{base}"
+    cand, k = base, 1
+    while cand in used:
+        cand = f"{base}_{k}"
+        k += 1
+    used.add(cand)
+    return cand
+
+
+class CompiledGraph:
+    """A graph compiled to a Python function ``fn(*tensors, _train=False) -> tuple``."""
+
+    def __init__(self, graph: Graph, input_names: Sequence[str], fn: Callable, source: str):
+        self.graph = graph
+        self.input_names = list(input_names)
+        self.fn = fn
+        self.source = source
+
+    def __call__(self, *tensors: Any, _train: bool = False) -> tuple:
+        return self.fn(*tensors, _train=_train)
+
+    def __repr__(self) -> str:
+        return f"<CompiledGraph {len(self.graph.nodes)} nodes>\n{self.source}"
+
+
+def compile_graph(graph: Graph, input_order: Optional[Sequence[Node]] = None,
+                  fn_name: str = "graph_fn") -> CompiledGraph:
+    """Compile ``graph``; arguments follow ``input_order`` (default: the graph's variables)."""
+    nodes = graph.nodes
+    variables = list(input_order) if input_order is not None else graph.variables()
+    used: set = {"_train", fn_name}
+    names: dict = {}
+    g: dict[str, Any] = {}
+    params = []
+    for v in variables:
+        ident = _ident(v.name, used)
+        names[(id(v), 0)] = ident
+        params.append(ident)
+    missing = [v.name for v in graph.variables() if (id(v), 0) not in names]
+    if missing:
+        raise ValueError(f"compile_graph: no argument given for variables {missing}")
+
+    # last use of every value, for early release
+    position = {id(n): i for i, n in enumerate(nodes)}
+    last_use: dict = {}
+    for n in nodes:
+        for src, k in n.inputs:
+            last_use[(id(src), k)] = position[id(n)]
+    outputs = {(id(n), k) for n, k in graph.outputs}
+
+    kernels: dict = {}
+    lines = []
+    for i, n in enumerate(nodes):
+        if n.op is None:
+            continue
+        kname = kernels.get(id(n.op.kernel))
+        if kname is None:
+            kname = _ident(n.op.name, used, "op")
+            kernels[id(n.op.kernel)] = kname
+            g[kname] = n.op.kernel
+        args = [names[(id(src), k)] for src, k in n.inputs]
+        kw = []
+        for key, val in n.kernel_attrs().items():
+            if _is_literal(val):
+                kw.append(f"{key}={val!r}")
+            else:
+                cname = _ident(f"c{i}_{key}", used, "c")
+                g[cname] = val
+                kw.append(f"{key}={cname}")
+        if n.op.train_aware:
+            kw.append("is_train=_train")
+        call = f"{kname}({', '.join(args + kw)})"
+        nout = n.num_outputs()
+        if nout == 1:
+            out = _ident(n.name, used)
+            names[(id(n), 0)] = out
+            lines.append(f"    {out} = {call}  # {n.name}")
+        else:
+            outs = []
+            for k in range(nout):
+                o = _ident(f"{n.name}_{k}", used)
+                names[(id(n), k)] = o
+                outs.append(o)
+            lines.append(f"    {', '.join(outs)} = {call}  # {n.name}")
+        dead = sorted({names[(id(src), k)] for src, k in n.inputs
+                       if last_use.get((id(src), k)) == i and (id(src), k) not in outputs})
+        if dead:
+            lines.append(f"    del {', '.join(dead)}")
+    ret = [names[(id(n), k)] for n, k in graph.outputs]
+    lines.append(f"    return ({', '.join(ret)}{',' if len(ret) == 1 else ''})")
+    src = f"def {fn_name}({', '.join(params + ['_train=False'])}):\n" + "\n".join(lines) + "\n"
+    code = compile(src, f"<hybridnet graph {fn_name}>", "exec")
+    exec(code, g)  # noqa: S102 - source generated above from the graph
+    fn = g[fn_name]
+    fn.__source__ = src
+    return CompiledGraph(graph, [v.name for v in variables], fn, src)

@@ -1,0 +1,437 @@
+"""Symbol: MXNet 1.x's symbolic front-end over the graph IR (``hybridnet.ir``)."""
+from __future__ import annotations
+
+import copy as _copy
+import json
+import os
+from typing import Any, Iterator, Optional, Sequence
+
+import numpy as np
+
+from .. import attribute as _attribute
+from .. import name as _name
+from ..base import MXNetError, dtype_flag, numeric_types
+from ..ir.graph import Graph, Node
+from ..ops import registry as _reg
+from ..ops.attrs import format_value
+from ..ops.registry import OpDef
+
+__all__ = ["Symbol", "var", "Variable", "Group", "sym_invoke", "load", "load_json", "fromjson"]
+
+
+def _node_of(entry: tuple) -> Node:
+    return entry[0]
+
+
+class Symbol:
+    """A list of output entries of an immutable graph (MXNet's Symbol)."""
+
+    __slots__ = ("_entries", "__weakref__")
+    __array_priority__ = 1000.0
+
+    def __init__(self, entries: Sequence[tuple]):
+        self._entries = list(entries)
+
+    # -- identity & structure -------------------------------------------------------------
+    @property
+    def name(self) -> Optional[str]:
+        if len(self._entries) != 1:
+            return None
+        return self._entries[0][0].name
+
+    def __repr__(self) -> str:
+        if len(self._entries) == 1:
+            return f"<Symbol {self.name}>"
+        return f"<Symbol group [{', '.join(self.list_outputs())}]>"
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator["Symbol"]:
+        return (Symbol([e]) for e in self._entries)
+
+    def __getitem__(self, index: "int | str | slice") -> "Symbol":
+        if isinstance(index, str):
+            outs = self.list_outputs()
+            matches = [i for i, n in enumerate(outs) if n == index]
+            if not matches:
+                raise ValueError(f"there is no output named {index!r}; outputs are {outs}")
+            if len(matches) > 1:
+                raise ValueError(f"there are several outputs named {index!r}")
+            return Symbol([self._entries[matches[0]]])
+        if isinstance(index, slice):
+            return Symbol(self._entries[index])
+        if not isinstance(index, (int, np.integer)):
+            raise TypeError(f"Symbol index must be an int, str or slice, got {type(index).__name__}; "
+                            "Symbols cannot be sliced like arrays: use F.slice_axis / F.slice")
+        if not -len(self._entries) <= index < len(self._entries):
+            raise IndexError(f"output index {index} out of range: the symbol has {len(self._entries)} outputs")
+        return Symbol([self._entries[index]])
+
+    def _graph(self) -> Graph:
+        return Graph(self._entries)
+
+    @property
+    def graph(self) -> Graph:
+        """The IR graph of this symbol's outputs."""
+        return Graph(self._entries)
+
+    def list_outputs(self) -> list:
+        out = []
+        for node, idx in self._entries:
+            out.append(node.name if node.op is None else node.output_names()[idx])
+        return out
+
+    def list_arguments(self) -> list:
+        return [n.name for n in self._graph().arguments()]
+
+    def list_auxiliary_states(self) -> list:
+        return [n.name for n in self._graph().aux_variables()]
+
+    def list_inputs(self) -> list:
+        return [n.name for n in self._graph().variables()]
+
+    def get_internals(self) -> "Symbol":
+        entries = []
+        for n in self._graph().nodes:
+            for k in range(n.num_outputs()):
+                entries.append((n, k))
+        return Symbol(entries)
+
+    def get_children(self) -> Optional["Symbol"]:
+        ins = [e for node, _ in self._entries for e in node.inputs]
+        return Symbol(ins) if ins else None
+
+    # -- attributes -----------------------------------------------------------------------
+    def attr(self, key: str) -> Optional[str]:
+        if len(self._entries) != 1:
+            raise MXNetError("attr() is only defined for single-output symbols")
+        node = self._entries[0][0]
+        for k in (key, f"__{key}__"):
+            if k in node.attrs:
+                return format_value(node.attrs[k])
+        return None
+
+    def list_attr(self, recursive: bool = False) -> dict:
+        if recursive:
+            raise DeprecationWarning("list_attr(recursive=True) is removed; use attr_dict()")
+        node = self._entries[0][0]
+        return {k: format_value(v) for k, v in node.attrs.items()}
+
+    def attr_dict(self) -> dict:
+        out = {}
+        for n in self._graph().nodes:
+            if n.attrs:
+                out[n.name] = {k: format_value(v) for k, v in n.attrs.items()}
+        return out
+
+    def _set_attr(self, **kwargs: str) -> None:
+        for node, _ in self._entries:
+            for k, v in kwargs.items():
+                node.attrs[k] = v
+
+    # -- what a Symbol cannot do -----------------------------------------------------------
+    def __getattr__(self, name: str) -> Any:
+        if name == "shape":
+            raise AttributeError(
+                "'Symbol' object has no attribute 'shape': inside hybrid_forward the input is a "
+                "Symbol with no concrete shape. Use shape-free operators (F.reshape with 0/-1 codes, "
+                "F.broadcast_like, F.reshape_like, F.shape_array) or call infer_shape(...) on the "
+                "symbol.")
+        if name in ("dtype", "context", "ctx", "size", "ndim"):
+            raise AttributeError(f"'Symbol' object has no attribute {name!r}: a Symbol is a graph node, "
+                                 f"not an array; use infer_type()/infer_shape() to learn about it")
+        raise AttributeError(f"'Symbol' object has no attribute {name!r}")
+
+    def asnumpy(self) -> Any:
+        raise MXNetError("a Symbol has no values: asnumpy() works on NDArrays only. Inside "
+                         "hybrid_forward, compute with F.* operators, or call the block without "
+                         "hybridize() to debug with NDArrays")
+
+    def asscalar(self) -> Any:
+        return self.asnumpy()
+
+    def __bool__(self) -> bool:
+        raise MXNetError("the truth value of a Symbol is unknown while tracing: Python `if`/`while` "
+                         "on values cannot be hybridized. Use F.where(cond, x, y) or compute both "
+                         "branches, or keep this block un-hybridized")
+
+    def __float__(self) -> float:
+        raise MXNetError("float() of a Symbol: it has no value while tracing")
+
+    __int__ = __float__
+    __index__ = __float__
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raise NotImplementedError("in-place assignment `x[...] = v` is not supported on Symbols: "
+                                  "build a new value instead (e.g. F.where(mask, v, x), or "
+                                  "F.concat of slices)")
+
+    def _inplace(self, other: Any) -> Any:
+        raise NotImplementedError("in-place operators (+=, -=, *=, /=) are not supported on Symbols: "
+                                  "write `x = x + y` instead")
+
+    __iadd__ = __isub__ = __imul__ = __itruediv__ = __imod__ = __ipow__ = _inplace
+
+    __hash__ = object.__hash__
+
+    def __copy__(self) -> "Symbol":
+        return Symbol(list(self._entries))
+
+    def __deepcopy__(self, memo: dict) -> "Symbol":
+        return load_json(self.tojson())
+
+    def copy(self) -> "Symbol":
+        return self.__copy__()
+
+    def __getstate__(self) -> dict:
+        return {"json": self.tojson()}
+
+    def __setstate__(self, state: dict) -> None:
+        self._entries = load_json(state["json"])._entries
+
+    # -- reshape (method with special codes) ----------------------------------------------
+    def reshape(self, *shape: Any, **kwargs: Any) -> "Symbol":
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        if "shape" in kwargs:
+            shape = tuple(kwargs.pop("shape"))
+        return _FN["reshape"](self, shape, **kwargs)
+
+    def flatten(self, **kwargs: Any) -> "Symbol":
+        return _FN["flatten"](self, **kwargs)
+
+    def astype(self, dtype: Any) -> "Symbol":
+        return _FN["cast"](self, dtype=dtype)
+
+    # -- serialisation --------------------------------------------------------------------
+    def tojson(self, remove_amp_cast: bool = True) -> str:
+        from ..formats.symbol_json import graph_to_json
+        return graph_to_json(self._graph())
+
+    def save(self, fname: str, remove_amp_cast: bool = True) -> None:
+        from ..formats.atomic import write_atomic
+        write_atomic(fname, self.tojson(remove_amp_cast).encode("utf-8"))
+
+    def debug_str(self) -> str:
+        return self._graph().text()
+
+    # -- inference ------------------------------------------------------------------------
+    def infer_shape(self, *args: Any, **kwargs: Any) -> tuple:
+        from .infer import infer_shape
+        return infer_shape(self, args, kwargs, partial=False)
+
+    def infer_shape_partial(self, *args: Any, **kwargs: Any) -> tuple:
+        from .infer import infer_shape
+        return infer_shape(self, args, kwargs, partial=True)
+
+    def infer_type(self, *args: Any, **kwargs: Any) -> tuple:
+        from .infer import infer_type
+        return infer_type(self, args, kwargs, partial=False)
+
+    def infer_type_partial(self, *args: Any, **kwargs: Any) -> tuple:
+        from .infer import infer_type
+        return infer_type(self, args, kwargs, partial=True)
+
+    # -- execution ------------------------------------------------------------------------
+    def bind(self, ctx: Any = None, args: Any = None, args_grad: Any = None, grad_req: Any = "write",
+             aux_states: Any = None, group2ctx: Any = None, shared_exec: Any = None) -> Any:
+        from .executor import Executor
+        return Executor(self, ctx, args, args_grad, grad_req, aux_states)
+
+    def simple_bind(self, ctx: Any = None, grad_req: Any = "write", type_dict: Any = None,
+                    stype_dict: Any = None, group2ctx: Any = None, shared_arg_names: Any = None,
+                    shared_exec: Any = None, shared_buffer: Any = None, **kwargs: Any) -> Any:
+        from .executor import simple_bind
+        return simple_bind(self, ctx, grad_req, type_dict, kwargs)
+
+    def eval(self, ctx: Any = None, **kwargs: Any) -> list:
+        exe = self.bind(ctx, kwargs)
+        return exe.forward()
+
+    def gradient(self, wrt: Any) -> Any:
+        raise MXNetError("Symbol.gradient is not supported; bind an Executor and call backward()")
+
+    def optimize_for(self, backend: str, *args: Any, **kwargs: Any) -> "Symbol":
+        return self
+
+
+# Generated operator functions by name (filled by hybridnet.symbol at import).
+_FN: dict = {}
+
+
+def _entry_of(x: Any, op: OpDef, slot: str) -> tuple:
+    if isinstance(x, Symbol):
+        if len(x._entries) != 1:
+            raise MXNetError(f"operator {op.name}: input {slot!r} is a group of {len(x._entries)} "
+                             f"outputs; select one with sym[i]")
+        return x._entries[0]
+    raise TypeError(f"operator {op.name}: input {slot!r} is a {type(x).__name__}; all inputs must be "
+                    f"Symbols when building a graph (mixing NDArray and Symbol is not allowed: "
+                    f"inside hybrid_forward use F.* on the given inputs and parameters)")
+
+
+def _hidden(attr: Optional[dict]) -> dict:
+    scoped = _attribute.current().get(attr)
+    return {(k if k.startswith("__") else f"__{k}__"): str(v) for k, v in scoped.items()}
+
+
+def sym_invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any = None,
+               hint: Any = None, attr: Any = None) -> Any:
+    """Record ``op`` as a graph node (the symbolic twin of ``ndarray.invoke``)."""
+    if out is not None:
+        raise MXNetError(f"operator {op.name}: out= is not supported for Symbols")
+    op.check_attrs({k: v for k, v in attrs.items() if k != "num_args"} if not op.variadic else attrs)
+    node_name = _name.current().get(name, hint or op.hint)
+    hidden = _hidden(attr)
+    if op.variadic:
+        entries = [_entry_of(x, op, f"{op.inputs[0]}[{i}]") for i, x in enumerate(inputs)]
+        attrs = dict(attrs)
+        attrs["num_args"] = len(entries)
+    else:
+        entries = []
+        given = dict(zip(op.inputs, inputs))
+        active = op.active_inputs(attrs)
+        if op.active_inputs_rule is None:
+            # optional inputs only when given; trailing ones may be left off
+            present = [n for n in op.inputs if n not in op.optional_inputs or given.get(n) is not None]
+            last = max((i for i, n in enumerate(op.inputs) if n in present), default=-1)
+            active = op.inputs[: last + 1]
+        for slot in active:
+            x = given.get(slot)
+            if x is None:
+                if slot in op.optional_inputs and op.active_inputs_rule is None:
+                    raise MXNetError(f"operator {op.name}: optional input {slot!r} must be given when a "
+                                     f"later input is given")
+                vattrs = {}
+                entries.append((Node(None, f"{node_name}_{slot}", vattrs), 0))
+            else:
+                entries.append(_entry_of(x, op, slot))
+    node = Node(op, node_name, {**attrs, **hidden}, entries)
+    n = op.num_outputs(node.attrs)
+    sym = Symbol([(node, k) for k in range(n)])
+    return sym
+
+
+def var(name: str, attr: Optional[dict] = None, shape: Any = None, lr_mult: Optional[float] = None,
+        wd_mult: Optional[float] = None, dtype: Any = None, init: Any = None, stype: Optional[str] = None,
+        **kwargs: Any) -> Symbol:
+    """A variable (graph input); hidden attributes as MXNet stores them (spec B.5)."""
+    if not isinstance(name, str):
+        raise TypeError("Expect a string for variable `name`")
+    attrs = _hidden(attr)
+    if shape is not None:
+        attrs["__shape__"] = str(tuple(shape))
+    if lr_mult is not None:
+        attrs["__lr_mult__"] = str(lr_mult)
+    if wd_mult is not None:
+        attrs["__wd_mult__"] = str(wd_mult)
+    if dtype is not None:
+        attrs["__dtype__"] = str(dtype_flag(dtype))
+    if init is not None:
+        attrs["__init__"] = init if isinstance(init, str) else init.dumps()
+    if stype is not None:
+        attrs["__storage_type__"] = str({"default": 0, "row_sparse": 1, "csr": 2}[stype])
+    for k, v in kwargs.items():
+        if k.startswith("__") and k.endswith("__"):
+            attrs[k] = str(v)
+        else:
+            raise ValueError(f"Attribute name={k} is not supported. Additional attributes must "
+                             f"start and end with double underscores, e.g. __yourattr__")
+    return Symbol([(Node(None, name, attrs), 0)])
+
+
+Variable = var
+
+
+def Group(symbols: Sequence[Symbol], create_fn: Any = None) -> Symbol:
+    """One symbol whose outputs are the outputs of ``symbols`` in order."""
+    if not symbols or any(not isinstance(s, Symbol) for s in symbols):
+        raise TypeError("Expected a list of symbols as input")
+    return Symbol([e for s in symbols for e in s._entries])
+
+
+def load_json(json_str: str) -> Symbol:
+    from ..formats.symbol_json import json_to_graph
+    g = json_to_graph(json_str)
+    return Symbol(g.outputs)
+
+
+fromjson = load_json
+
+
+def load(fname: str) -> Symbol:
+    if not isinstance(fname, (str, os.PathLike)):
+        raise TypeError("fname must be a string")
+    try:
+        with open(fname, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise MXNetError(f"cannot read symbol file {fname}: {e}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise MXNetError(f"{fname} is not UTF-8 JSON: {e}") from None
+    return load_json(text)
+
+
+# ---- Python operators -----------------------------------------------------------------------
+def _is_scalar(x: Any) -> bool:
+    return isinstance(x, numeric_types) or (isinstance(x, np.ndarray) and x.ndim == 0)
+
+
+def _scalar(x: Any) -> Any:
+    return x.item() if isinstance(x, (np.generic, np.ndarray)) else x
+
+
+def _sym_binary(array_op: str, scalar_op: str, hint: str, scalar_hint: str) -> Any:
+    def fn(self: Symbol, other: Any) -> Any:
+        if isinstance(other, Symbol):
+            return sym_invoke(_reg.get(array_op), (self, other), {}, hint=hint)
+        if _is_scalar(other):
+            return sym_invoke(_reg.get(scalar_op), (self,), {"scalar": _scalar(other)}, hint=scalar_hint)
+        return NotImplemented
+    return fn
+
+
+def _sym_rbinary(array_op: str, rscalar_op: str, hint: str, scalar_hint: str) -> Any:
+    def fn(self: Symbol, other: Any) -> Any:
+        if isinstance(other, Symbol):
+            return sym_invoke(_reg.get(array_op), (other, self), {}, hint=hint)
+        if _is_scalar(other):
+            return sym_invoke(_reg.get(rscalar_op), (self,), {"scalar": _scalar(other)}, hint=scalar_hint)
+        return NotImplemented
+    return fn
+
+
+# python name, array op, scalar op, reflected scalar op, node hint, scalar hint, reflected hint
+_SYM_OPERATORS = [
+    ("add", "elemwise_add", "_plus_scalar", "_plus_scalar", "_plus", "_plusscalar", "_plusscalar"),
+    ("sub", "elemwise_sub", "_minus_scalar", "_rminus_scalar", "_minus", "_minusscalar", "_rminusscalar"),
+    ("mul", "elemwise_mul", "_mul_scalar", "_mul_scalar", "_mul", "_mulscalar", "_mulscalar"),
+    ("truediv", "elemwise_div", "_div_scalar", "_rdiv_scalar", "_div", "_divscalar", "_rdivscalar"),
+    ("mod", "broadcast_mod", "_mod_scalar", "_rmod_scalar", "_mod", "_modscalar", "_rmodscalar"),
+    ("pow", "broadcast_power", "_power_scalar", "_rpower_scalar", "_power", "_powerscalar", "_rpowerscalar"),
+]
+_SYM_COMPARISONS = [
+    ("eq", "broadcast_equal", "_equal_scalar", "_equal", "_equalscalar"),
+    ("ne", "broadcast_not_equal", "_not_equal_scalar", "_notequal", "_notequalscalar"),
+    ("gt", "broadcast_greater", "_greater_scalar", "_greater", "_greaterscalar"),
+    ("ge", "broadcast_greater_equal", "_greater_equal_scalar", "_greaterequal", "_greaterequalscalar"),
+    ("lt", "broadcast_lesser", "_lesser_scalar", "_lesser", "_lesserscalar"),
+    ("le", "broadcast_lesser_equal", "_lesser_equal_scalar", "_lesserequal", "_lesserequalscalar"),
+]
+
+
+def _install_operators() -> None:
+    for py, aop, sop, rsop, hint, shint, rhint in _SYM_OPERATORS:
+        setattr(Symbol, f"__{py}__", _sym_binary(aop, sop, hint, shint))
+        setattr(Symbol, f"__r{py}__", _sym_rbinary(aop, rsop, hint, rhint))
+    Symbol.__div__ = Symbol.__truediv__
+    Symbol.__rdiv__ = Symbol.__rtruediv__
+    for py, aop, sop, hint, shint in _SYM_COMPARISONS:
+        setattr(Symbol, f"__{py}__", _sym_binary(aop, sop, hint, shint))
+    Symbol.__neg__ = lambda self: sym_invoke(_reg.get("_mul_scalar"), (self,), {"scalar": -1.0},
+                                             hint="_mulscalar")
+    Symbol.__pos__ = lambda self: self
+    Symbol.__abs__ = lambda self: sym_invoke(_reg.get("abs"), (self,), {}, hint="abs")
