@@ -1,2 +1,2 @@
 """The graph IR shared by Symbol, hybridize, the compiler and the file formats."""
-from .graph import Entry, Graph, GraphError, Node, topo_order  # noqa: F401
+from .graph import Entry, Graph, GraphError, Node, replace_inputs, topo_order, transform  # noqa: F401

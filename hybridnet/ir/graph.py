@@ -201,3 +201,45 @@ def topo_order(heads: list) -> list:
                 visited.add(id(node))
                 order.append(node)
     return order
+
+
+def transform(outputs: list, visit: Any) -> list:
+    """Rebuild the graph of ``outputs`` bottom-up.
+
+    ``visit(node, new_inputs)`` returns None to keep the node (copied only if its inputs
+    changed) or a list of replacement entries, one per output of the node. Returns the new
+    output entries.
+    """
+    order = topo_order([n for n, _ in outputs])
+    new: dict = {}
+    for node in order:
+        if node.op is None:
+            new[id(node)] = [(node, 0)]
+            continue
+        inputs = tuple(new[id(src)][k] for src, k in node.inputs)
+        repl = visit(node, inputs)
+        if repl is None:
+            if all(a[0] is b[0] and a[1] == b[1] for a, b in zip(inputs, node.inputs)):
+                repl = [(node, k) for k in range(node.num_outputs())]
+            else:
+                copy = Node(node.op, node.name, node.attrs, inputs)
+                repl = [(copy, k) for k in range(node.num_outputs())]
+        new[id(node)] = list(repl)
+    return [new[id(n)][k] for n, k in outputs]
+
+
+def replace_inputs(outputs: list, mapping: dict) -> list:
+    """Outputs with variables ``id(var) -> entry`` substituted (graph composition)."""
+    order = topo_order([n for n, _ in outputs])
+    new: dict = {}
+    for node in order:
+        if node.op is None:
+            new[id(node)] = [mapping.get(id(node), (node, 0))]
+            continue
+        inputs = tuple(new[id(src)][k] for src, k in node.inputs)
+        if all(a[0] is b[0] and a[1] == b[1] for a, b in zip(inputs, node.inputs)):
+            new[id(node)] = [(node, k) for k in range(node.num_outputs())]
+        else:
+            copy = Node(node.op, node.name, node.attrs, inputs)
+            new[id(node)] = [(copy, k) for k in range(node.num_outputs())]
+    return [new[id(n)][k] for n, k in outputs]

@@ -1,0 +1,51 @@
+"""CachedOp: the compiled function a hybridized block calls (MXNet's CachedOp).
+
+The traced graph is optimized by the passes and compiled once to a shape-generic Python
+function. A call passes data tensors then parameter tensors; outside ``autograd.record()`` it
+runs with torch's grad mode off so nothing is recorded.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import torch
+
+from ..ir.graph import Graph, Node
+from .codegen import compile_graph
+from .passes import optimize
+
+__all__ = ["CachedOp"]
+
+_set_grad = torch._C._set_grad_enabled
+_is_grad = torch.is_grad_enabled
+
+
+class CachedOp:
+    """Compiled graph with inputs ordered ``data_nodes + param_nodes``."""
+
+    def __init__(self, graph: Graph, data_nodes: Sequence[Node], param_nodes: Sequence[Node],
+                 flags: Any = None):
+        self.flags = dict(flags or {})
+        self.graph = optimize(graph)
+        order = list(data_nodes) + list(param_nodes)
+        present = {id(v) for v in self.graph.variables()}
+        self._keep = [i for i, v in enumerate(order) if id(v) in present]
+        self._all = len(self._keep) == len(order)
+        self.compiled = compile_graph(self.graph, [order[i] for i in self._keep], "hybrid_forward")
+        self._fn = self.compiled.fn
+
+    @property
+    def source(self) -> str:
+        """The generated Python source (what actually runs)."""
+        return self.compiled.source
+
+    def __call__(self, tensors: list, training: bool, recording: bool) -> tuple:
+        if not self._all:
+            tensors = [tensors[i] for i in self._keep]
+        if recording or not _is_grad():
+            return self._fn(*tensors, _train=training)
+        _set_grad(False)
+        try:
+            return self._fn(*tensors, _train=training)
+        finally:
+            _set_grad(True)

@@ -1,0 +1,33 @@
+"""Common subexpression elimination: identical deterministic nodes on identical inputs merge."""
+from __future__ import annotations
+
+from typing import Any
+
+from ...ir.graph import Graph, Node, transform
+
+
+def _key(node: Node, inputs: tuple) -> Any:
+    try:
+        attrs = tuple(sorted((k, repr(v)) for k, v in node.attrs.items()))
+    except TypeError:
+        return None
+    return (node.op.name, attrs, tuple((id(n), k) for n, k in inputs))
+
+
+def cse(graph: Graph) -> Graph:
+    seen: dict = {}
+
+    def visit(node: Node, inputs: tuple) -> Any:
+        if node.op.random or node.op.aux or node.op.train_aware:
+            return None
+        key = _key(node, inputs)
+        if key is None:
+            return None
+        if key in seen:
+            return seen[key]
+        n = node if all(a[0] is b[0] and a[1] == b[1] for a, b in zip(inputs, node.inputs)) \
+            else Node(node.op, node.name, node.attrs, inputs)
+        seen[key] = [(n, k) for k in range(n.num_outputs())]
+        return seen[key]
+
+    return Graph(transform(graph.outputs, visit))

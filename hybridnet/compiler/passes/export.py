@@ -1,0 +1,45 @@
+"""Rewrites that make a traced graph loadable by real MXNet 1.9.1."""
+from __future__ import annotations
+
+from typing import Any
+
+from ...ir.graph import Graph, Node, transform
+from ...ops import registry as _reg
+
+_ELEMWISE_TO_BROADCAST = {"elemwise_add": "broadcast_add", "elemwise_sub": "broadcast_sub",
+                          "elemwise_mul": "broadcast_mul", "elemwise_div": "broadcast_div"}
+
+
+def broadcast_where_shapes_differ(graph: Graph, input_shapes: dict) -> Graph:
+    """``a + b`` on Symbols broadcasts here but MXNet's elemwise_add does not: where the inferred
+    input shapes differ (or are unknown), write the node as the matching ``broadcast_*``."""
+    from ...symbol.infer import infer_graph
+    try:
+        res = infer_graph(graph, input_shapes)
+    except Exception:  # shapes unknown: keep nodes whose shapes we cannot prove equal as broadcast
+        res = None
+
+    def visit(node: Node, inputs: tuple) -> Any:
+        target = _ELEMWISE_TO_BROADCAST.get(node.op.name)
+        if target is None:
+            return None
+        if res is not None:
+            shapes = [res.out_shapes.get(id(n), [None] * (k + 1))[k] for n, k in node.inputs]
+            if shapes[0] is not None and shapes[0] == shapes[1]:
+                return None
+        new = Node(_reg.get(target), node.name, node.attrs, inputs)
+        return [(new, 0)]
+
+    return Graph(transform(graph.outputs, visit))
+
+
+def remove_amp_cast(graph: Graph) -> Graph:
+    """Drop ``amp_cast``/``amp_multicast`` nodes (MXNet's export(remove_amp_cast=True))."""
+    def visit(node: Node, inputs: tuple) -> Any:
+        if node.op.name == "amp_cast":
+            return [inputs[0]]
+        if node.op.name == "amp_multicast":
+            return list(inputs)
+        return None
+
+    return Graph(transform(graph.outputs, visit))

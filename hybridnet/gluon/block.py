@@ -1,0 +1,702 @@
+"""Blocks (MXNet 1.x Gluon): Block, HybridBlock with hybridize(), and SymbolBlock.
+
+A ``HybridBlock`` runs ``hybrid_forward(F, x, ...)`` with ``F = nd`` eagerly. After
+``hybridize()`` its first call traces ``hybrid_forward`` once with ``F = sym`` into a graph,
+completes deferred parameter initialization from inferred shapes, compiles the graph
+(``hybridnet.compiler``) and caches it; later calls run the compiled function directly.
+"""
+from __future__ import annotations
+
+import copy
+import linecache
+import os
+import re
+import sys
+import threading
+import traceback
+import warnings
+from collections import OrderedDict
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+import torch
+
+from .. import autograd as _ag
+from .. import name as _name
+from .. import ndarray as nd
+from .. import symbol as sym
+from ..base import MXNetError, dtype_name
+from ..compiler.cached_op import CachedOp
+from ..context import Context, current_context
+from ..ndarray.ndarray import NDArray
+from ..symbol.infer import infer_graph
+from ..symbol.symbol import Symbol
+from .parameter import DeferredInitializationError, Parameter, ParameterDict
+
+__all__ = ["Block", "HybridBlock", "SymbolBlock"]
+
+_STATE = _ag.STATE
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class _BlockScope:
+    """Scope for naming children and parameters (MXNet 1.x ``_BlockScope``)."""
+    _current = threading.local()
+
+    def __init__(self, block: "Block"):
+        self._block = block
+        self._counter: dict = {}
+        self._old_scope: Optional[_BlockScope] = None
+        self._name_scope: Optional[_name.Prefix] = None
+
+    @staticmethod
+    def create(prefix: Optional[str], params: Optional[ParameterDict], hint: str) -> tuple:
+        current = getattr(_BlockScope._current, "value", None)
+        if current is None:
+            if prefix is None:
+                prefix = _name.current().get(None, hint) + "_"
+            params = ParameterDict(prefix) if params is None else ParameterDict(params.prefix, params)
+            return prefix, params
+        if prefix is None:
+            count = current._counter.get(hint, 0)
+            prefix = f"{hint}{count}_"
+            current._counter[hint] = count + 1
+        if params is None:
+            parent = current._block.params
+            params = ParameterDict(parent.prefix + prefix, parent._shared)
+        else:
+            params = ParameterDict(params.prefix, params)
+        return current._block.prefix + prefix, params
+
+    def __enter__(self) -> "_BlockScope":
+        if self._block._empty_prefix:
+            return self
+        self._old_scope = getattr(_BlockScope._current, "value", None)
+        _BlockScope._current.value = self
+        self._name_scope = _name.Prefix(self._block.prefix)
+        self._name_scope.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._block._empty_prefix:
+            return
+        self._name_scope.__exit__(*exc)  # type: ignore[union-attr]
+        self._name_scope = None
+        _BlockScope._current.value = self._old_scope
+
+
+# ---- nested input/output structures (MXNet's _flatten / _regroup) ---------------------------
+def _flatten(args: Any, inout_str: str) -> tuple:
+    if isinstance(args, (NDArray, Symbol)):
+        return [args], 0
+    if args is None:
+        return [None], -1
+    if not isinstance(args, (list, tuple)):
+        raise ValueError(f"When hybridized, the {inout_str} of HybridBlock must be (nested) list of "
+                         f"Symbol or NDArray, but got {args!r} of type {type(args).__name__}")
+    flat, fmts = [], []
+    for i in args:
+        arg, fmt = _flatten(i, inout_str)
+        flat.extend(arg)
+        fmts.append(fmt)
+    return flat, fmts
+
+
+def _regroup(args: list, fmt: Any) -> tuple:
+    if isinstance(fmt, int):
+        if fmt == 0:
+            return args[0], args[1:]
+        if fmt == -1:
+            return None, args[1:]
+        return args[:fmt], args[fmt:]
+    ret = []
+    for i in fmt:
+        res, args = _regroup(args, i)
+        ret.append(res)
+    return ret, args
+
+
+def _user_frame(tb: Any) -> Optional[traceback.FrameSummary]:
+    """The innermost frame of the traceback outside hybridnet (the user's line)."""
+    frames = [f for f in traceback.extract_tb(tb) if not os.path.abspath(f.filename).startswith(_PKG_DIR)]
+    return frames[-1] if frames else None
+
+
+class Block:
+    """Base class of all layers and models (MXNet 1.x ``gluon.Block``)."""
+
+    def __init__(self, prefix: Optional[str] = None, params: Optional[ParameterDict] = None):
+        object.__setattr__(self, "_children", OrderedDict())
+        object.__setattr__(self, "_reg_params", OrderedDict())
+        self._empty_prefix = prefix == ""
+        self._prefix, self._params = _BlockScope.create(prefix, params, self._alias())
+        self._name = self._prefix[:-1] if self._prefix.endswith("_") else self._prefix
+        self._scope = _BlockScope(self)
+        self._forward_hooks: "OrderedDict[int, Callable]" = OrderedDict()
+        self._forward_pre_hooks: "OrderedDict[int, Callable]" = OrderedDict()
+
+    def _alias(self) -> str:
+        return self.__class__.__name__.lower()
+
+    def __repr__(self) -> str:
+        s = "{name}(\n{modstr}\n)"
+        modstr = "\n".join(f"  ({key}): {_indent(repr(block), 2)}" for key, block in self._children.items())
+        return s.format(name=self.__class__.__name__, modstr=modstr)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Registers child Blocks and Parameters assigned as attributes."""
+        existing = self.__dict__.get(name)
+        if isinstance(existing, (Parameter, Block)) and not isinstance(value, type(existing)):
+            raise TypeError(f"Changing attribute type for {name} from {type(existing)} to {type(value)} "
+                            f"is not allowed.")
+        if isinstance(value, Block):
+            self.register_child(value, name)
+        elif isinstance(value, Parameter):
+            if name in self._reg_params and self._reg_params[name] is not value:
+                raise MXNetError(f"Overriding Parameter attribute {name} is not allowed. If you want to "
+                                 f"share parameters between blocks, please set 'params' at Block construction "
+                                 f"instead.")
+            self._reg_params[name] = value
+        object.__setattr__(self, name, value)
+
+    def _check_container_with_block(self) -> None:
+        children = set(self._children.values())
+
+        def _find(data: Any) -> bool:
+            if isinstance(data, (list, tuple)):
+                return any(_find(x) for x in data)
+            if isinstance(data, dict):
+                return any(_find(x) for x in data.values())
+            return isinstance(data, Block) and data not in children
+
+        for k, v in self.__dict__.items():
+            if isinstance(v, (list, tuple, dict)) and not (k.startswith("__") or k == "_children"):
+                if _find(v):
+                    warnings.warn(f'"{self.name}.{k}" is an unregistered container with Blocks. Note that '
+                                  f"Blocks inside the list, tuple or dict will not be registered "
+                                  f"automatically. Make sure to register them using register_child() or "
+                                  f"switching to nn.Sequential/nn.HybridSequential instead.", stacklevel=3)
+
+    @property
+    def prefix(self) -> str:
+        return self._prefix
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def name_scope(self) -> _BlockScope:
+        """Scope in which children and parameters get this block's prefix."""
+        return self._scope
+
+    @property
+    def params(self) -> ParameterDict:
+        """This block's own parameter dictionary (not its children's)."""
+        return self._params
+
+    def collect_params(self, select: Optional[str] = None) -> ParameterDict:
+        """Own and children's parameters, optionally filtered by regex ``select`` on names."""
+        self._check_container_with_block()
+        ret = ParameterDict(self._params.prefix)
+        if not select:
+            ret.update(self.params)
+        else:
+            pattern = re.compile(select)
+            ret._params.update((n, v) for n, v in self.params.items() if pattern.match(n))
+        for child in self._children.values():
+            ret.update(child.collect_params(select=select))
+        return ret
+
+    def _collect_params_with_prefix(self, prefix: str = "") -> "OrderedDict[str, Parameter]":
+        if prefix:
+            prefix += "."
+        ret: "OrderedDict[str, Parameter]" = OrderedDict((prefix + k, v) for k, v in self._reg_params.items())
+        for name, child in self._children.items():
+            ret.update(child._collect_params_with_prefix(prefix + name))
+        return ret
+
+    def save_parameters(self, filename: str, deduplicate: bool = False) -> None:
+        """Save parameters under structural names (``0.weight``, ``conv1.bias``)."""
+        params = self._collect_params_with_prefix()
+        if deduplicate:
+            seen: dict = {}
+            params = OrderedDict((k, v) for k, v in params.items() if seen.setdefault(id(v), k) == k)
+        arg_dict = OrderedDict((k, v._reduce()) for k, v in params.items())
+        nd.save(filename, arg_dict)
+
+    def save_params(self, filename: str) -> None:
+        warnings.warn("save_params is deprecated. Please use save_parameters.", stacklevel=2)
+        self.collect_params().save(filename, strip_prefix=self.prefix)
+
+    def load_parameters(self, filename: str, ctx: Any = None, allow_missing: bool = False,
+                        ignore_extra: bool = False, cast_dtype: bool = False,
+                        dtype_source: str = "current") -> None:
+        """Load parameters saved by ``save_parameters`` (or, legacy, by ``collect_params().save``)."""
+        loaded = nd.load(filename)
+        if isinstance(loaded, list):
+            if loaded:
+                raise MXNetError(f"{filename}: the file holds unnamed arrays, not parameters")
+            loaded = {}
+        params = self._collect_params_with_prefix()
+        if not loaded and not params:
+            return
+        if not any("." in k for k in loaded.keys()):
+            # legacy loading: names are full parameter names without the block prefix
+            del loaded
+            self.collect_params().load(filename, ctx, allow_missing, ignore_extra, self.prefix,
+                                       cast_dtype=cast_dtype, dtype_source=dtype_source)
+            return
+        if not allow_missing:
+            missing = [n for n in params if n not in loaded]
+            if missing:
+                raise MXNetError(f"Parameter(s) {missing} are missing in file {filename!r}, which contains "
+                                 f"parameters: {_brief(list(loaded))}. Set allow_missing=True to ignore "
+                                 f"missing parameters.")
+        for name in loaded:
+            if not ignore_extra and name not in params:
+                raise MXNetError(f"Parameter {name!r} loaded from file {filename!r} is not present in this "
+                                 f"block, which contains parameters {_brief(list(params))}. Set "
+                                 f"ignore_extra=True to ignore.")
+            if name in params:
+                params[name]._load_init(loaded[name], ctx, cast_dtype=cast_dtype, dtype_source=dtype_source)
+
+    def load_params(self, filename: str, ctx: Any = None, allow_missing: bool = False,
+                    ignore_extra: bool = False) -> None:
+        warnings.warn("load_params is deprecated. Please use load_parameters.", stacklevel=2)
+        self.load_parameters(filename, ctx, allow_missing, ignore_extra)
+
+    def register_child(self, block: "Block", name: Optional[str] = None) -> None:
+        if name is None:
+            name = str(len(self._children))
+        self._children[name] = block
+
+    def register_forward_pre_hook(self, hook: Callable) -> "HookHandle":
+        handle = HookHandle()
+        handle.attach(self._forward_pre_hooks, hook)
+        return handle
+
+    def register_forward_hook(self, hook: Callable) -> "HookHandle":
+        handle = HookHandle()
+        handle.attach(self._forward_hooks, hook)
+        return handle
+
+    def apply(self, fn: Callable) -> "Block":
+        for child in self._children.values():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    def initialize(self, init: Any = None, ctx: Any = None, verbose: bool = False,
+                   force_reinit: bool = False) -> None:
+        """Initialize all parameters (deferred where shapes are unknown)."""
+        if init is None:
+            from ..initializer import Uniform
+            init = Uniform()
+        self.collect_params().initialize(init, ctx, verbose, force_reinit)
+
+    def hybridize(self, active: bool = True, **kwargs: Any) -> None:
+        """Hybridize HybridBlock children (a plain Block itself cannot be hybridized)."""
+        for child in self._children.values():
+            child.hybridize(active, **kwargs)
+
+    def cast(self, dtype: Any) -> None:
+        for child in self._children.values():
+            child.cast(dtype)
+        for p in self.params.values():
+            p.cast(dtype)
+
+    def zero_grad(self) -> None:
+        self.collect_params().zero_grad()
+
+    def reset_ctx(self, ctx: Any) -> None:
+        self.collect_params().reset_ctx(ctx)
+
+    def __call__(self, *args: Any) -> Any:
+        for hook in self._forward_pre_hooks.values():
+            hook(self, args)
+        out = self.forward(*args)
+        for hook in self._forward_hooks.values():
+            hook(self, args, out)
+        return out
+
+    def forward(self, *args: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must implement forward()")
+
+    def summary(self, *inputs: Any) -> None:
+        """Print each layer's output shape and parameter count for ``inputs`` (runs a forward pass)."""
+        from .summary import summary
+        summary(self, *inputs)
+
+    def share_parameters(self, shared: ParameterDict) -> "Block":
+        raise MXNetError("share_parameters is a Gluon 2.0 API; in MXNet 1.x share through the "
+                         "params= constructor argument")
+
+
+class HookHandle:
+    """A removable hook registration."""
+
+    def __init__(self) -> None:
+        self._hooks_dict_ref: Any = None
+        self._id: Optional[int] = None
+
+    def attach(self, hooks_dict: dict, hook: Callable) -> None:
+        import weakref
+        if self._id is not None:
+            raise MXNetError("The same handle cannot be attached twice.")
+        self._id = id(hook)
+        hooks_dict[self._id] = hook
+        self._hooks_dict_ref = weakref.ref(hooks_dict)
+
+    def detach(self) -> None:
+        hooks_dict = self._hooks_dict_ref() if self._hooks_dict_ref else None
+        if hooks_dict is not None and self._id in hooks_dict:
+            del hooks_dict[self._id]
+
+    def __enter__(self) -> "HookHandle":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.detach()
+
+
+def _indent(s: str, num_spaces: int) -> str:
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    first = lines.pop(0)
+    return first + "\n" + "\n".join(num_spaces * " " + line for line in lines)
+
+
+def _brief(names: list, n: int = 20) -> str:
+    return str(names) if len(names) <= n else str(names[:n])[:-1] + f", ... ({len(names)} in all)]"
+
+
+class HybridBlock(Block):
+    """A Block whose ``hybrid_forward(F, x, ...)`` works with F = nd and F = sym."""
+
+    def __init__(self, prefix: Optional[str] = None, params: Optional[ParameterDict] = None):
+        super().__init__(prefix=prefix, params=params)
+        self._cached_graph: tuple = ()
+        self._cached_op: Optional[CachedOp] = None
+        self._out_format: Any = None
+        self._in_format: Any = None
+        self._active = False
+        self._flags: dict = {}
+        self._last_in_shapes: Optional[dict] = None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if isinstance(value, HybridBlock):
+            self._clear_cached_op()
+
+    def register_child(self, block: Block, name: Optional[str] = None) -> None:
+        if not isinstance(block, HybridBlock):
+            raise ValueError(f"Children of HybridBlock must also be HybridBlock, but {block!s:.80} has type "
+                             f"{type(block)}. If you are using Sequential, please try HybridSequential "
+                             f"instead.")
+        super().register_child(block, name)
+        self._clear_cached_op()
+
+    def _clear_cached_op(self) -> None:
+        self._cached_graph = ()
+        self._cached_op = None
+
+    def hybridize(self, active: bool = True, backend: Any = None, backend_opts: Any = None,
+                  static_alloc: bool = False, static_shape: bool = False, **kwargs: Any) -> None:
+        """Trace and compile on the next call (``static_alloc``/``static_shape`` are accepted
+        as in MXNet; the compiled function is shape-generic, so they do not change results)."""
+        self._active = active
+        self._flags = {"static_alloc": static_alloc, "static_shape": static_shape, **kwargs}
+        self._clear_cached_op()
+        if active and (self._forward_hooks or self._forward_pre_hooks):
+            warnings.warn(f'"{self}" is being hybridized while still having forward hook/pre-hook. '
+                          f'If "{self}" is a child of HybridBlock, the hooks will not take effect.',
+                          stacklevel=2)
+        super().hybridize(active, static_alloc=static_alloc, static_shape=static_shape, **kwargs)
+
+    def cast(self, dtype: Any) -> None:
+        self._clear_cached_op()
+        super().cast(dtype)
+
+    def infer_shape(self, *args: Any) -> None:
+        """Infer and set parameter shapes from the inputs (deferred initialization)."""
+        self._infer_attrs(*args)
+
+    def infer_type(self, *args: Any) -> None:
+        self._infer_attrs(*args)
+
+    # -- tracing --------------------------------------------------------------------------
+    def _trace(self, *args: Any) -> Any:
+        params = {k: v.var() for k, v in self._reg_params.items()}
+        with self.name_scope():
+            try:
+                return self.hybrid_forward(sym, *args, **params)
+            except (AttributeError, MXNetError, NotImplementedError, TypeError, ValueError) as e:
+                if getattr(e, "_hybridnet_traced", False):
+                    raise
+                frame = _user_frame(e.__traceback__)
+                where = (f"\n  while tracing {type(self).__name__} '{self.name}' for hybridize(), at "
+                         f"{frame.filename}:{frame.lineno}: {frame.line}") if frame else ""
+                hint = ("\n  (hybrid_forward runs with Symbols after hybridize(): call the block "
+                        "without hybridize() to debug with NDArrays)")
+                try:
+                    new = type(e)(f"{e}{where}{hint}")
+                except Exception:  # exception types with other constructors: keep the original
+                    new = e
+                new._hybridnet_traced = True  # type: ignore[attr-defined]
+                raise new.with_traceback(e.__traceback__) from None
+
+    def _get_graph(self, *args: Any) -> tuple:
+        if not self._cached_graph:
+            flat, self._in_format = _flatten(list(args), "input")
+            real = [a for a in flat if a is not None]
+            names = ["data"] if len(real) == 1 else [f"data{i}" for i in range(len(real))]
+            it = iter(names)
+            inputs = [sym.var(next(it)) if a is not None else None for a in flat]
+            grouped, _ = _regroup(inputs, self._in_format)
+            out = self._trace(*grouped)
+            out_flat, self._out_format = _flatten(out, "output")
+            self._cached_graph = ([i for i in inputs if i is not None],
+                                  sym.Group(out_flat) if len(out_flat) > 1 else out_flat[0])
+        return self._cached_graph
+
+    def _infer_attrs(self, *args: Any) -> None:
+        inputs, out = self._get_graph(*args)
+        flat = [a for a in _flatten(list(args), "input")[0] if a is not None]
+        shapes = {i.name: a.shape for i, a in zip(inputs, flat)}
+        dtypes = {i.name: dtype_name(a._t.dtype) for i, a in zip(inputs, flat)}
+        try:
+            res = infer_graph(out._graph(), shapes, dtypes)
+        except MXNetError as e:
+            raise MXNetError(f"Deferred initialization failed because shape cannot be inferred. {e}") from None
+        params = self.collect_params()
+        for v in out._graph().variables():
+            if v.name in params:
+                s = res.var_shapes[id(v)]
+                if s is not None:
+                    params[v.name].shape = s
+
+    def _deferred_infer_shape(self, *args: Any) -> None:
+        self._infer_attrs(*args)
+
+    # -- execution ------------------------------------------------------------------------
+    def _build_cache(self, *args: Any) -> None:
+        data, out = self._get_graph(*args)
+        data_names = [d.name for d in data]
+        params = self.collect_params()
+        graph = out._graph()
+        var_nodes = graph.variables()
+        by_name = {v.name: v for v in var_nodes}
+        for v in var_nodes:
+            if v.name not in params and v.name not in data_names:
+                raise MXNetError(f"Unknown input to HybridBlock: {v.name!r} is neither a data input "
+                                 f"({data_names}) nor a parameter of {self.name}")
+        unused = [n for n in data_names if n not in by_name]
+        if unused:
+            warnings.warn(f"The {', '.join(unused)} input to HybridBlock is not used by any computation. "
+                          f"Is this intended?", stacklevel=4)
+        unused_p = [n for n in params.keys() if n not in by_name]
+        if unused_p:
+            warnings.warn(f"Parameter {', '.join(unused_p)} is not used by any computation. "
+                          f"Is this intended?", stacklevel=4)
+        used_params = [params[n] for n in params.keys() if n in by_name]
+        try:
+            for p in used_params:
+                p._finish_deferred_init()
+        except MXNetError:
+            pass
+        if any(p._data is None for p in used_params):
+            self._deferred_infer_shape(*args)
+            for p in used_params:
+                p._finish_deferred_init()
+        for p in used_params:
+            p._check_initialized()
+        flat = _flatten(list(args), "input")[0]
+        self._last_in_shapes = {d: a.shape for d, a in zip(data_names, [a for a in flat if a is not None])}
+        data_pos = [data_names.index(n) for n in data_names if n in by_name]
+        self._cached_op = CachedOp(graph, [by_name[data_names[i]] for i in data_pos],
+                                   [by_name[p.name] for p in used_params], self._flags)
+        self._cached_data_pos = data_pos
+        self._cached_params = used_params
+
+    def _call_cached_op(self, *args: Any) -> Any:
+        if self._cached_op is None:
+            self._build_cache(*args)
+        flat, fmt = _flatten(list(args), "input")
+        if fmt != self._in_format:
+            raise ValueError(f"Invalid input format: {self.name} was traced with input structure "
+                             f"{self._in_format} but called with {fmt}; call hybridize() again to re-trace")
+        real = [a for a in flat if a is not None]
+        tensors = []
+        for i in self._cached_data_pos:
+            a = real[i]
+            if not isinstance(a, NDArray):
+                raise TypeError(f"{self.name}: input {i} must be an NDArray, got {type(a).__name__}")
+            tensors.append(a._t)
+        if len(real) != len(self._cached_graph[0]):
+            raise ValueError(f"{self.name} expects {len(self._cached_graph[0])} inputs, got {len(real)}")
+        ctx_idx = 0
+        for p in self._cached_params:
+            data = p._data
+            if data is None:
+                p._check_initialized()
+            if len(data) > 1:
+                ctx_idx = p._ctx_list.index(Context.from_torch(tensors[0].device)) if tensors else 0
+            tensors.append(data[ctx_idx]._t)
+        outs = self._cached_op(tensors, _STATE.training, _STATE.recording)
+        outs = [NDArray(o) for o in outs]
+        return _regroup(outs, self._out_format)[0]
+
+    def forward(self, x: Any, *args: Any) -> Any:
+        """Eager (NDArray), cached-graph (hybridized) or symbolic (Symbol inputs) forward."""
+        flat = _flatten([x, *args], "input")[0]
+        has_sym = any(isinstance(a, Symbol) for a in flat)
+        has_nd = any(isinstance(a, NDArray) for a in flat)
+        if has_sym and has_nd:
+            raise ValueError("In HybridBlock, we do not support mixed NDArrays and Symbols types for the "
+                             "input. Please check the type of the args.")
+        if has_sym:
+            return self._trace(x, *args)
+        if self._active:
+            return self._call_cached_op(x, *args)
+        try:
+            params = {k: v.data() for k, v in self._reg_params.items()}
+        except DeferredInitializationError:
+            self._deferred_infer_shape(x, *args)
+            for p in self.params.values():
+                p._finish_deferred_init()
+            params = {k: v.data() for k, v in self._reg_params.items()}
+        return self.hybrid_forward(nd, x, *args, **params)
+
+    def hybrid_forward(self, F: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must implement hybrid_forward(self, F, x, ...)")
+
+    # -- export ---------------------------------------------------------------------------
+    def export(self, path: str, epoch: int = 0, remove_amp_cast: bool = True) -> tuple:
+        """Write ``path-symbol.json`` and ``path-%04d.params`` exactly as MXNet 1.9.1 does."""
+        if not self._cached_graph:
+            raise RuntimeError("Please first call block.hybridize() and then run forward with this block "
+                               "at least once before calling export.")
+        from ..compiler.passes import export_graph
+        from ..formats.atomic import write_atomic
+        from ..formats.symbol_json import graph_to_json
+        out = self._cached_graph[1]
+        graph = export_graph(out._graph(), self._last_in_shapes or {}, remove_amp_cast)
+        sym_file = f"{path}-symbol.json"
+        write_atomic(sym_file, graph_to_json(graph).encode("utf-8"))
+        arg_names = {v.name for v in graph.arguments()}
+        aux_names = {v.name for v in graph.aux_variables()}
+        params = self.collect_params()
+        arg_dict: "OrderedDict[str, NDArray]" = OrderedDict()
+        for v in graph.variables():
+            if v.name not in params:
+                continue
+            prefix = "arg:" if v.name in arg_names else "aux:"
+            arg_dict[prefix + v.name] = params[v.name]._reduce()
+        for name in params.keys():
+            if name not in arg_names and name not in aux_names:
+                warnings.warn(f'Parameter "{name}" is not found in the graph. ', stacklevel=2)
+        params_file = f"{path}-{epoch:04d}.params"
+        nd.save(params_file, arg_dict)
+        return sym_file, params_file
+
+    def optimize_for(self, x: Any, *args: Any, backend: Any = None, **kwargs: Any) -> None:
+        self.hybridize(True, **kwargs)
+        self(x, *args)
+
+
+class SymbolBlock(HybridBlock):
+    """A HybridBlock running a given graph (e.g. loaded with ``imports``)."""
+
+    @staticmethod
+    def imports(symbol_file: str, input_names: Any, param_file: Optional[str] = None, ctx: Any = None,
+                allow_missing: bool = False, ignore_extra: bool = False) -> "SymbolBlock":
+        """Load ``-symbol.json`` (and ``.params``) written by ``export`` (ours or MXNet's)."""
+        outputs = sym.load(symbol_file)
+        if isinstance(input_names, str):
+            input_names = [input_names]
+        known = set(outputs.list_inputs())
+        unknown = [n for n in input_names if n not in known]
+        if unknown:
+            raise MXNetError(f"imports: input name(s) {unknown} are not variables of {symbol_file}; "
+                             f"its inputs are {outputs.list_inputs()}")
+        inputs = [sym.var(i, dtype="float32") if param_file is None else sym.var(i) for i in input_names]
+        ret = SymbolBlock(outputs, inputs)
+        if param_file is not None:
+            ret.collect_params().load(param_file, ctx, allow_missing, ignore_extra, cast_dtype=True,
+                                      dtype_source="saved")
+        elif ctx is not None:
+            ret.collect_params().initialize(ctx=ctx)
+        return ret
+
+    def __init__(self, outputs: Any, inputs: Any, params: Optional[ParameterDict] = None):
+        super().__init__(prefix=None, params=None)
+        self._prefix = ""
+        self._params = ParameterDict("", params)
+        if isinstance(inputs, Symbol) and len(inputs) == 1:
+            inputs = [inputs]
+        if isinstance(outputs, (list, tuple)) and len(outputs) == 1:
+            outputs = outputs[0]
+        syms, self._in_format = _flatten(inputs, "input")
+        out, self._out_format = _flatten(outputs, "output")
+        out = sym.Group(out) if len(out) > 1 else out[0]
+        input_names = []
+        for i in syms:
+            if len(i.get_internals().list_outputs()) != 1 or i._entries[0][0].op is not None:
+                raise MXNetError(f"Input symbols must be variable, but {i} is an output of operators")
+            input_names.append(i.name)
+        graph = out._graph()
+        dtypes = _var_dtypes(graph)
+        for v in graph.arguments():
+            if v.name not in input_names:
+                self.params.get(v.name, allow_deferred_init=True, dtype=dtypes.get(v.name, "float32"))
+        for v in graph.aux_variables():
+            if v.name not in input_names:
+                self.params.get(v.name, grad_req="null", allow_deferred_init=True,
+                                dtype=dtypes.get(v.name, "float32"))
+        # data inputs of the loaded graph are its variables with the given names
+        by_name = {v.name: v for v in graph.variables()}
+        data = [Symbol([(by_name[n], 0)]) if n in by_name else sym.var(n) for n in input_names]
+        self._cached_graph = (data, out)
+        common = os.path.commonprefix(list(self._params.keys()))
+        object.__setattr__(self, "_reg_params", OrderedDict(
+            (k[len(common):], v) for k, v in self._params.items()))
+
+    def forward(self, x: Any, *args: Any) -> Any:
+        flat = _flatten([x, *args], "input")[0]
+        if any(isinstance(a, NDArray) for a in flat):
+            return self._call_cached_op(x, *args)
+        from ..ir.graph import replace_inputs
+        if not all(isinstance(a, Symbol) for a in flat if a is not None):
+            raise TypeError("SymbolBlock inputs must be NDArrays or Symbols")
+        data, out = self._cached_graph
+        mapping = {id(d._entries[0][0]): a._entries[0] for d, a in zip(data, [a for a in flat if a is not None])}
+        entries = replace_inputs(out._entries, mapping)
+        return _regroup([Symbol([e]) for e in entries], self._out_format)[0]
+
+    def _clear_cached_op(self) -> None:
+        self._cached_op = None  # the graph is given, never re-traced
+
+    def _get_graph(self, *args: Any) -> tuple:
+        return self._cached_graph
+
+    def cast(self, dtype: Any) -> None:
+        self._clear_cached_op()
+        for p in self.params.values():
+            p.cast(dtype)
+
+    def hybrid_forward(self, F: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+
+def _var_dtypes(graph: Any) -> dict:
+    from ..base import dtype_from_flag
+    out = {}
+    for v in graph.variables():
+        d = v.attrs.get("__dtype__")
+        if d is not None:
+            try:
+                out[v.name] = dtype_from_flag(int(d))
+            except (ValueError, MXNetError):
+                pass
+    return out

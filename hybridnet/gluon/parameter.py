@@ -1,0 +1,564 @@
+"""Gluon parameters (MXNet 1.x ``gluon.Parameter``, ``Constant``, ``ParameterDict``).
+
+A Parameter owns one NDArray per context plus its gradient buffer. Shapes may contain 0 for
+unknown dimensions; ``initialize`` then defers allocation until the first forward pass infers
+the shape (``allow_deferred_init``), in eager and hybridized mode alike.
+"""
+from __future__ import annotations
+
+import re
+import warnings
+from collections import OrderedDict
+from typing import Any, Callable, Iterator, Optional, Sequence
+
+import numpy as np
+import torch
+
+from .. import autograd
+from ..base import MXNetError, dtype_name, dtype_np, dtype_torch
+from ..context import Context, current_context
+from ..ndarray import ndarray as _nd_mod
+from ..ndarray.ndarray import NDArray
+
+__all__ = ["Parameter", "Constant", "ParameterDict", "DeferredInitializationError", "tensor_types"]
+
+tensor_types = (NDArray,)
+
+
+class DeferredInitializationError(MXNetError):
+    """A parameter's data was requested before its deferred initialization could complete."""
+
+
+def _shape_known(shape: Optional[tuple]) -> bool:
+    return shape is not None and all(d > 0 for d in shape)
+
+
+def _init_module() -> Any:
+    from .. import initializer
+    return initializer
+
+
+class Parameter:
+    """A model parameter: data (per context), gradient, and how to initialize and update it."""
+
+    def __init__(self, name: str = "weight", grad_req: str = "write", shape: Any = None,
+                 dtype: Any = np.float32, lr_mult: float = 1.0, wd_mult: float = 1.0, init: Any = None,
+                 allow_deferred_init: bool = False, differentiable: bool = True,
+                 stype: str = "default", grad_stype: str = "default"):
+        self._var: Any = None
+        self._data: Optional[list] = None
+        self._ctx_list: Optional[list] = None
+        self._deferred_init: tuple = ()
+        self._differentiable = differentiable
+        self._allow_deferred_init = allow_deferred_init
+        self._grad_req = "null"
+        if isinstance(shape, int):
+            shape = (shape,)
+        self._shape = tuple(shape) if shape is not None else None
+        self.name = name
+        self._dtype = dtype_name(dtype)
+        self.lr_mult = lr_mult
+        self.wd_mult = wd_mult
+        self.init = init
+        if stype not in ("default", "row_sparse", "csr") or grad_stype not in ("default", "row_sparse", "csr"):
+            raise ValueError(f"invalid stype {stype!r} / grad_stype {grad_stype!r}")
+        self._stype = stype
+        self._grad_stype = grad_stype
+        self.grad_req = grad_req
+        self._trainer: Any = None
+
+    def __repr__(self) -> str:
+        return f"Parameter {self.name} (shape={self.shape}, dtype={dtype_np(self._dtype).__name__ if self._dtype != 'bfloat16' else 'bfloat16'})"
+
+    # -- attributes -----------------------------------------------------------------------
+    @property
+    def grad_req(self) -> str:
+        return self._grad_req
+
+    @grad_req.setter
+    def grad_req(self, req: str) -> None:
+        if req not in ("write", "add", "null"):
+            raise ValueError(f"grad_req must be one of 'write', 'add', or 'null', but got {req!r}")
+        if not self._differentiable:
+            req = "null"
+        if self._grad_req == req:
+            return
+        self._grad_req = req
+        if self._data is not None:
+            for d in self._data:
+                d._mark(NDArray(torch.zeros_like(d._t)) if req != "null" else None, req)  # type: ignore[arg-type]
+
+    @property
+    def dtype(self) -> Any:
+        return dtype_np(self._dtype)
+
+    @dtype.setter
+    def dtype(self, dtype: Any) -> None:
+        self.cast(dtype)
+
+    @property
+    def shape(self) -> Optional[tuple]:
+        return self._shape
+
+    @shape.setter
+    def shape(self, new_shape: Any) -> None:
+        new_shape = tuple(new_shape)
+        if self._shape is None:
+            self._shape = new_shape
+            return
+        if len(self._shape) != len(new_shape) or any(
+                a != b and a > 0 for a, b in zip(self._shape, new_shape)):
+            raise MXNetError(f"Expected shape {new_shape} is incompatible with given shape "
+                             f"{self._shape} for Parameter {self.name!r}")
+        self._shape = tuple(b if b > 0 else a for a, b in zip(self._shape, new_shape))
+
+    @property
+    def stype(self) -> str:
+        return self._stype
+
+    @property
+    def differentiable(self) -> bool:
+        return self._differentiable
+
+    # -- initialization -------------------------------------------------------------------
+    def initialize(self, init: Any = None, ctx: Any = None, default_init: Any = None,
+                   force_reinit: bool = False) -> None:
+        """Allocate and initialize (or defer until the shape is known)."""
+        if self._data is not None and not force_reinit:
+            warnings.warn(f"Parameter {self.name!r} is already initialized, ignoring. "
+                          f"Set force_reinit=True to re-initialize.", stacklevel=2)
+            return
+        self._data = None
+        self._deferred_init = ()
+        if ctx is None:
+            ctx = [current_context()]
+        if isinstance(ctx, Context):
+            ctx = [ctx]
+        if default_init is None:
+            default_init = _init_module().Uniform()
+        if init is None:
+            init = default_init if self.init is None else self.init
+        if not _shape_known(self._shape):
+            if self._allow_deferred_init:
+                self._deferred_init = (init, list(ctx), default_init, None)
+                return
+            raise MXNetError(f"Cannot initialize Parameter {self.name!r} because it has invalid shape: "
+                             f"{self._shape}. Please specify in_units, in_channels, etc for `Block`s.")
+        self._deferred_init = (init, list(ctx), default_init, None)
+        self._finish_deferred_init()
+
+    def _finish_deferred_init(self) -> None:
+        if not self._deferred_init:
+            return
+        init, ctx, default_init, data = self._deferred_init
+        self._deferred_init = ()
+        if not _shape_known(self._shape):
+            raise MXNetError(f"Cannot initialize Parameter {self.name!r} because it has invalid shape: "
+                             f"{self._shape}.")
+        with autograd.pause():
+            if data is None:
+                arr = NDArray(torch.zeros(self._shape, dtype=dtype_torch(self._dtype),
+                                          device=ctx[0].torch_device))
+                imod = _init_module()
+                # MXNet: the chosen initializer travels as the __init__ attribute, so it runs
+                # its weight rule whatever the parameter's name.
+                imod.create(default_init if default_init is not None else "uniform")(
+                    imod.InitDesc(self.name, {"__init__": init}), arr)
+                data = arr
+            self._init_impl(data, ctx)
+
+    def _init_impl(self, data: NDArray, ctx_list: list) -> None:
+        self._ctx_list = list(ctx_list)
+        self._data = [NDArray(data._t.detach().to(c.torch_device)) for c in self._ctx_list]
+        for d in self._data:
+            if self._grad_req != "null":
+                d._mark(NDArray(torch.zeros_like(d._t)), self._grad_req)
+        self._version_hook()
+
+    def _version_hook(self) -> None:
+        """Called whenever the data arrays are (re)created: hybridized blocks re-read tensors."""
+        self._generation = getattr(self, "_generation", 0) + 1
+
+    # -- data access ----------------------------------------------------------------------
+    def _check_initialized(self) -> None:
+        if self._data is not None:
+            return
+        if self._deferred_init:
+            raise DeferredInitializationError(
+                f"Parameter {self.name!r} has not been initialized yet because initialization was "
+                f"deferred. Actual initialization happens during the first forward pass. Please pass "
+                f"one batch of data through the network before accessing Parameters.")
+        raise MXNetError(f"Parameter {self.name!r} has not been initialized. Note that you should "
+                         f"initialize parameters and create Trainer with Block.collect_params() instead "
+                         f"of Block.params because the later does not include Parameters of nested "
+                         f"child Blocks")
+
+    def _index(self, ctx: Optional[Context]) -> int:
+        if ctx is None or len(self._ctx_list) == 1:
+            if ctx is not None and ctx != self._ctx_list[0] and ctx.device_typeid == self._ctx_list[0].device_typeid == 1:
+                return 0
+            if ctx is not None and ctx != self._ctx_list[0]:
+                raise MXNetError(f"Parameter {self.name!r} was not initialized on context {ctx}. "
+                                 f"It was only initialized on {self._ctx_list}.")
+            return 0
+        try:
+            return self._ctx_list.index(ctx)
+        except ValueError:
+            raise MXNetError(f"Parameter {self.name!r} was not initialized on context {ctx}. "
+                             f"It was only initialized on {self._ctx_list}.") from None
+
+    def data(self, ctx: Optional[Context] = None) -> NDArray:
+        self._check_initialized()
+        return self._data[self._index(ctx)]  # type: ignore[index]
+
+    def list_data(self) -> list:
+        self._check_initialized()
+        return list(self._data)  # type: ignore[arg-type]
+
+    def grad(self, ctx: Optional[Context] = None) -> NDArray:
+        self._check_initialized()
+        if self._grad_req == "null":
+            raise MXNetError(f"Cannot get gradient array for Parameter {self.name!r} because "
+                             f"grad_req='null'")
+        return self._data[self._index(ctx)]._grad  # type: ignore[index]
+
+    def list_grad(self) -> list:
+        self._check_initialized()
+        if self._grad_req == "null":
+            raise MXNetError(f"Cannot get gradient array for Parameter {self.name!r} because grad_req='null'")
+        return [d._grad for d in self._data]  # type: ignore[union-attr]
+
+    def list_ctx(self) -> list:
+        if self._data is None:
+            if self._deferred_init:
+                return list(self._deferred_init[1])
+            raise MXNetError(f"Parameter {self.name!r} has not been initialized")
+        return list(self._ctx_list)  # type: ignore[arg-type]
+
+    def zero_grad(self) -> None:
+        if self._data is None or self._grad_req == "null":
+            return
+        with torch.no_grad():
+            for d in self._data:
+                d._grad._t.zero_()
+
+    def set_data(self, data: Any) -> None:
+        """Replace the values (shape must match; deferred parameters take the new shape)."""
+        if not isinstance(data, NDArray):
+            data = _nd_mod.array(data, dtype=self._dtype)
+        self.shape = data.shape
+        if self._data is None:
+            if not self._deferred_init:
+                raise MXNetError(f"Parameter {self.name!r} has not been initialized")
+            init, ctx, default_init, _ = self._deferred_init
+            self._deferred_init = (init, ctx, default_init, data)
+            self._finish_deferred_init()
+            return
+        with torch.no_grad():
+            for d in self._data:
+                d._t.copy_(data._t.to(device=d._t.device, dtype=d._t.dtype))
+
+    def row_sparse_data(self, row_id: Any) -> NDArray:
+        raise MXNetError(f"Cannot return a copy of Parameter {self.name!r} via row_sparse_data() "
+                         f"because its storage type is {self._stype}. Please use data() instead.")
+
+    def list_row_sparse_data(self, row_id: Any) -> list:
+        return [self.row_sparse_data(row_id)]
+
+    def reset_ctx(self, ctx: Any) -> None:
+        if isinstance(ctx, Context):
+            ctx = [ctx]
+        if self._data is not None:
+            data = self._data[0]
+            with autograd.pause():
+                self._init_impl(NDArray(data._t.detach().clone()), ctx)
+        elif self._deferred_init:
+            init, _, default_init, data = self._deferred_init
+            self._deferred_init = (init, list(ctx), default_init, data)
+        else:
+            raise ValueError(f"Cannot reset context for Parameter {self.name!r} because it has not "
+                             f"been initialized.")
+
+    def cast(self, dtype: Any) -> None:
+        self._dtype = dtype_name(dtype)
+        self._var = None
+        if self._data is None:
+            return
+        with autograd.pause():
+            req = self._grad_req
+            self._data = [NDArray(d._t.detach().to(dtype_torch(self._dtype))) for d in self._data]
+            for d in self._data:
+                if req != "null":
+                    d._mark(NDArray(torch.zeros_like(d._t)), req)
+        self._version_hook()
+
+    def var(self) -> Any:
+        """The Symbol variable standing for this parameter in traced graphs."""
+        if self._var is None:
+            from ..symbol import var
+            self._var = var(self.name, shape=self.shape, dtype=self._dtype, lr_mult=self.lr_mult,
+                            wd_mult=self.wd_mult, init=self.init, stype=self._stype)
+        return self._var
+
+    def _reduce(self) -> NDArray:
+        """The average of the data over contexts (what save uses), on CPU."""
+        data = self.list_data()
+        if len(data) == 1:
+            return NDArray(data[0]._t.detach().cpu())
+        acc = sum(d._t.detach().cpu() for d in data) / len(data)
+        return NDArray(acc)
+
+    def _load_init(self, data: NDArray, ctx: Any, cast_dtype: bool = False, dtype_source: str = "current") -> None:
+        """Set the value from a loaded array (MXNet's Parameter._load_init)."""
+        if cast_dtype:
+            if dtype_source == "current":
+                data = data.astype(self._dtype)
+            elif dtype_source == "saved":
+                self._dtype = dtype_name(data._t.dtype)
+                self._var = None
+        elif dtype_name(data._t.dtype) != self._dtype:
+            raise MXNetError(f"Failed loading Parameter {self.name!r} from saved params: dtype "
+                             f"incompatible, expected {self._dtype} vs saved {dtype_name(data._t.dtype)}. "
+                             f"Set cast_dtype=True to cast the dtype of saved params.")
+        if self._shape is not None:
+            if len(self._shape) != len(data.shape) or any(
+                    a != b and a > 0 for a, b in zip(self._shape, data.shape)):
+                raise MXNetError(f"Failed loading Parameter {self.name!r} from saved params: shape "
+                                 f"incompatible, expected {self._shape} vs saved {data.shape}")
+        self._shape = data.shape
+        if isinstance(ctx, Context):
+            ctx = [ctx]
+        if self._data is None:
+            if self._deferred_init:
+                ctx = ctx or self._deferred_init[1]
+            ctx = ctx or [current_context()]
+            self._deferred_init = ()
+            with autograd.pause():
+                self._init_impl(NDArray(data._t.detach().clone()), list(ctx))
+        else:
+            self.set_data(data)
+
+
+class Constant(Parameter):
+    """A constant parameter (grad_req 'null') initialized to ``value``."""
+
+    def __init__(self, name: str, value: Any):
+        if not isinstance(value, NDArray):
+            value = _nd_mod.array(value)
+        self.value = value
+        init_mod = _init_module()
+
+        class _CInit(init_mod.Initializer):
+            def _init_weight(self, _: Any, arr: NDArray) -> None:
+                arr[:] = value
+
+            _init_default = _init_weight
+
+            def dumps(self) -> str:
+                return f'["constant", {{"value": {value.asnumpy().tolist()}}}]'
+
+        super().__init__(name, grad_req="null", shape=value.shape, dtype=value.dtype, init=_CInit())
+
+    def __repr__(self) -> str:
+        return f"Constant {self.name} (shape={self.shape}, dtype={self.dtype.__name__})"
+
+    @property
+    def grad_req(self) -> str:
+        return "null"
+
+    @grad_req.setter
+    def grad_req(self, req: str) -> None:
+        if req != "null":
+            warnings.warn("Constant parameter's grad_req cannot be changed from 'null'", stacklevel=2)
+        self._grad_req = "null"
+
+
+class ParameterDict:
+    """An ordered name -> Parameter map with a prefix (MXNet 1.x ``ParameterDict``)."""
+
+    def __init__(self, prefix: str = "", shared: Optional["ParameterDict"] = None):
+        self._prefix = prefix
+        self._params: "OrderedDict[str, Parameter]" = OrderedDict()
+        self._shared = shared
+
+    def __repr__(self) -> str:
+        body = "\n".join(f"  {v!r}" for v in self.values())
+        return f"{self._prefix} (\n{body}\n)" if self._prefix else f"(\n{body}\n)"
+
+    def __getitem__(self, key: str) -> Parameter:
+        return self._params[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._params)
+
+    def __len__(self) -> int:
+        return len(self._params)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._params
+
+    def items(self) -> Any:
+        return self._params.items()
+
+    def keys(self) -> Any:
+        return self._params.keys()
+
+    def values(self) -> Any:
+        return self._params.values()
+
+    @property
+    def prefix(self) -> str:
+        return self._prefix
+
+    def _get_impl(self, name: str) -> Optional[Parameter]:
+        if name in self._params:
+            return self._params[name]
+        if self._shared is not None and name in self._shared._params:
+            self._params[name] = self._shared._params[name]
+            return self._shared._params[name]
+        return None
+
+    def get(self, name: str, **kwargs: Any) -> Parameter:
+        """The parameter ``prefix + name``, created with ``kwargs`` if absent (checked if present)."""
+        name = self._prefix + name
+        param = self._get_impl(name)
+        if param is None:
+            param = Parameter(name, **kwargs)
+            self._params[name] = param
+            return param
+        for k, v in kwargs.items():
+            if k == "shape" and v is not None:
+                v = (v,) if isinstance(v, int) else tuple(v)
+                existing = param.shape
+                if existing is not None and (len(v) != len(existing) or any(
+                        a != b and a > 0 and b > 0 for a, b in zip(v, existing))):
+                    raise MXNetError(f"Cannot retrieve Parameter {name!r} because desired attribute does "
+                                     f"not match with stored for attribute 'shape': desired {v} vs stored "
+                                     f"{existing}.")
+                param.shape = tuple(b if b > 0 else a for a, b in zip(v, existing)) if existing else v
+                continue
+            if k == "dtype" and v is not None:
+                if dtype_name(v) != param._dtype:
+                    raise MXNetError(f"Cannot retrieve Parameter {name!r}: desired dtype {dtype_name(v)} "
+                                     f"vs stored {param._dtype}")
+                continue
+            if k == "init":
+                if param.init is None:
+                    param.init = v
+                continue
+            existing = getattr(param, k, None)
+            if existing is not None and v is not None and existing != v and k not in ("allow_deferred_init",):
+                raise MXNetError(f"Cannot retrieve Parameter {name!r} because desired attribute does not "
+                                 f"match with stored for attribute {k!r}: desired {v!r} vs stored {existing!r}.")
+        return param
+
+    def get_constant(self, name: str, value: Any = None) -> Constant:
+        full = self._prefix + name
+        param = self._get_impl(full)
+        if param is None:
+            if value is None:
+                raise KeyError(f"No constant named {full!r}. Please specify value if you want to create "
+                               f"a new constant.")
+            param = Constant(full, value)
+            self._params[full] = param
+        elif value is not None:
+            if not isinstance(param, Constant):
+                raise MXNetError(f"Parameter {full!r} already exists but it is not a constant.")
+            if isinstance(value, NDArray):
+                value = value.asnumpy()
+            if not np.array_equal(param.value.asnumpy(), np.asarray(value)):
+                raise MXNetError(f"Constant {full!r} already exists but its value doesn't match new value")
+        return param  # type: ignore[return-value]
+
+    def update(self, other: "ParameterDict") -> None:
+        for k, v in other.items():
+            if k in self._params:
+                if self._params[k] is not v:
+                    raise MXNetError(f"Cannot update self with other because they have different "
+                                     f"Parameters with the same name {k!r}")
+            else:
+                self._params[k] = v
+
+    def initialize(self, init: Any = None, ctx: Any = None, verbose: bool = False,
+                   force_reinit: bool = False) -> None:
+        if init is None:
+            init = _init_module().Uniform()
+        if verbose and hasattr(init, "set_verbosity"):
+            init.set_verbosity(verbose=verbose)
+        for v in self.values():
+            v.initialize(None, ctx, init, force_reinit=force_reinit)
+
+    def zero_grad(self) -> None:
+        for v in self.values():
+            v.zero_grad()
+
+    def reset_ctx(self, ctx: Any) -> None:
+        for v in self.values():
+            v.reset_ctx(ctx)
+
+    def list_ctx(self) -> list:
+        out: list = []
+        for v in self.values():
+            for c in v.list_ctx():
+                if c not in out:
+                    out.append(c)
+        return out
+
+    def setattr(self, name: str, value: Any) -> None:
+        for v in self.values():
+            setattr(v, name, value)
+
+    def select(self, select: Optional[str]) -> "ParameterDict":
+        if select is None:
+            return self
+        pattern = re.compile(select)
+        ret = ParameterDict(self._prefix)
+        ret._params.update((k, v) for k, v in self.items() if pattern.match(k))
+        return ret
+
+    def save(self, filename: str, strip_prefix: str = "") -> None:
+        from ..ndarray.utils import save
+        arg_dict = {}
+        for param in self.values():
+            weight = param._reduce()
+            if not param.name.startswith(strip_prefix):
+                raise ValueError(f"Prefix {strip_prefix!r} is to be striped before saving, but "
+                                 f"Parameter's name {param.name!r} does not start with it.")
+            arg_dict[param.name[len(strip_prefix):]] = weight
+        save(filename, arg_dict)
+
+    def load(self, filename: str, ctx: Any = None, allow_missing: bool = False, ignore_extra: bool = False,
+             restore_prefix: str = "", cast_dtype: bool = False, dtype_source: str = "current") -> None:
+        from ..ndarray.utils import load
+        if restore_prefix:
+            for name in self.keys():
+                if not name.startswith(restore_prefix):
+                    raise ValueError(f"restore_prefix is {restore_prefix!r} but Parameters name "
+                                     f"{name!r} does not start with it")
+        loaded = load(filename) if isinstance(filename, str) else filename
+        if isinstance(loaded, list):
+            if loaded:
+                raise MXNetError(f"{filename}: the file holds unnamed arrays; parameter files need names")
+            loaded = {}
+        arg_dict = {}
+        for k, v in loaded.items():
+            key = k[4:] if k.startswith(("arg:", "aux:")) else k
+            arg_dict[restore_prefix + key] = v
+        self._load_dict(arg_dict, filename, ctx, allow_missing, ignore_extra, cast_dtype, dtype_source)
+
+    def _load_dict(self, arg_dict: dict, filename: Any, ctx: Any, allow_missing: bool, ignore_extra: bool,
+                   cast_dtype: bool, dtype_source: str) -> None:
+        if not allow_missing:
+            missing = [n for n in self.keys() if n not in arg_dict]
+            if missing:
+                raise MXNetError(f"Parameter(s) {missing} are missing in file {filename!r}, which contains "
+                                 f"parameters {sorted(arg_dict)}. Set allow_missing=True to ignore missing "
+                                 f"parameters.")
+        for name, value in arg_dict.items():
+            if name not in self._params:
+                if ignore_extra:
+                    continue
+                raise MXNetError(f"Parameter {name!r} loaded from file {filename!r} is not present in this "
+                                 f"ParameterDict, which contains {list(self.keys())}. Set ignore_extra=True "
+                                 f"to ignore.")
+            self._params[name]._load_init(value, ctx, cast_dtype=cast_dtype, dtype_source=dtype_source)
