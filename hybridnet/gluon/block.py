@@ -87,7 +87,10 @@ class _BlockScope:
 
 # ---- nested input/output structures (MXNet's _flatten / _regroup) ---------------------------
 def _flatten(args: Any, inout_str: str) -> tuple:
-    if isinstance(args, (NDArray, Symbol)):
+    if isinstance(args, Symbol):
+        n = len(args)  # a grouped symbol stands for n outputs
+        return [args], n if n > 1 else 0
+    if isinstance(args, NDArray):
         return [args], 0
     if args is None:
         return [None], -1
@@ -427,11 +430,13 @@ class HybridBlock(Block):
 
     # -- tracing --------------------------------------------------------------------------
     def _trace(self, *args: Any) -> Any:
+        from ..symbol.symbol import TRACING
         params = {k: v.var() for k, v in self._reg_params.items()}
         with self.name_scope():
+            TRACING.depth += 1
             try:
                 return self.hybrid_forward(sym, *args, **params)
-            except (AttributeError, MXNetError, NotImplementedError, TypeError, ValueError) as e:
+            except (AttributeError, MXNetError, NotImplementedError, TypeError, ValueError, IndexError) as e:
                 if getattr(e, "_hybridnet_traced", False):
                     raise
                 frame = _user_frame(e.__traceback__)
@@ -445,6 +450,8 @@ class HybridBlock(Block):
                     new = e
                 new._hybridnet_traced = True  # type: ignore[attr-defined]
                 raise new.with_traceback(e.__traceback__) from None
+            finally:
+                TRACING.depth -= 1
 
     def _get_graph(self, *args: Any) -> tuple:
         if not self._cached_graph:

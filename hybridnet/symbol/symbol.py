@@ -19,8 +19,12 @@ from ..ops.registry import OpDef
 __all__ = ["Symbol", "var", "Variable", "Group", "sym_invoke", "load", "load_json", "fromjson"]
 
 
-def _node_of(entry: tuple) -> Node:
-    return entry[0]
+class _Tracing:
+    """How many HybridBlocks are being traced right now (indexing rules differ while tracing)."""
+    depth = 0
+
+
+TRACING = _Tracing()
 
 
 class Symbol:
@@ -64,6 +68,11 @@ class Symbol:
         if not isinstance(index, (int, np.integer)):
             raise TypeError(f"Symbol index must be an int, str or slice, got {type(index).__name__}; "
                             "Symbols cannot be sliced like arrays: use F.slice_axis / F.slice")
+        if TRACING.depth and len(self._entries) == 1:
+            raise IndexError(
+                f"x[{index}] on a Symbol selects an output of a multi-output node, not an element: "
+                f"inside hybrid_forward use F.slice_axis(x, axis=0, begin={index}, end={index}+1) or "
+                f"F.take / F.pick instead (NDArray indexing does not carry over to hybridize())")
         if not -len(self._entries) <= index < len(self._entries):
             raise IndexError(f"output index {index} out of range: the symbol has {len(self._entries)} outputs")
         return Symbol([self._entries[index]])

@@ -1,0 +1,290 @@
+"""DataLoader (MXNet 1.9.1's ``gluon.data.DataLoader``): batches from a Dataset, optionally
+produced by worker processes (or threads) ahead of time.
+
+Worker processes are a ``multiprocessing`` pool (``fork`` where available, so the dataset and
+``batchify_fn`` are inherited, not pickled; lambdas work). A worker sends its batch back with
+every NDArray converted to a NumPy array; the main process wraps them as NDArrays again.
+Batches come back in sampler order whatever the number of workers. An exception in a worker
+is re-raised in the main process as ``MXNetError`` carrying the worker's traceback text.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.pool
+import os
+import traceback
+from typing import Any, Callable, Dict, Iterator, Optional
+
+import numpy as np
+import torch
+
+from ...base import MXNetError, dtype_name
+from ...ndarray import NDArray
+from . import sampler as _sampler
+from .batchify import _is_record, _np_batch, stack_arrays
+
+__all__ = ["DataLoader", "default_batchify_fn", "default_mp_batchify_fn"]
+
+
+def default_batchify_fn(data: list) -> Any:
+    """Collate samples into a batch: NDArrays are stacked, tuples are batched field by field
+    (giving a list), anything else goes through ``np.asarray`` keeping its dtype."""
+    first = data[0]
+    if isinstance(first, NDArray):
+        return stack_arrays(data)
+    if _is_record(first):
+        return [default_batchify_fn(list(field)) for field in zip(*data)]
+    if isinstance(first, dict):
+        return {k: default_batchify_fn([d[k] for d in data]) for k in first}
+    if isinstance(first, (str, bytes)):
+        return list(data)
+    return _np_batch(data)
+
+
+def default_mp_batchify_fn(data: list) -> Any:
+    """The batchify function used in worker processes (MXNet puts its result in shared
+    memory; here the batch travels back as NumPy arrays, so it is the same function)."""
+    return default_batchify_fn(data)
+
+
+# -- moving batches between processes ----------------------------------------------------------
+class _WireArray:
+    """An NDArray in transit: its NumPy data and dtype name (bfloat16 travels as float32)."""
+
+    __slots__ = ("data", "dtype")
+
+    def __init__(self, data: np.ndarray, dtype: str):
+        self.data = data
+        self.dtype = dtype
+
+    def __getstate__(self) -> tuple:
+        return (self.data, self.dtype)
+
+    def __setstate__(self, state: tuple) -> None:
+        self.data, self.dtype = state
+
+
+def _to_wire(obj: Any) -> Any:
+    if isinstance(obj, NDArray):
+        return _WireArray(np.ascontiguousarray(obj.asnumpy()), dtype_name(obj._t.dtype))
+    if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
+        return tuple(_to_wire(x) for x in obj)
+    if isinstance(obj, list):
+        return [_to_wire(x) for x in obj]
+    if isinstance(obj, dict):
+        return {k: _to_wire(v) for k, v in obj.items()}
+    return obj
+
+
+def _from_wire(obj: Any) -> Any:
+    if isinstance(obj, _WireArray):
+        t = torch.from_numpy(obj.data) if obj.data.flags.writeable else torch.from_numpy(obj.data.copy())
+        if obj.dtype == "bfloat16":
+            t = t.to(torch.bfloat16)
+        return NDArray(t)
+    if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
+        return tuple(_from_wire(x) for x in obj)
+    if isinstance(obj, list):
+        return [_from_wire(x) for x in obj]
+    if isinstance(obj, dict):
+        return {k: _from_wire(v) for k, v in obj.items()}
+    return obj
+
+
+def _pin(obj: Any, device_id: int) -> Any:
+    """Page-locked copies when CUDA is present (MXNet's ``cpu_pinned``); a no-op on CPU-only."""
+    if not torch.cuda.is_available():
+        return obj
+    if isinstance(obj, NDArray):
+        return NDArray(obj._t.pin_memory()) if obj._t.device.type == "cpu" else obj
+    if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
+        return type(obj)(_pin(x, device_id) for x in obj)
+    if isinstance(obj, dict):
+        return {k: _pin(v, device_id) for k, v in obj.items()}
+    return obj
+
+
+# -- worker side ---------------------------------------------------------------------------------
+_worker_dataset: Any = None
+_worker_batchify_fn: Optional[Callable] = None
+
+
+def _worker_initializer(dataset: Any, batchify_fn: Callable, counter: Any, base_seed: int) -> None:
+    """Runs once in each worker process: keep the dataset, one torch thread, distinct seeds."""
+    global _worker_dataset, _worker_batchify_fn
+    _worker_dataset = dataset
+    _worker_batchify_fn = batchify_fn
+    torch.set_num_threads(1)
+    with counter.get_lock():
+        worker_id = counter.value
+        counter.value += 1
+    seed = (base_seed + worker_id) % (2 ** 32)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    import random
+    random.seed(seed)
+
+
+def _worker_fn(samples: list) -> tuple:
+    """Make one batch in a worker process; returns (True, batch as NumPy) or (False, traceback)."""
+    try:
+        batch = _worker_batchify_fn([_worker_dataset[i] for i in samples])  # type: ignore[misc]
+        return True, _to_wire(batch)
+    except BaseException:  # noqa: B902 - everything must reach the main process
+        return False, f"(worker pid {os.getpid()})\n" + traceback.format_exc()
+
+
+def _thread_worker_fn(samples: list, batchify_fn: Callable, dataset: Any) -> tuple:
+    try:
+        return True, batchify_fn([dataset[i] for i in samples])
+    except BaseException:  # noqa: B902
+        return False, traceback.format_exc()
+
+
+class DataLoaderTimeoutError(MXNetError, multiprocessing.TimeoutError):
+    """A worker took longer than ``timeout`` seconds for one batch."""
+
+
+class _MultiWorkerIter:
+    """Keeps ``prefetch`` batches in flight and yields them in sampler order."""
+
+    def __init__(self, loader: "DataLoader", pool: Any):
+        self._loader = loader
+        self._pool = pool
+        self._iter = iter(loader._batch_sampler)
+        self._buffer: Dict[int, Any] = {}
+        self._sent = 0
+        self._rcvd = 0
+        for _ in range(loader._prefetch):
+            self._push_next()
+
+    def _push_next(self) -> None:
+        r = next(self._iter, None)
+        if r is None:
+            return
+        ld = self._loader
+        if ld._thread_pool:
+            res = self._pool.apply_async(_thread_worker_fn, (r, ld._batchify_fn, ld._dataset))
+        else:
+            res = self._pool.apply_async(_worker_fn, (r,))
+        self._buffer[self._sent] = res
+        self._sent += 1
+
+    def __iter__(self) -> "_MultiWorkerIter":
+        return self
+
+    def __next__(self) -> Any:
+        self._push_next()
+        if self._rcvd == self._sent:
+            raise StopIteration
+        res = self._buffer.pop(self._rcvd)
+        ld = self._loader
+        try:
+            ok, payload = res.get(ld._timeout)
+        except multiprocessing.TimeoutError:
+            raise DataLoaderTimeoutError(
+                f"DataLoader: worker timed out after {ld._timeout} seconds on batch {self._rcvd}. "
+                f"A slow transform or dataset __getitem__ may need a larger timeout=...; a worker "
+                f"killed by the OS (out of memory?) never answers; with large batches in shared "
+                f"memory, check /dev/shm") from None
+        except Exception as e:
+            raise MXNetError(f"DataLoader: batch {self._rcvd} could not be sent back from the worker: "
+                             f"{type(e).__name__}: {e}. Batches must hold NDArrays, NumPy arrays "
+                             f"and picklable Python values") from e
+        if not ok:
+            kind = "thread" if ld._thread_pool else "process"
+            raise MXNetError(f"DataLoader worker {kind} failed while making batch {self._rcvd}; "
+                             f"worker traceback:\n{payload}")
+        batch = payload if ld._thread_pool else _from_wire(payload)
+        if ld._pin_memory:
+            batch = _pin(batch, ld._pin_device_id)
+        self._rcvd += 1
+        return batch
+
+    next = __next__
+
+
+class DataLoader:
+    """Load a Dataset in mini-batches (MXNet 1.9.1 ``gluon.data.DataLoader``).
+
+    ``batch_size``/``shuffle``/``sampler``/``last_batch`` build a ``BatchSampler`` unless
+    ``batch_sampler`` is given. ``num_workers > 0`` uses that many worker processes
+    (threads with ``thread_pool=True``), keeping ``prefetch`` (default ``2 * num_workers``)
+    batches in flight. ``pin_memory`` pins batches when CUDA is present (no-op on CPU).
+    ``timeout`` (seconds) bounds the wait for one batch. ``try_nopython`` is accepted and ignored.
+    """
+
+    def __init__(self, dataset: Any, batch_size: Optional[int] = None, shuffle: bool = False,
+                 sampler: Any = None, last_batch: Optional[str] = None, batch_sampler: Any = None,
+                 batchify_fn: Optional[Callable] = None, num_workers: int = 0, pin_memory: bool = False,
+                 pin_device_id: int = 0, prefetch: Optional[int] = None, thread_pool: bool = False,
+                 timeout: float = 120, try_nopython: Optional[bool] = None):
+        self._dataset = dataset
+        self._pin_memory = pin_memory
+        self._pin_device_id = pin_device_id
+        self._thread_pool = thread_pool
+        self._timeout = timeout
+        if batch_sampler is None:
+            if batch_size is None:
+                raise ValueError("batch_size must be specified unless batch_sampler is specified")
+            if sampler is None:
+                sampler = _sampler.RandomSampler(len(dataset)) if shuffle else \
+                    _sampler.SequentialSampler(len(dataset))
+            elif shuffle:
+                raise ValueError("shuffle must not be specified if sampler is specified")
+            batch_sampler = _sampler.BatchSampler(sampler, batch_size, last_batch if last_batch else "keep")
+        elif batch_size is not None or shuffle or sampler is not None or last_batch is not None:
+            raise ValueError("batch_size, shuffle, sampler and last_batch must not be specified "
+                             "if batch_sampler is specified.")
+        self._batch_sampler = batch_sampler
+        self._num_workers = num_workers if num_workers >= 0 else 0
+        self._prefetch = max(0, int(prefetch) if prefetch is not None else 2 * self._num_workers)
+        if batchify_fn is None:
+            batchify_fn = default_mp_batchify_fn if self._num_workers > 0 else default_batchify_fn
+        self._batchify_fn = batchify_fn
+        self._worker_pool: Any = None
+
+    def _get_pool(self) -> Any:
+        if self._worker_pool is None:
+            if self._thread_pool:
+                self._worker_pool = multiprocessing.pool.ThreadPool(self._num_workers)
+            else:
+                methods = multiprocessing.get_all_start_methods()
+                ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+                counter = ctx.Value("i", 0)
+                base_seed = int(torch.initial_seed()) % (2 ** 32)  # does not consume RNG state
+                self._worker_pool = ctx.Pool(
+                    self._num_workers, initializer=_worker_initializer,
+                    initargs=(self._dataset, self._batchify_fn, counter, base_seed))
+        return self._worker_pool
+
+    def __iter__(self) -> Iterator:
+        if self._num_workers == 0:
+            return self._same_process_iter()
+        return _MultiWorkerIter(self, self._get_pool())
+
+    def _same_process_iter(self) -> Iterator:
+        for batch in self._batch_sampler:
+            ret = self._batchify_fn([self._dataset[idx] for idx in batch])
+            if self._pin_memory:
+                ret = _pin(ret, self._pin_device_id)
+            yield ret
+
+    def __len__(self) -> int:
+        return len(self._batch_sampler)
+
+    def close(self) -> None:
+        """Stop the worker processes/threads (also done when the loader is garbage collected)."""
+        pool, self._worker_pool = self._worker_pool, None
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+
+    def __del__(self) -> None:
+        try:
+            pool = self._worker_pool
+            self._worker_pool = None
+            if pool is not None:
+                pool.terminate()
+        except Exception:
+            pass

@@ -1,0 +1,315 @@
+"""Block / HybridBlock / SymbolBlock behaviour with custom blocks (MXNet 1.9.1 semantics)."""
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import hybridnet as mx
+from hybridnet import autograd, gluon, nd
+from hybridnet.base import MXNetError
+
+
+@pytest.fixture(autouse=True)
+def fresh_names(monkeypatch):
+    import hybridnet.name as _name
+    monkeypatch.setattr(_name._local, "value", _name.NameManager(), raising=False)
+
+
+class Affine(gluon.HybridBlock):
+    """y = relu(x * w + b) with broadcast, own parameters."""
+
+    def __init__(self, n=3, **kw):
+        super().__init__(**kw)
+        with self.name_scope():
+            self.w = self.params.get("w", shape=(1, n))
+            self.b = self.params.get("b", shape=(n,), init="zeros")
+        self.calls = 0
+
+    def hybrid_forward(self, F, x, w, b):
+        self.calls += 1
+        return F.relu(F.broadcast_add(F.broadcast_mul(x, w), F.reshape(b, shape=(1, -1))))
+
+
+class Two(gluon.HybridBlock):
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        with self.name_scope():
+            self.a = Affine()
+            self.b = Affine()
+
+    def hybrid_forward(self, F, x, y):
+        return self.a(x) * 2, [self.b(y), x - y]
+
+
+def _x(*shape, seed=0):
+    return nd.array(np.random.RandomState(seed).randn(*shape))
+
+
+def test_prefix_naming_and_collect_params():
+    a0, a1 = Affine(), Affine()
+    assert (a0.prefix, a1.prefix) == ("affine0_", "affine1_")
+    t = Two()
+    assert t.prefix == "two0_" and t.a.prefix == "two0_affine0_" and t.b.prefix == "two0_affine1_"
+    assert list(t.collect_params().keys()) == ["two0_affine0_w", "two0_affine0_b",
+                                               "two0_affine1_w", "two0_affine1_b"]
+    assert list(t.collect_params(".*_w").keys()) == ["two0_affine0_w", "two0_affine1_w"]
+    assert list(t._collect_params_with_prefix().keys()) == ["a.w", "a.b", "b.w", "b.b"]
+    fixed = Affine(prefix="fc_")
+    assert fixed.prefix == "fc_"
+
+
+def test_hybridize_traces_once_and_matches_eager():
+    net = Affine()
+    net.initialize()
+    x = _x(4, 3)
+    eager = net(x).asnumpy()
+    net.hybridize()
+    calls = net.calls
+    h1, h2 = net(x).asnumpy(), net(x).asnumpy()
+    assert net.calls == calls + 1  # traced once, then never re-entered
+    np.testing.assert_allclose(h1, eager, rtol=1e-6)
+    np.testing.assert_allclose(h2, eager, rtol=1e-6)
+    net(_x(7, 3))  # another batch size runs the same compiled graph
+    assert net.calls == calls + 1
+    net.hybridize()  # re-hybridizing clears the cache
+    net(x)
+    assert net.calls == calls + 2
+    assert "broadcast_mul(" in net._cached_op.source
+
+
+def test_training_gradients_eager_vs_hybridized():
+    x = _x(5, 3)
+    grads = []
+    for hybrid in (False, True):
+        mx.random.seed(1)
+        net = Affine()
+        net.initialize(mx.init.Uniform(1.0))
+        if hybrid:
+            net.hybridize()
+        with autograd.record():
+            loss = (net(x) ** 2).sum() if hasattr(nd, "sum") else net(x)
+        loss.backward()
+        grads.append([p.grad().asnumpy().copy() for p in net.collect_params().values()])
+    for g_e, g_h in zip(*grads):
+        assert np.abs(g_e).sum() > 0
+        np.testing.assert_allclose(g_h, g_e, rtol=1e-5, atol=1e-7)
+
+
+def test_nested_inputs_outputs_and_data_names():
+    net = Two()
+    net.initialize()
+    x, y = _x(2, 3), _x(2, 3, seed=1)
+    eager = net(x, y)
+    net.hybridize()
+    hyb = net(x, y)
+    assert isinstance(hyb, tuple) or isinstance(hyb, list)
+    np.testing.assert_allclose(hyb[0].asnumpy(), eager[0].asnumpy(), rtol=1e-6)
+    np.testing.assert_allclose(hyb[1][0].asnumpy(), eager[1][0].asnumpy(), rtol=1e-6)
+    np.testing.assert_allclose(hyb[1][1].asnumpy(), eager[1][1].asnumpy(), rtol=1e-6)
+    data, out = net._cached_graph
+    assert [d.name for d in data] == ["data0", "data1"]
+    with pytest.raises(ValueError):
+        net(x)  # wrong input count
+
+
+def test_symbol_call_returns_symbol_with_names():
+    net = Affine()
+    out = net(mx.sym.var("data"))
+    assert isinstance(out, mx.sym.Symbol)
+    assert out.name == "affine0_relu0"
+    assert out.list_arguments() == ["data", "affine0_w", "affine0_b"]
+
+
+def test_mixed_symbol_ndarray_rejected():
+    net = Two()
+    net.initialize()
+    with pytest.raises(ValueError, match="mixed NDArrays and Symbols"):
+        net(mx.sym.var("a"), _x(2, 3))
+
+
+class UsesShape(gluon.HybridBlock):
+    def hybrid_forward(self, F, x):
+        n = x.shape[0]
+        return x * n
+
+
+class InPlace(gluon.HybridBlock):
+    def hybrid_forward(self, F, x):
+        x += 1
+        return x
+
+
+class Indexes(gluon.HybridBlock):
+    def hybrid_forward(self, F, x):
+        return x[0]
+
+
+class Branches(gluon.HybridBlock):
+    def hybrid_forward(self, F, x):
+        if F.sum(x) > 0 if hasattr(F, "sum") else x:
+            return x
+        return -x
+
+
+@pytest.mark.parametrize("cls,exc,words", [
+    (UsesShape, AttributeError, "has no attribute 'shape'"),
+    (InPlace, NotImplementedError, "x = x + y"),
+    (Indexes, IndexError, "slice_axis"),
+    (Branches, MXNetError, "F.where"),
+])
+def test_tracing_errors_name_user_line_and_fix(cls, exc, words):
+    net = cls()
+    net.initialize()
+    x = _x(2, 3)
+    net(x)  # eager works
+    net.hybridize()
+    with pytest.raises(exc) as info:
+        net(x)
+    msg = str(info.value)
+    assert words in msg
+    assert "test_block.py" in msg  # the user's file and line
+
+
+def test_unused_input_and_parameter_warnings():
+    class Unused(gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            self.p = self.params.get("p", shape=(2,))
+
+        def hybrid_forward(self, F, x, y, p):
+            return x * 2
+
+    net = Unused()
+    net.initialize()
+    net.hybridize()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        net(_x(2), _x(2))
+    text = " ".join(str(m.message) for m in w)
+    assert "data1 input to HybridBlock is not used" in text
+    assert "Parameter unused0_p is not used" in text
+
+
+def test_save_load_parameters_structural_and_errors(tmp_path):
+    net = Two()
+    net.initialize()
+    f = str(tmp_path / "p.params")
+    net.save_parameters(f)
+    assert list(nd.load(f).keys()) == ["a.w", "a.b", "b.w", "b.b"]
+    other = Two()  # different prefixes, same structure
+    other.load_parameters(f)
+    for p, q in zip(net.collect_params().values(), other.collect_params().values()):
+        np.testing.assert_array_equal(p.data().asnumpy(), q.data().asnumpy())
+    nd.save(f, {"a.w": nd.zeros((1, 3))})
+    with pytest.raises(MXNetError, match=r"a\.b.*are missing"):
+        Two().load_parameters(f)
+    nd.save(f, {"a.w": nd.zeros((1, 3)), "a.b": nd.zeros((3,)), "b.w": nd.zeros((1, 3)),
+                "b.b": nd.zeros((3,)), "c.x": nd.zeros(1)})
+    with pytest.raises(MXNetError, match="c.x"):
+        Two().load_parameters(f)
+    Two().load_parameters(f, ignore_extra=True)
+    nd.save(f, {"a.w": nd.zeros((1, 4)), "a.b": nd.zeros((3,)), "b.w": nd.zeros((1, 3)), "b.b": nd.zeros((3,))})
+    with pytest.raises(MXNetError, match="shape incompatible"):
+        Two().load_parameters(f)
+
+
+def test_legacy_load_without_dots(tmp_path):
+    net = Affine()
+    net.initialize()
+    f = str(tmp_path / "legacy.params")
+    nd.save(f, {"w": nd.ones((1, 3)), "b": nd.ones((3,))})
+    net.load_parameters(f)
+    np.testing.assert_array_equal(net.w.data().asnumpy(), np.ones((1, 3)))
+
+
+def test_export_and_imports_round_trip(tmp_path):
+    net = Two()
+    net.initialize()
+    net.hybridize()
+    x, y = _x(2, 3), _x(2, 3, seed=1)
+    ref = net(x, y)
+    path = str(tmp_path / "two")
+    sym_file, params_file = net.export(path, epoch=3)
+    assert params_file.endswith("two-0003.params")
+    names = list(nd.load(params_file).keys())
+    assert names == ["arg:two0_affine0_w", "arg:two0_affine0_b", "arg:two0_affine1_w", "arg:two0_affine1_b"]
+    back = gluon.SymbolBlock.imports(sym_file, ["data0", "data1"], params_file)
+    out = back(x, y)
+    flat_ref = [ref[0], ref[1][0], ref[1][1]]
+    for o, r in zip(out, flat_ref):
+        np.testing.assert_allclose(o.asnumpy(), r.asnumpy(), rtol=1e-6)
+    # the imported block can be hybridized, trained and exported again
+    back.hybridize()
+    with autograd.record():
+        z = back(x, y)[0]
+    z.backward()
+    assert np.abs(back.collect_params()["two0_affine0_w"].grad().asnumpy()).sum() > 0
+    back.export(str(tmp_path / "again"))
+    again = gluon.SymbolBlock.imports(str(tmp_path / "again-symbol.json"), ["data0", "data1"],
+                                      str(tmp_path / "again-0000.params"))
+    np.testing.assert_allclose(again(x, y)[0].asnumpy(), out[0].asnumpy(), rtol=1e-6)
+
+
+def test_export_needs_a_forward_first():
+    net = Affine()
+    net.initialize()
+    with pytest.raises(RuntimeError, match="hybridize"):
+        net.export("nowhere")
+
+
+def test_imports_unknown_input_name(tmp_path):
+    net = Affine()
+    net.initialize()
+    net.hybridize()
+    net(_x(2, 3))
+    net.export(str(tmp_path / "a"))
+    with pytest.raises(MXNetError, match="'nope'"):
+        gluon.SymbolBlock.imports(str(tmp_path / "a-symbol.json"), ["nope"], str(tmp_path / "a-0000.params"))
+
+
+def test_elemwise_with_different_shapes_exports_as_broadcast(tmp_path):
+    class Bias(gluon.HybridBlock):
+        def hybrid_forward(self, F, x, y):
+            return x + y
+
+    net = Bias()
+    net.hybridize()
+    out = net(_x(2, 3), _x(1, 3))
+    assert out.shape == (2, 3)
+    net.export(str(tmp_path / "b"))
+    text = open(str(tmp_path / "b-symbol.json")).read()
+    assert '"op": "broadcast_add"' in text and '"name": "bias0__plus0"' in text
+
+
+def test_symbolblock_composes_with_symbols():
+    net = Affine()
+    out = net(mx.sym.var("data"))
+    block = gluon.SymbolBlock(out, mx.sym.var("data"), params=net.collect_params())
+    net.initialize()
+    x = _x(3, 3)
+    np.testing.assert_allclose(block(x).asnumpy(), net(x).asnumpy(), rtol=1e-6)
+    composed = block(mx.sym.var("other"))
+    assert "other" in composed.list_arguments()
+
+
+def test_forward_hooks_and_apply():
+    net = Affine()
+    net.initialize()
+    seen = []
+    h = net.register_forward_hook(lambda b, i, o: seen.append(o.shape))
+    net.register_forward_pre_hook(lambda b, i: seen.append("pre"))
+    net(_x(2, 3))
+    assert seen == ["pre", (2, 3)]
+    h.detach()
+    net(_x(2, 3))
+    assert seen == ["pre", (2, 3), "pre"]
+    names = []
+    Two().apply(lambda b: names.append(b.name))
+    assert names == ["two0_affine0", "two0_affine1", "two0"]
+
+
+def test_deferred_error_before_initialize():
+    net = Affine()
+    with pytest.raises(MXNetError, match="has not been initialized"):
+        net(_x(2, 3))
