@@ -32,6 +32,7 @@ from ..ndarray.ndarray import NDArray
 from ..symbol.infer import infer_graph
 from ..symbol.symbol import Symbol
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
+from .utils import HookHandle, _indent
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock"]
 
@@ -335,41 +336,6 @@ class Block:
                          "params= constructor argument")
 
 
-class HookHandle:
-    """A removable hook registration."""
-
-    def __init__(self) -> None:
-        self._hooks_dict_ref: Any = None
-        self._id: Optional[int] = None
-
-    def attach(self, hooks_dict: dict, hook: Callable) -> None:
-        import weakref
-        if self._id is not None:
-            raise MXNetError("The same handle cannot be attached twice.")
-        self._id = id(hook)
-        hooks_dict[self._id] = hook
-        self._hooks_dict_ref = weakref.ref(hooks_dict)
-
-    def detach(self) -> None:
-        hooks_dict = self._hooks_dict_ref() if self._hooks_dict_ref else None
-        if hooks_dict is not None and self._id in hooks_dict:
-            del hooks_dict[self._id]
-
-    def __enter__(self) -> "HookHandle":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.detach()
-
-
-def _indent(s: str, num_spaces: int) -> str:
-    lines = s.split("\n")
-    if len(lines) == 1:
-        return s
-    first = lines.pop(0)
-    return first + "\n" + "\n".join(num_spaces * " " + line for line in lines)
-
-
 def _brief(names: list, n: int = 20) -> str:
     return str(names) if len(names) <= n else str(names[:n])[:-1] + f", ... ({len(names)} in all)]"
 
@@ -507,16 +473,10 @@ class HybridBlock(Block):
             warnings.warn(f"Parameter {', '.join(unused_p)} is not used by any computation. "
                           f"Is this intended?", stacklevel=4)
         used_params = [params[n] for n in params.keys() if n in by_name]
-        try:
-            for p in used_params:
-                p._finish_deferred_init()
-        except MXNetError:
-            pass
-        if any(p._data is None for p in used_params):
+        if any(p._data is None and not _shape_complete(p.shape) for p in used_params):
             self._deferred_infer_shape(*args)
-            for p in used_params:
-                p._finish_deferred_init()
         for p in used_params:
+            p._finish_deferred_init()
             p._check_initialized()
         flat = _flatten(list(args), "input")[0]
         self._last_in_shapes = {d: a.shape for d, a in zip(data_names, [a for a in flat if a is not None])}
@@ -694,6 +654,10 @@ class SymbolBlock(HybridBlock):
 
     def hybrid_forward(self, F: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
+
+
+def _shape_complete(shape: Optional[tuple]) -> bool:
+    return shape is not None and all(d > 0 for d in shape)
 
 
 def _var_dtypes(graph: Any) -> dict:

@@ -150,11 +150,11 @@ class Parameter:
     def _finish_deferred_init(self) -> None:
         if not self._deferred_init:
             return
+        if not _shape_known(self._shape):
+            raise DeferredInitializationError(
+                f"Cannot initialize Parameter {self.name!r} because it has invalid shape: {self._shape}.")
         init, ctx, default_init, data = self._deferred_init
         self._deferred_init = ()
-        if not _shape_known(self._shape):
-            raise MXNetError(f"Cannot initialize Parameter {self.name!r} because it has invalid shape: "
-                             f"{self._shape}.")
         with autograd.pause():
             if data is None:
                 arr = NDArray(torch.zeros(self._shape, dtype=dtype_torch(self._dtype),

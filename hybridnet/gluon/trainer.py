@@ -6,7 +6,6 @@ from typing import Any, Optional
 
 import torch
 
-from .. import autograd as _ag
 from .. import optimizer as opt
 from ..base import MXNetError
 from ..formats.atomic import write_atomic
@@ -130,7 +129,7 @@ class Trainer:
             if p.grad_req == "null":
                 continue
             datas = p.list_data()
-            fresh = [_ag.is_fresh_grad(d) for d in datas]
+            fresh = [d._fresh_grad for d in datas]
             if not ignore_stale_grad and not all(fresh):
                 raise UserWarning(
                     f"Gradient of Parameter `{p.name}` on context {datas[0].context} has not been "
@@ -141,7 +140,7 @@ class Trainer:
             for upd, arr, grad, f in zip(self._updaters, datas, p.list_grad(), fresh):
                 if f:
                     upd(i, grad, arr)
-                    _ag.clear_fresh_grad(arr)
+                    arr._fresh_grad = False
 
     def save_states(self, fname: str) -> None:
         """Save optimizer states (safe format: no pickle)."""
