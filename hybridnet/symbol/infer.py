@@ -121,7 +121,7 @@ def _infer_node(n: Node, res: InferResult) -> None:
     nout = n.num_outputs()
     if not all(_fully_known(s) or (s is not None and len(s) == 0) for s in in_shapes):
         res.out_shapes[id(n)] = [None] * nout
-        res.out_dtypes[id(n)] = [first] * nout if first else [None] * nout
+        res.out_dtypes[id(n)] = _dtypes_without_shapes(n, in_dtypes, first, nout)
         return
     attrs = n.kernel_attrs()
     if op.infer_shape_rule is not None:
@@ -149,6 +149,18 @@ def _infer_node(n: Node, res: InferResult) -> None:
     outs = [out] if isinstance(out, torch.Tensor) else list(out)
     res.out_shapes[id(n)] = [tuple(o.shape) for o in outs]
     res.out_dtypes[id(n)] = [dtype_name(o.dtype) for o in outs]
+
+
+def _dtypes_without_shapes(n: Node, in_dtypes: list, first: Optional[str], nout: int) -> list:
+    """Output dtypes when shapes are unknown (no meta run possible): the operator's own rule,
+    else its ``dtype`` attribute (Cast, creation ops...), else the first known input dtype."""
+    op = n.op
+    if op.infer_type_rule is not None:
+        return list(op.infer_type_rule(n.kernel_attrs(), in_dtypes))
+    dt = n.attrs.get("dtype")
+    if isinstance(dt, str) and op.name != "Embedding":
+        return [dtype_name(dt)] * nout
+    return [first] * nout
 
 
 def _collect_known(sym: Any, args: Sequence, kwargs: dict, what: str) -> dict:
