@@ -125,6 +125,7 @@ class Trainer:
         self._update(ignore_stale_grad)
 
     def _update(self, ignore_stale_grad: bool = False) -> None:
+        updates: list = [[] for _ in self._updaters]
         for i, p in enumerate(self._params):
             if p.grad_req == "null":
                 continue
@@ -137,23 +138,29 @@ class Trainer:
                     f"made it only use a subset of the Parameters (Blocks) for this iteration. If you "
                     f"are intentionally only using a subset, call step with ignore_stale_grad=True to "
                     f"suppress this warning and skip updating of Parameters with stale gradient")
-            for upd, arr, grad, f in zip(self._updaters, datas, p.list_grad(), fresh):
+            for upd, arr, grad, f in zip(updates, datas, p.list_grad(), fresh):
                 if f:
-                    upd(i, grad, arr)
+                    upd.append((i, grad, arr))
                     arr._fresh_grad = False
+        for updater, upd in zip(self._updaters, updates):
+            if upd:
+                i, g, w = zip(*upd)
+                updater(list(i), list(g), list(w))
 
     def save_states(self, fname: str) -> None:
-        """Save optimizer states (safe format: no pickle)."""
+        """Save optimizer states in hybridnet's safe format (JSON + raw arrays, no pickle)."""
         if not self._kv_initialized:
             self._init_kvstore()
-        write_atomic(fname, self._updaters[0].get_states(dump_optimizer=False))
+        write_atomic(fname, self._updaters[0].get_states(dump_optimizer=True))
 
     def load_states(self, fname: str) -> None:
+        """Load states written by ``save_states`` (never unpickles)."""
         if not self._kv_initialized:
             self._init_kvstore()
         with open(fname, "rb") as f:
             states = f.read()
         for upd in self._updaters:
             upd.set_states(states)
-            upd.optimizer = self._optimizer
+            upd.optimizer = self._updaters[0].optimizer
+        self._optimizer = self._updaters[0].optimizer
         self._optimizer.param_dict = {i: p for i, p in enumerate(self._params)}
