@@ -128,7 +128,10 @@ def populate(spaces: dict, dispatch: Callable) -> dict:
             continue
         fn = make_function(op, fname, dispatch)
         made[opname] = fn
-        for target, tname in ((space, fname), ("_internal", opname)):
+        targets = [(space, fname), ("_internal", opname)]
+        if opname.startswith("_linalg_"):
+            targets.append(("", opname[1:]))  # MXNet also exposes nd.linalg_gemm2 & co.
+        for target, tname in targets:
             mod = spaces.get(target)
             if mod is not None and not hasattr(mod, tname):
                 setattr(mod, tname, fn)
