@@ -3,7 +3,8 @@ from . import registry, attrs  # noqa: F401
 from . import elementwise  # noqa: F401
 from .registry import OpDef, Sample, register, get, find, all_ops  # noqa: F401
 
-_FAMILIES = ("creation", "reduce", "linalg", "shape", "index", "nn", "norm", "rnn", "random", "contrib")
+_FAMILIES = ("creation", "reduce", "linalg", "shape", "index", "nn", "norm", "rnn", "random", "contrib",
+             "image", "optimizer_ops", "misc")
 import importlib as _importlib  # noqa: E402
 
 for _f in _FAMILIES:
