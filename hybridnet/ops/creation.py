@@ -34,20 +34,20 @@ def _shape(shape: Any) -> tuple:
 
 @register("_zeros", aliases=("_zeros_without_dtype",), samples=lambda: [
     Sample((), {"shape": (2, 3)}, ref=lambda shape: np.zeros(shape), grad=False)])
-def _zeros(*, shape: Shape = (), ctx: AnyValue = None, dtype: Dtype = "float32"):
+def _zeros(*, shape: Shape = (), ctx: str = "", dtype: Dtype = "float32"):
     """An array of zeros."""
     return torch.zeros(_shape(shape), dtype=dtype_torch(dtype or "float32"), device=device_of(ctx))
 
 
 @register("_ones", samples=lambda: [Sample((), {"shape": (2, 3)}, ref=lambda shape: np.ones(shape), grad=False)])
-def _ones(*, shape: Shape = (), ctx: AnyValue = None, dtype: Dtype = "float32"):
+def _ones(*, shape: Shape = (), ctx: str = "", dtype: Dtype = "float32"):
     """An array of ones."""
     return torch.ones(_shape(shape), dtype=dtype_torch(dtype or "float32"), device=device_of(ctx))
 
 
 @register("_full", samples=lambda: [Sample((), {"shape": (2, 3), "value": 1.5},
                                            ref=lambda shape, value: np.full(shape, value), grad=False)])
-def _full(*, shape: Shape = (), value: float, ctx: AnyValue = None, dtype: Dtype = "float32"):
+def _full(*, shape: Shape = (), value: float, ctx: str = "", dtype: Dtype = "float32"):
     """An array filled with ``value``."""
     return torch.full(_shape(shape), value, dtype=dtype_torch(dtype or "float32"), device=device_of(ctx))
 
@@ -61,7 +61,7 @@ def _np_arange(start: float, stop: Any = None, step: float = 1.0, repeat: int = 
     Sample((), {"start": 5}, ref=_np_arange, grad=False),
     Sample((), {"start": 0, "stop": 3, "repeat": 2}, ref=_np_arange, grad=False)])
 def _arange(*, start: float, stop: OptFloat = None, step: float = 1.0, repeat: int = 1,
-            infer_range: bool = False, ctx: AnyValue = None, dtype: Dtype = "float32"):
+            infer_range: bool = False, ctx: str = "", dtype: Dtype = "float32"):
     """Evenly spaced values in [start, stop) (``stop=None`` means [0, start)); each repeated ``repeat`` times."""
     if stop is None:
         start, stop = 0, start
@@ -76,7 +76,7 @@ def _arange(*, start: float, stop: OptFloat = None, step: float = 1.0, repeat: i
 
 @register("_eye", samples=lambda: [Sample((), {"N": 3, "M": 4, "k": 1},
                                           ref=lambda N, M, k: np.eye(N, M, k), grad=False)])
-def _eye(*, N: int, M: int = 0, k: int = 0, ctx: AnyValue = None, dtype: Dtype = "float32"):
+def _eye(*, N: int, M: int = 0, k: int = 0, ctx: str = "", dtype: Dtype = "float32"):
     """2-D array with ones on the k-th diagonal."""
     m = M or N
     out = torch.zeros((N, m), dtype=dtype_torch(dtype or "float32"), device=device_of(ctx))
@@ -88,7 +88,7 @@ def _eye(*, N: int, M: int = 0, k: int = 0, ctx: AnyValue = None, dtype: Dtype =
 @register("_linspace", samples=lambda: [Sample((), {"start": 0, "stop": 1, "num": 5},
                                                ref=lambda start, stop, num: np.linspace(start, stop, num), grad=False)])
 def _linspace(*, start: float, stop: float, num: int, endpoint: bool = True,
-              ctx: AnyValue = None, dtype: Dtype = "float32"):
+              ctx: str = "", dtype: Dtype = "float32"):
     """``num`` evenly spaced values from start to stop."""
     vals = np.linspace(start, stop, num, endpoint=endpoint)
     return torch.as_tensor(vals, device=device_of(ctx)).to(dtype_torch(dtype or "float32"))

@@ -26,6 +26,11 @@ _spaces = {"": _this, "random": _submodule("random"), "linalg": _submodule("lina
            "contrib": _submodule("contrib"), "image": _submodule("image"),
            "sparse": _submodule("sparse"), "_internal": _submodule("_internal")}
 op = _submodule("op")
+# sym.random.uniform & co. choose _random_* or _sample_* by parameter type, as nd.random does
+from ..ndarray.random import Frontend as _RandomFrontend, make_functions as _random_functions  # noqa: E402
+
+for _k, _f in _random_functions(_RandomFrontend(sym_invoke, lambda x: isinstance(x, Symbol), True)).items():
+    setattr(_spaces["random"], _k, _f)
 _FUNCS = _frontend.populate(_spaces, sym_invoke)
 for _name, _fn in _FUNCS.items():
     if not hasattr(op, _name):

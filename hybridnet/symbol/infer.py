@@ -131,7 +131,7 @@ def _infer_node(n: Node, res: InferResult) -> None:
             raise MXNetError(f"shape inference for node {n.name!r} ({op.name}) failed: {e}; "
                              f"input shapes {in_shapes}") from None
         res.out_shapes[id(n)] = [tuple(s) if s is not None else None for s in outs]
-        res.out_dtypes[id(n)] = [first or "float32"] * nout
+        res.out_dtypes[id(n)] = _dtypes_without_shapes(n, in_dtypes, first or "float32", nout)
         return
     metas = [torch.empty(s, dtype=dtype_torch(d or "float32"), device="meta") for s, d in zip(in_shapes, in_dtypes)]
     if op.train_aware:
