@@ -14,7 +14,7 @@ import numpy as np
 
 from ..base import MXNetError, NotGiven, dtype_name
 
-__all__ = ["Shape", "Axis", "Dtype", "OptInt", "OptFloat", "AnyValue", "Attr", "kind_of",
+__all__ = ["Shape", "Axis", "Dtype", "OptInt", "OptFloat", "OptBool", "AnyValue", "Attr", "kind_of",
            "parse_value", "format_value"]
 
 # Annotation markers used by kernels. They are ordinary typing constructs, so kernels stay
@@ -24,6 +24,7 @@ Axis = Union[int, Tuple[int, ...], None]
 Dtype = Union[str, None]
 OptInt = Optional[int]
 OptFloat = Optional[float]
+OptBool = Optional[bool]
 AnyValue = Any
 
 
@@ -47,6 +48,8 @@ def kind_of(annotation: Any) -> tuple[str, tuple]:
         return "optint", ()
     if annotation == OptFloat:
         return "optfloat", ()
+    if annotation == OptBool:
+        return "optbool", ()
     origin = getattr(annotation, "__origin__", None)
     if origin is Literal:
         return "enum", tuple(annotation.__args__)
@@ -93,7 +96,11 @@ def parse_value(text: str, kind: str, choices: tuple = (), where: str = "?") -> 
     if not isinstance(text, str):
         raise MXNetError(f"attribute {where}: expected a string, got {type(text).__name__} {text!r}")
     s = text.strip()
-    if kind in ("str", "dtype") or (kind == "enum" and all(isinstance(c, str) for c in choices)):
+    if kind == "enum" and s == "None" and None in choices:
+        return None
+    if kind == "enum" and s in choices:
+        return s
+    if kind in ("str", "dtype") or (kind == "enum" and all(isinstance(c, str) or c is None for c in choices)):
         if s == "None" and kind == "dtype":
             return None
         if kind == "enum" and s not in choices:
@@ -104,7 +111,9 @@ def parse_value(text: str, kind: str, choices: tuple = (), where: str = "?") -> 
             except TypeError as e:
                 raise MXNetError(f"attribute {where}: {e}") from None
         return s
-    if kind == "bool":
+    if kind == "optbool" and s == "None":
+        return None
+    if kind in ("bool", "optbool"):
         low = s.lower()
         if low in _TRUE:
             return True
