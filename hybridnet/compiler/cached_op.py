@@ -42,10 +42,32 @@ class CachedOp:
     def __call__(self, tensors: list, training: bool, recording: bool) -> tuple:
         if not self._all:
             tensors = [tensors[i] for i in self._keep]
-        if recording or not _is_grad():
-            return self._fn(*tensors, _train=training)
-        _set_grad(False)
         try:
-            return self._fn(*tensors, _train=training)
-        finally:
-            _set_grad(True)
+            if recording or not _is_grad():
+                return self._fn(*tensors, _train=training)
+            _set_grad(False)
+            try:
+                return self._fn(*tensors, _train=training)
+            finally:
+                _set_grad(True)
+        except (RuntimeError, ValueError, IndexError, TypeError) as e:
+            raise explain_failure(self.graph, self.compiled.input_names, tensors, e) from e
+
+
+def explain_failure(graph: Graph, names: Sequence[str], tensors: Sequence[Any], err: Exception) -> Exception:
+    """Turn a kernel error inside a compiled graph into an MXNetError naming the node and shapes,
+    by running shape inference with the actual input shapes (only on the failure path)."""
+    from ..base import MXNetError, dtype_name
+    from ..symbol.infer import infer_graph
+    shapes = {n: tuple(t.shape) for n, t in zip(names, tensors)}
+    dtypes = {n: dtype_name(t.dtype) for n, t in zip(names, tensors)}
+    try:
+        infer_graph(graph, shapes, dtypes)
+    except MXNetError as e:
+        return MXNetError(f"{e}\n  (while running the hybridized graph; input shapes {shapes})")
+    except Exception:  # inference itself could not say more: keep the original error
+        pass
+    if isinstance(err, MXNetError):
+        return err
+    msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return MXNetError(f"the hybridized graph failed: {msg}\n  input shapes: {shapes}")

@@ -259,6 +259,9 @@ class Parameter:
                 d._t.copy_(data._t.to(device=d._t.device, dtype=d._t.dtype))
 
     def row_sparse_data(self, row_id: Any) -> NDArray:
+        """Rows of a row_sparse parameter (storage is dense here, so: the whole array)."""
+        if self._stype == "row_sparse":
+            return self.data(row_id.context if isinstance(row_id, NDArray) else None)
         raise MXNetError(f"Cannot return a copy of Parameter {self.name!r} via row_sparse_data() "
                          f"because its storage type is {self._stype}. Please use data() instead.")
 

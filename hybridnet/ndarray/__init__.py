@@ -40,3 +40,6 @@ for _m in _frontend.OPERATOR_METHODS:
 
 from .utils import *  # noqa: E402,F401,F403  (creation, save/load, add/subtract/... on scalars too)
 from .utils import __all__ as _utils_all  # noqa: E402
+
+split_v2 = _frontend.make_split_v2(_FUNCS["_split_v2"])
+NDArray.split_v2 = lambda self, *a, **k: split_v2(self, *a, **k)  # type: ignore[attr-defined]

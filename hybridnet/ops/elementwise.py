@@ -61,7 +61,12 @@ def _round_half_away(x: torch.Tensor) -> torch.Tensor:
 
 _unary("relu", torch.relu, lambda x: np.maximum(x, 0))
 _unary("sigmoid", torch.sigmoid, lambda x: 1 / (1 + np.exp(-x)))
-_unary("hard_sigmoid", lambda x: torch.clamp(0.2 * x + 0.5, 0, 1), lambda x: np.clip(0.2 * x + 0.5, 0, 1))
+@register("hard_sigmoid", samples=lambda: [
+    Sample((_u(-4, 4),), ref=lambda x: np.clip(0.2 * x + 0.5, 0, 1)),
+    Sample((_u(-4, 4),), {"alpha": 0.3, "beta": 0.4}, ref=lambda x, alpha, beta: np.clip(alpha * x + beta, 0, 1))])
+def hard_sigmoid(data, *, alpha: float = 0.2, beta: float = 0.5):
+    """clip(alpha * x + beta, 0, 1)."""
+    return torch.clamp(alpha * data + beta, 0, 1)
 _unary("softsign", lambda x: x / (1 + torch.abs(x)), lambda x: x / (1 + np.abs(x)))
 _unary("tanh", torch.tanh, np.tanh)
 _unary("exp", torch.exp, np.exp)
@@ -101,14 +106,42 @@ _unary("degrees", torch.rad2deg, np.degrees)
 _unary("radians", torch.deg2rad, np.radians)
 _unary("erf", torch.erf, _np_erf)
 _unary("erfinv", torch.erfinv, _np_erfinv, -0.9, 0.9)
-_unary("gamma", lambda x: torch.exp(torch.lgamma(x)) * torch.where(
-    (x < 0) & (torch.floor(x).remainder(2) == 0), -1.0, 1.0).to(x.dtype), _np_gamma, 0.5, 3.0)
+def _gamma(x: torch.Tensor) -> torch.Tensor:
+    # Gamma is negative on (-(2k+1), -2k): where floor(x) is odd and x < 0
+    sign = torch.where((x < 0) & (torch.floor(x).remainder(2) == 1), -1.0, 1.0).to(x.dtype)
+    return torch.exp(torch.lgamma(x)) * sign
+
+
+def _gamma_samples() -> list:
+    return [Sample((_u(0.5, 3.0, (3, 4)),), ref=_np_gamma),
+            Sample((np.array([-0.5, -1.5, -2.5, -3.3, 0.7, 4.2]),), ref=_np_gamma)]
+
+
+@register("gamma", samples=_gamma_samples)
+def gamma(data):
+    """The gamma function (negative between odd and even negative integers)."""
+    return _gamma(data)
 _unary("gammaln", torch.lgamma, _np_gammaln, 0.5, 3.0)
 _unary("logical_not", lambda x: (x == 0).to(x.dtype), lambda x: (x == 0).astype(x.dtype), grad=False)
 _unary("_copy", lambda x: x.clone(), lambda x: x.copy(), aliases=("identity",))
 _unary("BlockGrad", lambda x: x.detach(), lambda x: x, aliases=("stop_gradient",), grad=False,
        doc="Identity in the forward pass; blocks gradients.")
-_unary("make_loss", lambda x: x, lambda x: x, doc="Identity; marks a loss head (MXNet make_loss).")
+class _MakeLoss(torch.autograd.Function):
+    """Identity forward; backward ignores the head gradient and returns ones (MXNet make_loss)."""
+
+    @staticmethod
+    def forward(ctx, x):  # type: ignore[no-untyped-def,override]
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):  # type: ignore[no-untyped-def,override]
+        return torch.ones_like(grad)
+
+
+@register("make_loss", samples=lambda: [Sample((_u(-2, 2),), ref=lambda x: x, grad=False)])
+def make_loss(data):
+    """Identity; marks a loss head: its gradient is 1 whatever the head gradient (MXNet make_loss)."""
+    return _MakeLoss.apply(data) if data.requires_grad else data.clone()
 
 
 @register("clip", samples=lambda: [Sample((_u(-2, 2),), {"a_min": -0.5, "a_max": 0.7},

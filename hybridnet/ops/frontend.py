@@ -56,16 +56,16 @@ def make_function(op: OpDef, fname: str, dispatch: Callable, hint: "str | None" 
     """A function named ``fname`` calling ``dispatch`` for operator ``op``."""
     if keyword.iskeyword(fname) or not fname.isidentifier():
         raise ValueError(f"cannot make a function called {fname!r}")
-    body = ["    a = {}"]
+    body = ["    _attrs = {}"]
     for a in op.attrs:
         if a == "num_args":
             continue
-        body.append(f"    if {a} is not _N: a[{a!r}] = {a}")
+        body.append(f"    if {a} is not _N: _attrs[{a!r}] = {a}")
     if op.variadic:
         inputs = op.inputs[0]
     else:
         inputs = "(" + "".join(f"{i}, " for i in op.inputs) + ")"
-    body.append(f"    return _dispatch(_op, {inputs}, a, out, name, _hint, attr)")
+    body.append(f"    return _dispatch(_op, {inputs}, _attrs, out, name, _hint, attr)")
     src = f"def {fname}({signature_text(op)}):\n" + "\n".join(body) + "\n"
     namespace: dict[str, Any] = {"_N": NotGiven, "_op": op, "_dispatch": dispatch,
                                  "_hint": hint or fname.lower()}
@@ -186,3 +186,17 @@ def make_mixed(fname: str, funcs: dict, is_array: Callable[[Any], bool]) -> Call
     fn.__name__ = fname
     fn.__doc__ = f"{fname}(lhs, rhs): arrays broadcast; either side may be a Python scalar."
     return fn
+
+
+def make_split_v2(split_op: Callable) -> Callable:
+    """MXNet's Python-level ``split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False)``."""
+    def split_v2(ary: Any, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Any:
+        if isinstance(indices_or_sections, int):
+            return split_op(ary, sections=indices_or_sections, indices=(), axis=axis, squeeze_axis=squeeze_axis)
+        if isinstance(indices_or_sections, (tuple, list)):
+            return split_op(ary, indices=(0,) + tuple(indices_or_sections), sections=0, axis=axis,
+                            squeeze_axis=squeeze_axis)
+        raise ValueError("indices_or_sections must be an int or a tuple of ints")
+    split_v2.__doc__ = ("Split an array along ``axis`` into ``indices_or_sections`` equal parts (int) "
+                        "or at the given indices (tuple), as MXNet's split_v2.")
+    return split_v2

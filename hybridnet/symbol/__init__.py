@@ -103,3 +103,6 @@ def pow(base, exp):  # type: ignore[no-untyped-def]  # noqa: A001
 def _executor():  # type: ignore[no-untyped-def]
     from . import executor
     return executor
+
+split_v2 = _frontend.make_split_v2(_FUNCS["_split_v2"])
+Symbol.split_v2 = lambda self, *a, **k: split_v2(self, *a, **k)  # type: ignore[attr-defined]

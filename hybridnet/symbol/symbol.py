@@ -299,8 +299,13 @@ def sym_invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: 
         attrs["num_args"] = len(entries)
     else:
         entries = []
-        given = dict(zip(op.inputs, inputs))
+        given = {n: x for n, x in zip(op.inputs, inputs) if x is not None}
         active = op.active_inputs(attrs)
+        # inputs given positionally in a slot the attributes switch off move to the next active
+        # slot that has no value (e.g. RNN's sequence_length passed right after the state)
+        extra = [x for n, x in given.items() if n not in active]
+        for slot, x in zip([n for n in active if n not in given], extra):
+            given[slot] = x
         if op.active_inputs_rule is None:
             # optional inputs only when given; trailing ones may be left off
             present = [n for n in op.inputs if n not in op.optional_inputs or given.get(n) is not None]
