@@ -352,6 +352,8 @@ class HybridBlock(Block):
         self._active = False
         self._flags: dict = {}
         self._last_in_shapes: Optional[dict] = None
+        self._fast_n = -1
+        self._single_out = False
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
@@ -485,6 +487,9 @@ class HybridBlock(Block):
                                    [by_name[p.name] for p in used_params], self._flags)
         self._cached_data_pos = data_pos
         self._cached_params = used_params
+        # flat NDArray inputs (no None, no nesting) take the fast path in forward()
+        self._fast_n = len(data_names) if self._in_format == [0] * len(data_names) else -1
+        self._single_out = self._out_format == 0
 
     def _call_cached_op(self, *args: Any) -> Any:
         if self._cached_op is None:
@@ -514,8 +519,28 @@ class HybridBlock(Block):
         outs = [NDArray(o) for o in outs]
         return _regroup(outs, self._out_format)[0]
 
+    def _run_fast(self, x: NDArray, args: tuple) -> Any:
+        """The hot path of a hybridized call with flat NDArray inputs."""
+        tensors = [x._t]
+        for a in args:
+            tensors.append(a._t)
+        for p in self._cached_params:
+            data = p._data
+            if data is None or len(data) != 1:
+                return self._call_cached_op(x, *args)
+            tensors.append(data[0]._t)
+        if len(self._cached_data_pos) != self._fast_n:
+            tensors = [tensors[i] for i in self._cached_data_pos] + tensors[self._fast_n:]
+        outs = self._cached_op(tensors, _STATE.training, _STATE.recording)  # type: ignore[misc]
+        if self._single_out:
+            return NDArray(outs[0])
+        return _regroup([NDArray(o) for o in outs], self._out_format)[0]
+
     def forward(self, x: Any, *args: Any) -> Any:
         """Eager (NDArray), cached-graph (hybridized) or symbolic (Symbol inputs) forward."""
+        if self._active and self._cached_op is not None and len(args) + 1 == self._fast_n \
+                and x.__class__ is NDArray and all(a.__class__ is NDArray for a in args):
+            return self._run_fast(x, args)
         flat = _flatten([x, *args], "input")[0]
         has_sym = any(isinstance(a, Symbol) for a in flat)
         has_nd = any(isinstance(a, NDArray) for a in flat)
@@ -630,6 +655,9 @@ class SymbolBlock(HybridBlock):
             (k[len(common):], v) for k, v in self._params.items()))
 
     def forward(self, x: Any, *args: Any) -> Any:
+        if self._cached_op is not None and len(args) + 1 == self._fast_n \
+                and x.__class__ is NDArray and all(a.__class__ is NDArray for a in args):
+            return self._run_fast(x, args)
         flat = _flatten([x, *args], "input")[0]
         if any(isinstance(a, NDArray) for a in flat):
             return self._call_cached_op(x, *args)
