@@ -1,6 +1,6 @@
 """Contrib operators (MXNet 1.9.1's ``_contrib_*``: ``nd.contrib.*`` / ``sym.contrib.*``).
 
-Families here: element tests (isnan, isinf, isfinite, allclose), arange_like, pooling and
+Families here: element tests (isnan, isinf, isfinite, allclose), pooling and
 ROI operators (AdaptiveAvgPooling2D, ROIAlign), bounding boxes (box_iou, box_nms, box_encode,
 box_decode, bipartite_matching, MultiBoxPrior), gradient tricks (gradientmultiplier,
 round_ste, sign_ste), normalization variants (SyncBatchNorm, BatchNormWithReLU) and
@@ -11,8 +11,8 @@ Operators MXNet gives zero gradients (box_iou, box_encode, box_decode, bipartite
 MultiBoxPrior, the element tests) return detached results here. Operators whose output shape
 depends only on input shapes run on torch's "meta" device; value-dependent ones (box_nms,
 bipartite_matching, ROIAlign's adaptive grid) short-cut to shape-only results there.
-_contrib_BilinearResize2D, _contrib_index_copy, _contrib_boolean_mask and _contrib_index_array
-live in ``nn`` and ``index``.
+_contrib_BilinearResize2D, _contrib_index_copy, _contrib_boolean_mask, _contrib_index_array and
+_contrib_arange_like live in ``nn`` and ``index``.
 """
 from __future__ import annotations
 
@@ -124,36 +124,6 @@ def _contrib_allclose(a: Tensor, b: Tensor, *, rtol: float = 1e-5, atol: float =
     return ok.all().reshape(1).to(torch.uint8)
 
 
-# ---- arange_like ----------------------------------------------------------------------------
-def _np_arange_like(x, start=0.0, step=1.0, repeat=1, ctx="", axis=None):
-    n = x.size if axis is None else x.shape[axis]
-    vals = start + step * (np.arange(n) // repeat)
-    return vals.reshape(x.shape if axis is None else (n,)).astype(x.dtype)
-
-
-@register("_contrib_arange_like", differentiable=False, samples=lambda: [
-    Sample((_u(2, 3),), ref=_np_arange_like),
-    Sample((_u(2, 5),), {"start": 1.5, "step": 0.5, "repeat": 2}, ref=_np_arange_like),
-    Sample((_u(2, 5, 3),), {"axis": -2, "start": 3.0, "step": -1.0}, ref=_np_arange_like)])
-def _contrib_arange_like(data: Tensor, *, start: float = 0.0, step: float = 1.0, repeat: int = 1,
-                         ctx: str = "", axis: OptInt = None) -> Tensor:
-    """``start + step * (i // repeat)`` with data's shape (or, with ``axis``, a 1-D array as long
-    as that axis), in data's dtype (MXNet's ``contrib.arange_like``)."""
-    if repeat < 1:
-        raise MXNetError(f"arange_like: repeat must be >= 1, got {repeat}")
-    if axis is None:
-        n, shape = data.numel(), tuple(data.shape)
-    else:
-        if not -data.dim() <= axis < data.dim():
-            raise MXNetError(f"arange_like: axis {axis} is out of range for an input of shape "
-                             f"{tuple(data.shape)}")
-        n = data.shape[axis]
-        shape = (n,)
-    i = torch.arange(n, dtype=torch.float64, device=data.device)
-    vals = start + step * torch.div(i, repeat, rounding_mode="floor")
-    return vals.to(data.dtype).reshape(shape)
-
-
 # ---- simple elementwise contribs --------------------------------------------------------------
 @register("_contrib_div_sqrt_dim", samples=lambda: [
     Sample((_u(2, 3, 4),), ref=lambda x: x / np.sqrt(x.shape[-1]))])
@@ -179,6 +149,17 @@ class _GradScale(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:  # type: ignore[override]
         return g * ctx.scale, None
+
+
+class _Replace(torch.autograd.Function):
+    """Forward: ``value``; backward: the gradient goes to ``x`` unchanged."""
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, value: Tensor) -> Tensor:  # type: ignore[override]
+        return value.clone()
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:  # type: ignore[override]
+        return g, None
 
 
 class _StraightThrough(torch.autograd.Function):
@@ -371,8 +352,8 @@ def _contrib_ROIAlign(data: Tensor, rois: Tensor, *, pooled_size: Shape, spatial
     if position_sensitive:
         R = out.shape[0]
         full = out.reshape(R, co, ph, pw, ph, pw)          # (R, c, i', j', i, j): keep i'=i, j'=j
-        out = torch.diagonal(torch.diagonal(full, dim1=2, dim2=4), dim1=2, dim2=3)  # (R, c, j, i)
-        out = out.transpose(2, 3)
+        out = torch.diagonal(full, dim1=2, dim2=4)         # (R, c, j', j, i)
+        out = torch.diagonal(out, dim1=2, dim2=3)          # (R, c, i, j)
     return out
 
 
@@ -620,7 +601,7 @@ def _contrib_box_nms(data: Tensor, *, overlap_thresh: float = 0.5, valid_thresh:
     if in_format != out_format:
         c = out[..., coord_start:coord_start + 4]
         conv = torch.where((c[..., :1] >= 0), _corner_center(c.detach(), out_format == "center"), c.detach())
-        c = c + (conv - c.detach())
+        c = _Replace.apply(c, conv)
         out = torch.cat([out[..., :coord_start], c, out[..., coord_start + 4:]], dim=-1)
     return out.reshape(shape)
 
@@ -684,17 +665,22 @@ def _nms_samples() -> list:
     cls = r.randint(0, 3, (2, 3, n, 1)).astype(np.float64)
     batch = np.concatenate([cls, score, xy, xy + wh], axis=-1)
     center = np.concatenate([score, xy + wh / 2, wh], axis=-1)
+    # Gradients are checked where they are smooth: class ids are compared after truncation to
+    # int and MXNet's backward ignores the format conversion, so those samples skip grad checks.
     return [
         Sample((doc,), {"overlap_thresh": 0.1, "coord_start": 2, "score_index": 1, "id_index": 0,
                         "force_suppress": True}, ref=_np_box_nms, grad=False),
-        Sample((batch,), {"overlap_thresh": 0.3, "id_index": 0, "valid_thresh": 0.1}, ref=_np_box_nms),
+        Sample((batch,), {"overlap_thresh": 0.3, "id_index": 0, "valid_thresh": 0.1}, ref=_np_box_nms,
+               grad=False),
         Sample((batch,), {"overlap_thresh": 0.3, "topk": 5, "id_index": 0, "background_id": 1,
-                          "force_suppress": True}, ref=_np_box_nms),
-        Sample((batch,), {"overlap_thresh": 0.4, "out_format": "center"}, ref=_np_box_nms),
+                          "force_suppress": True}, ref=_np_box_nms, grad=False),
+        Sample((batch[..., 1:],), {"overlap_thresh": 0.3, "coord_start": 1, "score_index": 0,
+                                   "valid_thresh": 0.2}, ref=_np_box_nms),
+        Sample((batch,), {"overlap_thresh": 0.4, "out_format": "center"}, ref=_np_box_nms, grad=False),
         Sample((center,), {"overlap_thresh": 0.25, "coord_start": 1, "score_index": 0,
-                           "in_format": "center"}, ref=_np_box_nms),
+                           "in_format": "center", "out_format": "center", "topk": 7}, ref=_np_box_nms),
         Sample((center,), {"overlap_thresh": 0.25, "coord_start": 1, "score_index": 0,
-                           "in_format": "center", "out_format": "corner"}, ref=_np_box_nms),
+                           "in_format": "center"}, ref=_np_box_nms, grad=False),
         Sample((batch,), {"topk": 0}, ref=_np_box_nms),
     ]
 
@@ -945,6 +931,373 @@ def _contrib_MultiBoxPrior(data: Tensor, *, sizes: AnyValue = (1.0,), ratios: An
     if clip:
         out = out.clamp(0.0, 1.0)
     return out.to(data.dtype)
+
+
+# ---- MultiBoxDetection / MultiBoxTarget (SSD heads) -------------------------------------------
+def _variances(v: Any, who: str) -> tuple:
+    t = _floats(v, who, "variances")
+    if len(t) != 4:
+        raise MXNetError(f"{who}: variances must hold 4 values, got {v!r}")
+    return tuple(_f32(x) for x in t)
+
+
+def _corner_iou_matrix(a: Tensor, b: Tensor) -> Tensor:
+    """IoU (n, m) of corner boxes a (n, 4) and b (m, 4); 0 where the union is <= 0."""
+    w = (torch.minimum(a[:, None, 2], b[None, :, 2]) - torch.maximum(a[:, None, 0], b[None, :, 0])).clamp(min=0)
+    h = (torch.minimum(a[:, None, 3], b[None, :, 3]) - torch.maximum(a[:, None, 1], b[None, :, 1])).clamp(min=0)
+    inter = w * h
+    union = ((a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1]))[:, None] + \
+        ((b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]))[None, :] - inter
+    return torch.where(union > 0, inter / torch.where(union > 0, union, torch.ones_like(union)),
+                       torch.zeros_like(inter))
+
+
+@register("_contrib_MultiBoxDetection", differentiable=False, samples=lambda: _mbd_samples())
+def _contrib_MultiBoxDetection(cls_prob: Tensor, loc_pred: Tensor, anchor: Tensor, *, clip: bool = True,
+                               threshold: float = 0.01, background_id: int = 0, nms_threshold: float = 0.5,
+                               force_suppress: bool = False, variances: AnyValue = (0.1, 0.1, 0.2, 0.2),
+                               nms_topk: int = -1) -> Tensor:
+    """SSD detections (B, N, 6) = [class_id, score, xmin, ymin, xmax, ymax] from class
+    probabilities (B, num_classes, N; class 0 is background), box offsets loc_pred (B, N*4) and
+    anchors (1, N, 4) (MXNet's MultiBoxDetection): each anchor takes its best non-background
+    class (dropped when the score < threshold), boxes are decoded with ``variances`` (and clipped
+    to [0, 1]), the kept rows are sorted by score, cut to ``nms_topk`` and NMS-ed (IoU >=
+    nms_threshold, same class unless force_suppress): suppressed rows get class -1, unused rows
+    are -1. As in MXNet's CPU kernel, background_id is accepted and class 0 is the background."""
+    if cls_prob.dim() != 3 or loc_pred.dim() != 2 or anchor.shape[-1] != 4:
+        raise MXNetError(f"MultiBoxDetection: expected cls_prob (B, classes, N), loc_pred (B, N*4) and anchor "
+                         f"(1, N, 4), got {tuple(cls_prob.shape)}, {tuple(loc_pred.shape)}, {tuple(anchor.shape)}")
+    B, C, N = cls_prob.shape
+    if loc_pred.shape[1] != 4 * N or anchor.numel() != 4 * N:
+        raise MXNetError(f"MultiBoxDetection: {N} anchors need loc_pred (B, {4 * N}) and anchor (1, {N}, 4), got "
+                         f"{tuple(loc_pred.shape)} and {tuple(anchor.shape)}")
+    var = _variances(variances, "MultiBoxDetection")
+    if _meta(cls_prob):
+        return torch.empty((B, N, 6), dtype=cls_prob.dtype, device="meta")
+    dt = cls_prob.dtype
+    a = anchor.detach().reshape(N, 4).to(dt)
+    out = torch.full((B, N, 6), -1.0, dtype=dt, device=cls_prob.device)
+    aw, ah = a[:, 2] - a[:, 0], a[:, 3] - a[:, 1]
+    ax, ay = (a[:, 0] + a[:, 2]) / 2, (a[:, 1] + a[:, 3]) / 2
+    thr, nms = _f32(threshold), _f32(nms_threshold)
+    for b in range(B):
+        p = cls_prob[b].detach()
+        if C > 1:                       # first best non-background class; scores <= -1 mean none
+            idx = torch.argmax(p[1:], dim=0)
+            score = p[1:].gather(0, idx[None])[0]
+            idx = torch.where(score > -1, idx + 1, torch.zeros_like(idx))
+            score = torch.where(score > -1, score, torch.full_like(score, -1.0))
+        else:
+            score = torch.full((N,), -1.0, dtype=dt, device=p.device)
+            idx = torch.zeros(N, dtype=torch.int64, device=p.device)
+        idx = torch.where(score < thr, torch.zeros_like(idx), idx)
+        valid = torch.nonzero(idx > 0).flatten()
+        if valid.numel() == 0:
+            continue
+        l = loc_pred[b].detach().reshape(N, 4)[valid]
+        ox = l[:, 0] * var[0] * aw[valid] + ax[valid]
+        oy = l[:, 1] * var[1] * ah[valid] + ay[valid]
+        ow = torch.exp(l[:, 2] * var[2]) * aw[valid] / 2
+        oh = torch.exp(l[:, 3] * var[3]) * ah[valid] / 2
+        boxes = torch.stack([ox - ow, oy - oh, ox + ow, oy + oh], dim=-1)
+        if clip:
+            boxes = boxes.clamp(0.0, 1.0)
+        rows = torch.cat([(idx[valid] - 1).to(dt)[:, None], score[valid][:, None], boxes], dim=1)
+        nv = rows.shape[0]
+        if not 0 < nms <= 1:
+            out[b, :nv] = rows
+            continue
+        order = torch.sort(rows[:, 1], descending=True, stable=True).indices
+        nkeep = nv if not 0 < nms_topk < nv else nms_topk
+        res = rows.clone()                   # rows past nkeep keep their unsorted values, class -1
+        res[:nkeep] = rows[order[:nkeep]]
+        res[nkeep:, 0] = -1
+        if nkeep > 1:
+            top = res[:nkeep]
+            sup = _corner_iou_matrix(top[:, 2:], top[:, 2:]) >= nms
+            if not force_suppress:
+                sup &= top[:, None, 0] == top[None, :, 0]
+            keep = _greedy_keep(sup)
+            res[:nkeep, 0] = torch.where(keep, top[:, 0], torch.full_like(top[:, 0], -1.0))
+        out[b, :nv] = res
+    return out
+
+
+def _np_multibox_detection(cls_prob, loc_pred, anchor, clip=True, threshold=0.01, background_id=0,
+                           nms_threshold=0.5, force_suppress=False, variances=(0.1, 0.1, 0.2, 0.2), nms_topk=-1):
+    B, C, N = cls_prob.shape
+    v = [float(np.float32(x)) for x in variances]
+    thr, nthr = np.float32(threshold), np.float32(nms_threshold)
+    a = anchor.reshape(N, 4)
+    out = -np.ones((B, N, 6))
+    for b in range(B):
+        rows = []
+        for i in range(N):
+            score, cid = -1.0, 0
+            for j in range(1, C):
+                if cls_prob[b, j, i] > score:
+                    score, cid = cls_prob[b, j, i], j
+            if cid > 0 and score < thr:
+                cid = 0
+            if cid == 0:
+                continue
+            al, at, ar, ab = a[i]
+            aw, ah = ar - al, ab - at
+            px, py, pw, ph = loc_pred[b, 4 * i:4 * i + 4]
+            ox, oy = px * v[0] * aw + (al + ar) / 2, py * v[1] * ah + (at + ab) / 2
+            ow, oh = np.exp(pw * v[2]) * aw / 2, np.exp(ph * v[3]) * ah / 2
+            box = [ox - ow, oy - oh, ox + ow, oy + oh]
+            if clip:
+                box = [min(max(c, 0.0), 1.0) for c in box]
+            rows.append([cid - 1, score] + box)
+        if not rows:
+            continue
+        rows = np.array(rows)
+        out[b, :len(rows)] = rows
+        if not 0 < nthr <= 1:
+            continue
+        order = sorted(range(len(rows)), key=lambda r: -rows[r, 1])
+        nkeep = len(rows) if not 0 < nms_topk < len(rows) else nms_topk
+        for r in range(nkeep):
+            out[b, r] = rows[order[r]]
+        out[b, nkeep:len(rows), 0] = -1
+        for p in range(nkeep):
+            if out[b, p, 0] < 0:
+                continue
+            for q in range(p + 1, nkeep):
+                if out[b, q, 0] < 0 or not (force_suppress or out[b, p, 0] == out[b, q, 0]):
+                    continue
+                x, y = out[b, p, 2:], out[b, q, 2:]
+                w = max(0.0, min(x[2], y[2]) - max(x[0], y[0]))
+                h = max(0.0, min(x[3], y[3]) - max(x[1], y[1]))
+                u = (x[2] - x[0]) * (x[3] - x[1]) + (y[2] - y[0]) * (y[3] - y[1]) - w * h
+                if (0.0 if u <= 0 else w * h / u) >= nthr:
+                    out[b, q, 0] = -1
+    return out.astype(cls_prob.dtype)
+
+
+def _mbd_samples() -> list:
+    r = np.random.RandomState(12)
+    B, C, N = 2, 4, 10
+    logits = r.randn(B, C, N) * 2
+    prob = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    loc = r.randn(B, N * 4) * 0.5
+    xy = r.uniform(0.1, 0.6, (1, N, 2))
+    anchor = np.concatenate([xy, xy + r.uniform(0.2, 0.4, (1, N, 2))], axis=-1)
+    return [
+        Sample((prob, loc, anchor), {}, ref=_np_multibox_detection),
+        Sample((prob, loc, anchor), {"threshold": 0.3, "nms_threshold": 0.3, "force_suppress": True,
+                                     "clip": False}, ref=_np_multibox_detection),
+        Sample((prob, loc, anchor), {"nms_topk": 4, "variances": (0.2, 0.2, 0.1, 0.1)}, ref=_np_multibox_detection),
+        Sample((prob, loc, anchor), {"nms_threshold": 0.0}, ref=_np_multibox_detection),
+    ]
+
+
+@register("_contrib_MultiBoxTarget", num_outputs=3, differentiable=False,
+          output_names=("loc_target", "loc_mask", "cls_target"), samples=lambda: _mbt_samples())
+def _contrib_MultiBoxTarget(anchor: Tensor, label: Tensor, cls_pred: Tensor, *, overlap_threshold: float = 0.5,
+                            ignore_label: float = -1.0, negative_mining_ratio: float = -1.0,
+                            negative_mining_thresh: float = 0.5, minimum_negative_samples: int = 0,
+                            variances: AnyValue = (0.1, 0.1, 0.2, 0.2)) -> Any:
+    """SSD training targets (MXNet's MultiBoxTarget) for anchors (1, N, 4), padded labels
+    (B, L, >=5) = [class, xmin, ymin, xmax, ymax] (class -1 ends the list) and class predictions
+    (B, classes, N): returns loc_target (B, N*4), loc_mask (B, N*4), cls_target (B, N).
+
+    Every ground truth first takes its best unmatched anchor (greedily, highest IoU first), then
+    every other anchor whose best IoU exceeds overlap_threshold is positive. Positives get class
+    + 1 and offsets ((g - a) / a_size / variance, log(g_size / a_size) / variance). Negatives
+    (class 0) are all other anchors, or with negative_mining_ratio > 0 the ratio * positives
+    anchors with IoU < negative_mining_thresh and the lowest background probability. The rest
+    get ignore_label. Images without ground truth are all ignore_label. No gradient."""
+    if anchor.dim() != 3 or anchor.shape[0] != 1 or anchor.shape[2] != 4:
+        raise MXNetError(f"MultiBoxTarget: anchor must be (1, num_anchors, 4), got {tuple(anchor.shape)}")
+    if label.dim() != 3 or label.shape[2] < 5:
+        raise MXNetError(f"MultiBoxTarget: label must be (batch, num_labels, >=5), got {tuple(label.shape)}")
+    N = anchor.shape[1]
+    if cls_pred.dim() != 3 or cls_pred.shape[2] != N:
+        raise MXNetError(f"MultiBoxTarget: cls_pred must be (batch, num_classes, {N}), got {tuple(cls_pred.shape)}")
+    B = label.shape[0]
+    var = _variances(variances, "MultiBoxTarget")
+    dt = anchor.dtype
+    if _meta(anchor):
+        return (torch.empty((B, N * 4), dtype=dt, device="meta"), torch.empty((B, N * 4), dtype=dt, device="meta"),
+                torch.empty((B, N), dtype=dt, device="meta"))
+    dev = anchor.device
+    a = anchor.detach().reshape(N, 4)
+    lab = label.detach().to(dt)
+    loc_t = torch.zeros((B, N, 4), dtype=dt, device=dev)
+    loc_m = torch.zeros((B, N, 4), dtype=dt, device=dev)
+    cls_t = torch.full((B, N), float(ignore_label), dtype=dt, device=dev)
+    othr = _f32(overlap_threshold)
+    for b in range(B):
+        cls_col = lab[b, :, 0].tolist()
+        ngt = next((i for i, c in enumerate(cls_col) if c == -1.0), len(cls_col))
+        if ngt == 0:
+            continue
+        gt = lab[b, :ngt, 1:5]
+        iou = _corner_iou_matrix(a, gt)                                    # (N, ngt)
+        flags = torch.full((N,), -1, dtype=torch.int64, device=dev)
+        best_gt = torch.full((N,), -1, dtype=torch.int64, device=dev)
+        best_iou = torch.full((N,), -1.0, dtype=dt, device=dev)
+        work = iou.clone()
+        for _ in range(ngt):                                               # greedy bipartite stage
+            flat = int(torch.argmax(work))
+            j, k = divmod(flat, ngt)
+            if not float(work[j, k]) > 1e-6:
+                break
+            flags[j], best_gt[j], best_iou[j] = 1, k, iou[j, k]
+            work[j, :] = -1.0
+            work[:, k] = -1.0
+        if othr > 0:
+            rest = flags != 1
+            arg = torch.argmax(iou, dim=1)
+            mx_ = iou.gather(1, arg[:, None])[:, 0]
+            best_gt = torch.where(rest, arg, best_gt)
+            best_iou = torch.where(rest, mx_, best_iou)
+            flags = torch.where(rest & (mx_ > othr), torch.ones_like(flags), flags)
+        npos = int((flags == 1).sum())
+        if negative_mining_ratio > 0:
+            if not negative_mining_thresh > 0:
+                raise MXNetError(f"MultiBoxTarget: negative_mining_thresh must be > 0, got {negative_mining_thresh}")
+            nneg = min(int(npos * _f32(negative_mining_ratio)), N - npos)
+            if nneg > 0:
+                unset = best_iou < 0
+                if bool(unset.any()):
+                    arg = torch.argmax(iou, dim=1)
+                    best_iou = torch.where(unset, iou.gather(1, arg[:, None])[:, 0], best_iou)
+                cand = torch.nonzero((flags == -1) & (best_iou < _f32(negative_mining_thresh))).flatten()
+                if cand.numel() < nneg:
+                    raise MXNetError(f"MultiBoxTarget: negative mining needs {nneg} negative anchors but only "
+                                     f"{cand.numel()} have IoU < negative_mining_thresh={negative_mining_thresh}")
+                logits = cls_pred[b].detach().to(dt)[:, cand]                 # (classes, n)
+                mx_ = logits.max(dim=0).values
+                prob = torch.exp(logits[0] - mx_) / torch.exp(logits - mx_).sum(dim=0)
+                order = torch.sort(prob, stable=True).indices[:nneg]
+                flags[cand[order]] = 0
+        else:
+            flags = torch.where(flags != 1, torch.zeros_like(flags), flags)
+        pos = torch.nonzero(flags == 1).flatten()
+        neg = flags == 0
+        cls_t[b] = torch.where(neg, torch.zeros_like(cls_t[b]), cls_t[b])
+        if pos.numel():
+            g = gt[best_gt[pos]].to(torch.float32)
+            an = a[pos].to(torch.float32)
+            aw, ah = an[:, 2] - an[:, 0], an[:, 3] - an[:, 1]
+            ax, ay = (an[:, 0] + an[:, 2]) * 0.5, (an[:, 1] + an[:, 3]) * 0.5
+            gw, gh = g[:, 2] - g[:, 0], g[:, 3] - g[:, 1]
+            gx, gy = (g[:, 0] + g[:, 2]) * 0.5, (g[:, 1] + g[:, 3]) * 0.5
+            t = torch.stack([(gx - ax) / aw / var[0], (gy - ay) / ah / var[1],
+                             torch.log(gw / aw) / var[2], torch.log(gh / ah) / var[3]], dim=-1)
+            loc_t[b, pos] = t.to(dt)
+            loc_m[b, pos] = 1.0
+            cls_t[b, pos] = lab[b, best_gt[pos], 0] + 1
+    return loc_t.reshape(B, N * 4), loc_m.reshape(B, N * 4), cls_t
+
+
+def _np_multibox_target(anchor, label, cls_pred, overlap_threshold=0.5, ignore_label=-1.0,
+                        negative_mining_ratio=-1.0, negative_mining_thresh=0.5, minimum_negative_samples=0,
+                        variances=(0.1, 0.1, 0.2, 0.2)):
+    N = anchor.shape[1]
+    B = label.shape[0]
+    a = anchor.reshape(N, 4).astype(np.float64)
+    v = [float(np.float32(x)) for x in variances]
+    loc = np.zeros((B, N, 4))
+    mask = np.zeros((B, N, 4))
+    cls = np.full((B, N), ignore_label)
+
+    def iou(x, y):
+        w = max(0.0, min(x[2], y[2]) - max(x[0], y[0]))
+        h = max(0.0, min(x[3], y[3]) - max(x[1], y[1]))
+        u = (x[2] - x[0]) * (x[3] - x[1]) + (y[2] - y[0]) * (y[3] - y[1]) - w * h
+        return 0.0 if u == 0 else w * h / u
+    for b in range(B):
+        ngt = 0
+        while ngt < label.shape[1] and label[b, ngt, 0] != -1:
+            ngt += 1
+        if ngt == 0:
+            continue
+        ov = np.array([[iou(a[j], label[b, k, 1:5]) for k in range(ngt)] for j in range(N)])
+        flags = [-1] * N
+        match = [(-1.0, -1)] * N
+        gt_done = [False] * ngt
+        npos = 0
+        while not all(gt_done):
+            best, bj, bk = 1e-6, -1, -1
+            for j in range(N):
+                if flags[j] == 1:
+                    continue
+                for k in range(ngt):
+                    if not gt_done[k] and ov[j, k] > best:
+                        best, bj, bk = ov[j, k], j, k
+            if bj < 0:
+                break
+            match[bj] = (best, bk)
+            flags[bj], gt_done[bk] = 1, True
+            npos += 1
+        if overlap_threshold > 0:
+            for j in range(N):
+                if flags[j] == 1:
+                    continue
+                k = int(np.argmax(ov[j]))
+                match[j] = (ov[j, k], k)
+                if ov[j, k] > np.float32(overlap_threshold):
+                    flags[j] = 1
+                    npos += 1
+        if negative_mining_ratio > 0:
+            nneg = min(int(npos * np.float32(negative_mining_ratio)), N - npos)
+            if nneg > 0:
+                cand = []
+                for j in range(N):
+                    if flags[j] == 1:
+                        continue
+                    if match[j][0] < 0:
+                        k = int(np.argmax(ov[j]))
+                        match[j] = (ov[j, k], k)
+                    if match[j][0] < np.float32(negative_mining_thresh) and flags[j] == -1:
+                        z = cls_pred[b, :, j] - cls_pred[b, :, j].max()
+                        cand.append((np.exp(z[0]) / np.exp(z).sum(), j))
+                cand.sort(key=lambda t: t[0])
+                for _, j in cand[:nneg]:
+                    flags[j] = 0
+        else:
+            flags = [1 if f == 1 else 0 for f in flags]
+        for j in range(N):
+            if flags[j] == 1:
+                k = match[j][1]
+                g = label[b, k, 1:5]
+                aw, ah = a[j, 2] - a[j, 0], a[j, 3] - a[j, 1]
+                gw, gh = g[2] - g[0], g[3] - g[1]
+                loc[b, j] = [((g[0] + g[2]) / 2 - (a[j, 0] + a[j, 2]) / 2) / aw / v[0],
+                             ((g[1] + g[3]) / 2 - (a[j, 1] + a[j, 3]) / 2) / ah / v[1],
+                             np.log(gw / aw) / v[2], np.log(gh / ah) / v[3]]
+                mask[b, j] = 1
+                cls[b, j] = label[b, k, 0] + 1
+            elif flags[j] == 0:
+                cls[b, j] = 0
+    dt = anchor.dtype
+    return [loc.reshape(B, N * 4).astype(dt), mask.reshape(B, N * 4).astype(dt), cls.astype(dt)]
+
+
+def _mbt_samples() -> list:
+    r = np.random.RandomState(13)
+    N = 16
+    xy = r.uniform(0.0, 0.7, (1, N, 2))
+    anchor = np.concatenate([xy, xy + r.uniform(0.1, 0.3, (1, N, 2))], axis=-1)
+    label = -np.ones((3, 3, 5))
+    label[0, 0] = [1, 0.1, 0.1, 0.4, 0.35]
+    label[0, 1] = [0, 0.5, 0.45, 0.8, 0.9]
+    label[1, 0] = [2, 0.3, 0.2, 0.6, 0.5]
+    cls_pred = r.randn(3, 4, N)
+    # positives are checked with loose tolerances: targets are computed in single precision, as MXNet
+    return [
+        Sample((anchor, label, cls_pred), {}, ref=_np_multibox_target, rtol=1e-5, atol=1e-5),
+        Sample((anchor, label, cls_pred), {"overlap_threshold": 0.2, "negative_mining_ratio": 2.0,
+                                           "negative_mining_thresh": 0.4, "ignore_label": -2.0},
+               ref=_np_multibox_target, rtol=1e-5, atol=1e-5),
+        Sample((anchor, label, cls_pred), {"overlap_threshold": 0.0, "negative_mining_ratio": 1.5,
+                                           "variances": (0.2, 0.2, 0.3, 0.3)},
+               ref=_np_multibox_target, rtol=1e-5, atol=1e-5),
+    ]
 
 
 # ---- normalization variants, SparseEmbedding --------------------------------------------------

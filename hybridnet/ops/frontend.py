@@ -26,10 +26,9 @@ def signature_text(op: OpDef) -> str:
     else:
         params.extend(f"{i}=None" for i in op.inputs)
     params.extend(f"{a}=_N" for a in op.attrs if a != "num_args")
-    if op.variadic:
-        params.extend(["out=None", "name=None", "attr=None"])
-    else:
-        params.extend(["out=None", "name=None", "attr=None"])
+    if op.variadic and "num_args" in op.attrs:
+        params.append("num_args=_N")  # accepted as in MXNet, checked against the inputs
+    params.extend(["out=None", "name=None", "attr=None"])
     return ", ".join(params)
 
 
@@ -63,6 +62,9 @@ def make_function(op: OpDef, fname: str, dispatch: Callable, hint: "str | None" 
         body.append(f"    if {a} is not _N: _attrs[{a!r}] = {a}")
     if op.variadic:
         inputs = op.inputs[0]
+        if "num_args" in op.attrs:
+            body.append(f"    if num_args is not _N and num_args != len({inputs}):")
+            body.append(f"        raise TypeError(f'{fname}: num_args={{num_args}} but {{len({inputs})}} inputs were given')")
     else:
         inputs = "(" + "".join(f"{i}, " for i in op.inputs) + ")"
     body.append(f"    return _dispatch(_op, {inputs}, _attrs, out, name, _hint, attr)")

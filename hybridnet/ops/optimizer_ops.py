@@ -24,7 +24,7 @@ Variadic operators (``multi_*``, ``preloaded_multi_*``, ``multi_sum_sq``, ``mult
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -638,7 +638,7 @@ def _multi_sgd_core(op: str, groups: list, lrs: list, wds: list, momentum: float
         if w32 is not None:
             w32.copy_(new)
         outs.append(new.to(w.dtype))
-    return outs
+    return outs[0] if len(outs) == 1 else outs   # one output is a plain tensor (registry rule)
 
 
 def _np_multi_sgd(*data, lrs, wds, momentum=0.0, rescale_grad=1.0, clip_gradient=-1.0, num_weights=1,  # type: ignore[no-untyped-def]
