@@ -1,9 +1,15 @@
 """Autograd with MXNet's interface on torch's engine (``mx.autograd``).
 
-Nothing is recorded outside ``record()``: eager operators on arrays that require gradients run
-with torch's grad mode off unless recording. Gradients land in buffers allocated by
-``attach_grad``; ``backward`` writes them per ``grad_req`` ('write' overwrites, 'add'
-accumulates, 'null' skips), as MXNet does.
+* Nothing is recorded outside ``record()``: eager operators on arrays with attached gradients
+  run with torch's grad mode off unless recording, so no graph (and no memory) is kept.
+* ``attach_grad``/``mark_variables`` make an array a variable: its tensor becomes a torch leaf
+  whose ``.grad`` *is* the gradient buffer the user sees (``x.grad``). ``backward`` runs torch's
+  engine, which accumulates into ``.grad`` in place; a hook on each leaf applies the variable's
+  ``grad_req`` when the engine reaches it: 'write' clears the buffer first (overwrite), 'add'
+  accumulates across backward calls, 'null' variables are not leaves at all. Only the variables
+  a head depends on are touched; nothing scans the set of live variables.
+* ``grad`` returns gradients as new arrays (``create_graph=True`` for higher order) and leaves
+  the buffers alone. ``Function`` wraps user-defined forward/backward on NDArrays.
 """
 from __future__ import annotations
 
@@ -28,32 +34,46 @@ class _State:
 
 
 STATE = _State()
-# Every array with an attached gradient buffer; backward() fills the ones it reaches.
-_VARIABLES: "weakref.WeakSet[Any]" = weakref.WeakSet()
+# id -> weak reference of every live variable: for introspection only, backward never scans
+# it. (Not a WeakSet: weakref equality would call NDArray.__eq__, which is elementwise.)
+_VARIABLES: "dict[int, weakref.ref]" = {}
+# >0 while autograd.backward() runs: leaf hooks apply grad_req only then (not during grad()).
+_ACTIVE_BACKWARD = 0
 
 
 def is_recording() -> bool:
+    """Whether operators are being recorded for differentiation."""
     return STATE.recording
 
 
 def is_training() -> bool:
+    """Whether Dropout/BatchNorm behave as in training."""
     return STATE.training
 
 
-def set_recording(is_recording: bool) -> bool:
+def set_recording(is_recording: bool) -> bool:  # noqa: F811 - MXNet's parameter name
+    """Set the recording flag; returns the previous one."""
     prev = STATE.recording
     STATE.recording = bool(is_recording)
-    torch.set_grad_enabled(STATE.recording)
+    if STATE.recording:
+        torch.set_grad_enabled(True)
+    # Turning recording off leaves torch's grad mode alone: eager operators already keep no
+    # graph when not recording, and torch code of the user keeps its default behaviour.
     return prev
 
 
-def set_training(train_mode: bool) -> bool:
+def set_training(train_mode: bool) -> bool:  # noqa: F811
+    """Set the training flag; returns the previous one."""
     prev = STATE.training
     STATE.training = bool(train_mode)
     return prev
 
 
 class _Scope:
+    """``with`` scope setting recording/training flags and restoring them on exit."""
+
+    __slots__ = ("_rec", "_train", "_prev")
+
     def __init__(self, recording: Optional[bool], training: Optional[bool]):
         self._rec, self._train = recording, training
         self._prev: tuple = ()
@@ -72,146 +92,265 @@ class _Scope:
         torch.set_grad_enabled(grad_enabled)
 
 
-def record(train_mode: bool = True) -> _Scope:
+def record(train_mode: bool = True) -> _Scope:  # noqa: F811
     """Record operators for differentiation; ``train_mode`` sets the Dropout/BatchNorm flag."""
     return _Scope(True, train_mode)
 
 
-def pause(train_mode: bool = False) -> _Scope:
+def pause(train_mode: bool = False) -> _Scope:  # noqa: F811
     """Stop recording inside a ``record()`` block."""
     return _Scope(False, train_mode)
 
 
 def train_mode() -> _Scope:
+    """Training behaviour (Dropout active...) without changing the recording flag."""
     return _Scope(None, True)
 
 
 def predict_mode() -> _Scope:
+    """Inference behaviour without changing the recording flag."""
     return _Scope(None, False)
 
 
+# ---- variables -------------------------------------------------------------------------------
+def _leaf_hook(arr_ref: "weakref.ref", leaf_ref: "weakref.ref") -> Any:
+    def hook(g: torch.Tensor) -> None:
+        if not _ACTIVE_BACKWARD:
+            return None  # autograd.grad() or a raw torch call: buffers untouched
+        arr = arr_ref()
+        leaf = leaf_ref()
+        if arr is None or leaf is None:
+            return None
+        buf = arr._grad._t
+        if leaf.grad is not buf:  # someone detached the buffer (e.g. set .grad = None): relink
+            leaf.grad = buf
+            buf.zero_()
+        elif arr._grad_req == "write":
+            buf.zero_()
+        arr._fresh = True
+        return None
+    return hook
+
+
 def register_variable(arr: Any) -> None:
-    _VARIABLES.add(arr)
+    """Make ``arr`` (already holding ``_t``, ``_grad``, ``_grad_req``) a variable for backward."""
+    key = id(arr)
+
+    def _forget(ref: "weakref.ref", key: int = key) -> None:
+        if _VARIABLES.get(key) is ref:
+            del _VARIABLES[key]
+    _VARIABLES[key] = weakref.ref(arr, _forget)
+    t = arr._t
+    if arr._grad_req == "null" or not t.requires_grad:
+        return
+    buf = arr._grad._t
+    try:
+        t.grad = buf
+    except RuntimeError as e:
+        raise MXNetError(f"cannot use the given gradient buffer for this variable: {e}") from None
+    t.register_hook(_leaf_hook(weakref.ref(arr), weakref.ref(t)))
+
+
+def live_variables() -> list:
+    """The arrays currently marked as variables (attach_grad / mark_variables) and still alive."""
+    return [a for a in (r() for r in list(_VARIABLES.values())) if a is not None]
 
 
 def mark_variables(variables: Any, gradients: Any, grad_reqs: "str | Sequence[str]" = "write") -> None:
     """Mark arrays as variables whose gradients go into ``gradients`` (MXNet semantics)."""
     from .ndarray.ndarray import NDArray
     if isinstance(variables, NDArray):
+        if not isinstance(gradients, NDArray):
+            raise TypeError("mark_variables: with a single variable, gradients must be one NDArray")
         variables, gradients = [variables], [gradients]
+    variables, gradients = list(variables), list(gradients)
+    if len(variables) != len(gradients):
+        raise MXNetError(f"mark_variables: {len(variables)} variables but {len(gradients)} gradients")
     if isinstance(grad_reqs, str):
         grad_reqs = [grad_reqs] * len(variables)
+    grad_reqs = list(grad_reqs)
+    if len(grad_reqs) != len(variables):
+        raise MXNetError(f"mark_variables: {len(variables)} variables but {len(grad_reqs)} grad_reqs")
     for v, g, req in zip(variables, gradients, grad_reqs):
         v._mark(g, req)
+
+
+# ---- backward / grad -------------------------------------------------------------------------
+_NOT_RECORDED = ("Cannot differentiate: head {i} (shape {shape}) is not in a computational graph. "
+                 "Call x.attach_grad() on the inputs and compute the head inside "
+                 "`with autograd.record():`; operators run outside record() keep no graph.")
 
 
 def _heads_and_grads(heads: Any, head_grads: Any) -> tuple[list, list]:
     from .ndarray.ndarray import NDArray
     if isinstance(heads, NDArray):
         heads = [heads]
-        head_grads = [head_grads] if head_grads is not None else None
+    if isinstance(head_grads, NDArray):
+        head_grads = [head_grads]
+    heads = list(heads)
+    if not heads:
+        raise MXNetError("backward: no heads given")
     if head_grads is None:
         head_grads = [None] * len(heads)
+    head_grads = list(head_grads)
     if len(head_grads) != len(heads):
         raise MXNetError(f"backward: {len(heads)} heads but {len(head_grads)} head gradients")
     ts, gs = [], []
-    for h, g in zip(heads, head_grads):
+    for i, (h, g) in enumerate(zip(heads, head_grads)):
+        if not isinstance(h, NDArray):
+            raise TypeError(f"backward: heads must be NDArrays, got {type(h).__name__}")
         t = h._t
         if not t.requires_grad:
-            raise MXNetError("backward: a head does not depend on any variable with an attached "
-                             "gradient, or was not computed inside autograd.record(); call "
-                             "x.attach_grad() and compute the head under `with autograd.record():`")
+            raise MXNetError(_NOT_RECORDED.format(i=i, shape=h.shape))
+        if g is None:
+            gt = torch.ones_like(t)
+        else:
+            gt = g._t if isinstance(g, NDArray) else torch.as_tensor(g)
+            if tuple(gt.shape) != tuple(t.shape):
+                raise MXNetError(f"backward: head gradient {i} has shape {tuple(gt.shape)} but the head "
+                                 f"has shape {tuple(t.shape)}")
+            gt = gt.detach().to(device=t.device, dtype=t.dtype)
         ts.append(t)
-        gs.append(torch.ones_like(t) if g is None else g._t.to(t.dtype))
+        gs.append(gt)
     return ts, gs
 
 
+def _engine_error(e: RuntimeError, where: str) -> MXNetError:
+    msg = str(e)
+    if "backward through the graph a second time" in msg or "have already been freed" in msg:
+        return MXNetError(f"{where}: the graph of this head was freed by a previous backward(); "
+                          f"pass retain_graph=True to the first backward() to differentiate the same "
+                          f"graph twice, or recompute the head under autograd.record()")
+    if "modified by an inplace operation" in msg:
+        return MXNetError(f"{where}: an array needed for the gradient was modified in place after it "
+                          f"was used inside autograd.record(); compute new arrays instead of "
+                          f"x[...] = v / x += y on recorded values. ({msg.splitlines()[0]})")
+    return MXNetError(f"{where} failed: {msg.splitlines()[0] if msg else type(e).__name__}")
+
+
 def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False,
-             train_mode: bool = True) -> None:
-    """Compute gradients of ``heads`` into every reached variable's buffer, per its grad_req."""
+             train_mode: bool = True) -> None:  # noqa: F811
+    """Compute gradients of ``heads`` into the buffers of the variables they depend on.
+
+    Each reached variable's buffer is overwritten ('write') or added to ('add'); variables the
+    heads do not depend on are left untouched. ``head_grads`` default to ones.
+    """
+    global _ACTIVE_BACKWARD
     ts, gs = _heads_and_grads(heads, head_grads)
-    variables = [v for v in list(_VARIABLES) if v._grad_req != "null" and v._t.requires_grad]
-    if not variables:
-        raise MXNetError("backward: no variable has an attached gradient; call attach_grad() first")
-    leaves = [v._t for v in variables]
-    with torch.enable_grad():
-        grads = torch.autograd.grad(ts, leaves, gs, retain_graph=retain_graph, allow_unused=True)
-    with torch.no_grad():
-        for v, g in zip(variables, grads):
-            if g is None:
-                continue
-            buf = v._grad._t
-            if v._grad_req == "add":
-                buf.add_(g)
-            else:
-                buf.copy_(g)
+    _ACTIVE_BACKWARD += 1
+    try:
+        torch.autograd.backward(ts, gs, retain_graph=retain_graph)
+    except RuntimeError as e:
+        raise _engine_error(e, "backward") from e
+    finally:
+        _ACTIVE_BACKWARD -= 1
 
 
 def grad(heads: Any, variables: Any, head_grads: Any = None, retain_graph: Optional[bool] = None,
-         create_graph: bool = False, train_mode: bool = True) -> list:
-    """Gradients of ``heads`` w.r.t. ``variables``, returned (not stored); higher order with create_graph."""
+         create_graph: bool = False, train_mode: bool = True) -> list:  # noqa: F811
+    """Gradients of ``heads`` w.r.t. ``variables`` as a list of new NDArrays (buffers untouched).
+
+    ``create_graph=True`` records the gradient computation so it can be differentiated again
+    (higher order); ``retain_graph`` defaults to ``create_graph``.
+    """
     from .ndarray.ndarray import NDArray
-    single = isinstance(variables, NDArray)
-    if single:
+    if isinstance(variables, NDArray):
         variables = [variables]
+    variables = list(variables)
+    if not variables:
+        raise MXNetError("grad: variables cannot be an empty list")
     ts, gs = _heads_and_grads(heads, head_grads)
+    for i, v in enumerate(variables):
+        if not v._t.requires_grad:
+            raise MXNetError(f"grad: variable {i} (shape {v.shape}) has no attached gradient; "
+                             f"call attach_grad() before computing the heads under record()")
     if retain_graph is None:
         retain_graph = create_graph
-    with torch.enable_grad():
-        out = torch.autograd.grad(ts, [v._t for v in variables], gs, retain_graph=retain_graph,
-                                  create_graph=create_graph, allow_unused=True)
-    res = [NDArray(torch.zeros_like(v._t) if g is None else g) for v, g in zip(variables, out)]
-    return res
+    try:
+        with torch.enable_grad() if create_graph else torch.no_grad():
+            out = torch.autograd.grad(ts, [v._t for v in variables], gs, retain_graph=retain_graph,
+                                      create_graph=create_graph, allow_unused=True)
+    except RuntimeError as e:
+        raise _engine_error(e, "grad") from e
+    return [NDArray(torch.zeros_like(v._t) if g is None else g) for v, g in zip(variables, out)]
 
 
 def get_symbol(x: Any) -> Any:
+    """Not supported: MXNet converts a recorded history to a Symbol; hybridize a block instead."""
     raise MXNetError("autograd.get_symbol is not supported: hybridnet records with torch's "
-                     "engine; hybridize a HybridBlock to obtain its graph instead")
+                     "engine; hybridize a HybridBlock (or use mx.sym) to obtain a graph instead")
+
+
+# ---- custom functions ------------------------------------------------------------------------
+class _Bridge(torch.autograd.Function):
+    """Runs a user ``Function``'s forward/backward (on NDArrays) inside torch's engine."""
+
+    @staticmethod
+    def forward(ctx: Any, user: "Function", *tensors: torch.Tensor) -> Any:  # type: ignore[override]
+        from .ndarray.ndarray import NDArray
+        ctx.user = user
+        ctx.n_in = len(tensors)
+        with _Scope(False, None):
+            outs = user.forward(*[NDArray(t) for t in tensors])
+        user._out_single = isinstance(outs, NDArray)
+        seq = (outs,) if user._out_single else tuple(outs)
+        if not seq or not all(isinstance(o, NDArray) for o in seq):
+            raise MXNetError(f"{type(user).__name__}.forward must return an NDArray or a tuple of NDArrays")
+        user._out_type = type(outs)
+        return tuple(o._t for o in seq)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: torch.Tensor) -> Any:  # type: ignore[override]
+        from .ndarray.ndarray import NDArray
+        user = ctx.user
+        with _Scope(False, None):
+            res = user.backward(*[NDArray(g) for g in grads])
+        res = (res,) if isinstance(res, NDArray) or res is None else tuple(res)
+        if len(res) != ctx.n_in:
+            raise MXNetError(f"{type(user).__name__}.backward must return exactly as many NDArrays as "
+                             f"forward has inputs: expected {ctx.n_in}, got {len(res)}")
+        for r in res:
+            if r is not None and not isinstance(r, NDArray):
+                raise MXNetError(f"{type(user).__name__}.backward must return NDArrays, not {type(r).__name__}")
+        return (None,) + tuple(None if r is None else r._t for r in res)
 
 
 class Function:
     """User-defined differentiable function (MXNet's ``autograd.Function``).
 
-    Subclass it and implement ``forward(self, *inputs)`` and ``backward(self, *output_grads)``
-    on NDArrays; call the instance on NDArrays.
+    Subclass it, implement ``forward(self, *inputs)`` and ``backward(self, *output_grads)`` on
+    NDArrays (``backward`` returns one gradient per input), and call an instance on NDArrays.
+    ``save_for_backward(*arrays)`` keeps arrays for ``backward`` in ``self.saved_tensors``.
+    Each instance can be called once, as in MXNet.
     """
 
     def __init__(self) -> None:
-        self._saved: tuple = ()
+        self._used = False
+        self.saved_tensors: tuple = ()
 
     def save_for_backward(self, *args: Any) -> None:
-        self._saved = args
-
-    @property
-    def saved_tensors(self) -> tuple:
-        return self._saved
+        self.saved_tensors = args
 
     def forward(self, *inputs: Any) -> Any:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement forward(self, *inputs)")
 
     def backward(self, *output_grads: Any) -> Any:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement backward(self, *output_grads)")
 
     def __call__(self, *inputs: Any) -> Any:
         from .ndarray.ndarray import NDArray
-        user = self
-
-        class _Bridge(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx: Any, *tensors: torch.Tensor) -> Any:  # type: ignore[override]
-                with pause(STATE.training):
-                    outs = user.forward(*[NDArray(t.detach()) for t in tensors])
-                ctx.single = isinstance(outs, NDArray)
-                outs = (outs,) if ctx.single else tuple(outs)
-                return tuple(o._t for o in outs)
-
-            @staticmethod
-            def backward(ctx: Any, *grads: torch.Tensor) -> Any:  # type: ignore[override]
-                with pause(STATE.training):
-                    res = user.backward(*[NDArray(g) for g in grads])
-                res = (res,) if isinstance(res, NDArray) else tuple(res)
-                return tuple(None if r is None else r._t for r in res)
-
-        outs = _Bridge.apply(*[x._t for x in inputs])
+        if getattr(self, "_used", False):
+            raise MXNetError(f"each {type(self).__name__} (autograd.Function) instance can only be "
+                             f"called once; create another instance")
+        self._used = True
+        for i, x in enumerate(inputs):
+            if not isinstance(x, NDArray):
+                raise TypeError(f"{type(self).__name__}: input {i} must be an NDArray, got {type(x).__name__}")
+        if not STATE.recording:
+            with _Scope(False, None):
+                return self.forward(*inputs)
+        outs = _Bridge.apply(self, *[x._t for x in inputs])
         wrapped = [NDArray(t) for t in outs]
-        return wrapped[0] if len(wrapped) == 1 else wrapped
+        if self._out_single:
+            return wrapped[0]
+        return self._out_type(wrapped) if self._out_type in (list, tuple) else tuple(wrapped)

@@ -1,6 +1,24 @@
-"""NDArray: an eager array with MXNet 1.x semantics over a torch.Tensor (wrapped, not subclassed)."""
+"""NDArray: an eager array with MXNet 1.x semantics over a torch.Tensor (wrapped, not subclassed).
+
+Semantics kept from MXNet 1.9.1 (legacy ``mx.nd``, not ``mx.np``):
+
+* there are no 0-d results: ``x[i]`` on a 1-D array and ``x[i, j]`` on a 2-D array have shape
+  ``(1,)``; ``asscalar()`` gives the Python/NumPy scalar;
+* memory sharing: basic indexing that selects a contiguous block (``x[1]``, ``x[1:3]``), the
+  ``reshape`` method and ``detach`` return *views* (writes go through both ways); everything
+  else (operators, non-contiguous slices, advanced indexing, ``T``) returns new memory, so an
+  in-place write on a result never changes its inputs (and vice versa);
+* Python operators map to MXNet's operators (``x + y`` -> ``broadcast_add``, ``x + 1`` ->
+  ``_plus_scalar``...); comparisons return 0/1 arrays of the input dtype; scalar operators
+  on integer arrays compute in the array's dtype (the scalar is cast, as MXNet does);
+* autograd: nothing is recorded outside ``autograd.record()``; see ``hybridnet.autograd``.
+
+Not in MXNet, ours: ``nd.from_torch(t)`` and ``x.to_torch()`` share memory with torch tensors.
+"""
 from __future__ import annotations
 
+import operator as _operator
+import warnings
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
@@ -12,19 +30,39 @@ from ..context import Context, current_context
 from ..ops import registry as _reg
 from ..ops.registry import OpDef
 
-__all__ = ["NDArray", "invoke", "array", "from_torch", "waitall"]
+__all__ = ["NDArray", "invoke", "array", "from_torch", "from_numpy", "from_dlpack",
+           "to_dlpack_for_read", "to_dlpack_for_write", "waitall"]
 
 _STATE = _ag.STATE
 _set_grad = torch._C._set_grad_enabled
 _is_grad = torch.is_grad_enabled
+_Tensor = torch.Tensor
+_no_grad = torch.no_grad
 
 # Set by hybridnet.symbol at import: called when an operator receives a Symbol input.
 symbolic_dispatch: Optional[Callable] = None
 
 
+# ---- devices ---------------------------------------------------------------------------------
+def _device(ctx: Optional[Context]) -> torch.device:
+    """torch device of ``ctx`` (None: the current context); a clear error for absent GPUs."""
+    if ctx is None:
+        ctx = current_context()
+    elif not isinstance(ctx, Context):
+        raise TypeError(f"ctx must be a Context such as mx.cpu() or mx.gpu(0), got {ctx!r}")
+    if ctx.device_typeid == 2:
+        n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if ctx.device_id >= n:
+            have = "no CUDA device is available (torch.cuda.is_available() is False)" if n == 0 \
+                else f"only {n} GPU(s) are visible"
+            raise MXNetError(f"cannot use context {ctx}: {have}; use mx.cpu() or a valid mx.gpu(i)")
+    return ctx.torch_device
+
+
+# ---- the imperative dispatch path ------------------------------------------------------------
 def _describe(x: Any) -> str:
     if isinstance(x, NDArray):
-        return f"{x.shape} {x.dtype.__name__ if hasattr(x.dtype, '__name__') else x.dtype}"
+        return f"{x.shape} {dtype_name(x._t.dtype)} @{x.context}"
     if x is None:
         return "None"
     return type(x).__name__
@@ -38,9 +76,23 @@ def _op_error(op: OpDef, inputs: Sequence, attrs: dict, err: Exception) -> MXNet
     return MXNetError(f"operator {op.name} failed: {msg}\n  inputs: {ins}\n  attributes: {shown}")
 
 
+def _owned(res: torch.Tensor, tensors: list) -> torch.Tensor:
+    """Operators return new memory in MXNet: copy a kernel result that aliases an input."""
+    if res._is_view():
+        return res.clone()
+    for t in tensors:
+        if res is t:
+            return res.clone()
+    return res
+
+
 def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any = None,
            hint: Any = None, attr: Any = None) -> Any:
-    """Run ``op`` eagerly (or hand it to the Symbol front-end if an input is a Symbol)."""
+    """Run ``op`` eagerly on NDArrays (or hand it to the Symbol front-end for Symbol inputs).
+
+    ``attrs`` holds the attributes the caller passed (kernel defaults apply to the rest); ``out``
+    (an NDArray or a list of them) receives the result in place, as MXNet's ``out=`` does.
+    """
     tensors = []
     guard = False
     for x in inputs:
@@ -52,30 +104,39 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
         elif x is None:
             tensors.append(None)
         elif isinstance(x, NDArray):
-            tensors.append(x._t)
-            guard = guard or x._t.requires_grad
+            t = x._t
+            guard = guard or t.requires_grad
+            tensors.append(t)
         elif symbolic_dispatch is not None and hasattr(x, "_entries"):
             return symbolic_dispatch(op, inputs, attrs, out, name, hint, attr)
         else:
             raise TypeError(f"operator {op.name}: expected NDArray inputs, got {type(x).__name__} "
-                            f"({x!r:.60}); wrap NumPy data with mx.nd.array(...)")
+                            f"({x!r:.60}); wrap Python/NumPy data with mx.nd.array(...)")
     if op.train_aware:
         attrs["is_train"] = _STATE.training
     try:
         if guard and not _STATE.recording and _is_grad():
+            # An input has an attached gradient but we are not recording: keep no graph.
             _set_grad(False)
             try:
                 res = op.kernel(*tensors, **attrs)
+                if out is None:
+                    res = _owned(res, tensors) if res.__class__ is _Tensor else \
+                        [_owned(r, tensors) for r in res]
             finally:
                 _set_grad(True)
         else:
             res = op.kernel(*tensors, **attrs)
+            if out is None:
+                res = _owned(res, tensors) if res.__class__ is _Tensor else [_owned(r, tensors) for r in res]
     except MXNetError:
         raise
-    except (RuntimeError, ValueError, TypeError, IndexError) as e:
+    except (RuntimeError, ValueError, TypeError, IndexError, AssertionError, NotImplementedError) as e:
         raise _op_error(op, inputs, attrs, e) from e
-    if res.__class__ is torch.Tensor:
+    if res.__class__ is _Tensor:
         if out is not None:
+            if out.__class__ is not NDArray and isinstance(out, (list, tuple)):
+                out = out[0]
             return _write_out(out, res)
         return NDArray(res)
     outs = [NDArray(r) for r in res]
@@ -86,57 +147,149 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
     return outs
 
 
+def _inplace_check(arr: "NDArray", what: str) -> torch.Tensor:
+    t = arr._t
+    if _STATE.recording and t.requires_grad and t.is_leaf:
+        raise MXNetError(f"{what}: the array is a variable with an attached gradient and is being "
+                         f"modified in place inside autograd.record(); compute a new array instead "
+                         f"(y = x + 1) or modify it outside record()")
+    return t
+
+
 def _write_out(out: "NDArray", t: torch.Tensor) -> "NDArray":
-    if tuple(out._t.shape) != tuple(t.shape):
+    if not isinstance(out, NDArray):
+        raise TypeError(f"out= must be an NDArray, got {type(out).__name__}")
+    dst = _inplace_check(out, "out=")
+    if t is dst:  # the kernel updated ``out`` in place (optimizer updates)
+        return out
+    if dst.shape != t.shape:
         raise MXNetError(f"out= has shape {out.shape} but the result has shape {tuple(t.shape)}")
-    with torch.no_grad():
-        out._t.copy_(t)
+    if _STATE.recording and (t.requires_grad or dst.requires_grad):
+        dst.copy_(t)
+    else:
+        with _no_grad():
+            dst.copy_(t)
     return out
 
 
-def _as_tensor(value: Any, like: Optional[torch.Tensor] = None) -> Any:
-    """Python scalars stay scalars; NDArray/NumPy/lists become tensors on ``like``'s device."""
+# ---- indexing --------------------------------------------------------------------------------
+_INT_KINDS = (int, np.integer)
+
+
+def _index_tensor(value: Any, device: torch.device) -> torch.Tensor:
+    """An index array (NDArray, NumPy, list, torch) as a torch bool mask or int64 indices."""
     if isinstance(value, NDArray):
-        return value._t
-    if isinstance(value, (bool, int, float)):
-        return value
-    if isinstance(value, np.generic):
-        return value.item()
-    dev = like.device if like is not None else None
-    dt = like.dtype if like is not None else None
-    return torch.as_tensor(np.asarray(value), device=dev).to(dt) if dt is not None else torch.as_tensor(np.asarray(value))
+        t = value._t.detach()
+    elif isinstance(value, torch.Tensor):
+        t = value.detach()
+    else:
+        a = np.asarray(value)
+        if a.dtype == object:
+            raise IndexError(f"cannot index an NDArray with {value!r}: ragged or non-numeric index list")
+        if a.dtype != np.bool_ and a.dtype.kind not in "iuf":
+            raise IndexError(f"cannot index an NDArray with an array of dtype {a.dtype}")
+        t = torch.from_numpy(np.ascontiguousarray(a))
+    if t.dtype != torch.bool and t.dtype != torch.int64:
+        # MXNet casts index arrays (often float32, as nd.array defaults) to integers.
+        t = t.to(torch.int64)
+    if t.device != device:
+        t = t.to(device)
+    return t
 
 
-def _index(key: Any) -> Any:
-    """Convert an MXNet index (ints, slices, NDArrays, lists, tuples) into a torch index."""
-    if isinstance(key, NDArray):
-        return key._t.long() if key._t.dtype != torch.bool else key._t
-    if isinstance(key, tuple):
-        return tuple(_index(k) for k in key)
-    if isinstance(key, np.ndarray):
-        return torch.from_numpy(key.astype(np.int64) if key.dtype != np.bool_ else key)
-    if isinstance(key, list):
-        return torch.as_tensor(key, dtype=torch.long)
-    if isinstance(key, np.integer):
-        return int(key)
-    return key
+def _convert_key(key: Any, t: torch.Tensor) -> tuple:
+    """MXNet index -> (torch index tuple, source dims to flip, basic?).
+
+    torch has no negative slice steps: such a slice on source dim ``d`` becomes a positive
+    slice on ``t.flip(d)``. ``basic`` is False when the key has index arrays (a copy results).
+    """
+    if not isinstance(key, tuple):
+        key = (key,)
+    out: list = []
+    basic = True
+    consumed = 0
+    ell_at = -1
+    for k in key:
+        if k is None:
+            out.append(None)
+        elif k is Ellipsis:
+            if ell_at >= 0:
+                raise IndexError("an index can only have a single ellipsis ('...')")
+            ell_at = len(out)
+            out.append(Ellipsis)
+        elif isinstance(k, slice):
+            out.append(k)
+            consumed += 1
+        elif isinstance(k, bool):
+            raise IndexError("boolean scalars are not supported as NDArray indices")
+        elif isinstance(k, _INT_KINDS):
+            out.append(int(k))
+            consumed += 1
+        elif isinstance(k, (NDArray, np.ndarray, list, torch.Tensor, tuple)):
+            it = _index_tensor(k, t.device)
+            if it.dim() == 0 and it.dtype != torch.bool:
+                out.append(int(it))
+            else:
+                basic = False
+                out.append(it)
+            consumed += it.dim() if it.dtype == torch.bool else 1
+        else:
+            raise IndexError(f"NDArray does not support indexing with {type(k).__name__} ({k!r:.40}); "
+                             f"use ints, slices, None, Ellipsis, or integer/boolean index arrays")
+    ndim = t.dim()
+    if consumed > ndim:
+        raise IndexError(f"too many indices for an array of shape {tuple(t.shape)}: "
+                         f"{consumed} dimensions indexed")
+    flips: list = []
+    dim = 0
+    for i, k in enumerate(out):
+        if k is None:
+            continue
+        if k is Ellipsis:
+            dim += ndim - consumed
+            continue
+        if isinstance(k, slice):
+            start, stop, step = (None if v is None else _operator.index(v) for v in (k.start, k.stop, k.step))
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            if step is not None and step < 0:
+                n = t.shape[dim]
+                r = range(*slice(start, stop, step).indices(n))
+                if len(r) == 0:
+                    out[i] = slice(0, 0)
+                else:
+                    out[i] = slice(n - 1 - r[0], n - r[-1], -step)
+                    flips.append(dim)
+            elif not (k.start is None or type(k.start) is int) or not (k.stop is None or type(k.stop) is int):
+                out[i] = slice(start, stop, step)
+            dim += 1
+        elif isinstance(k, torch.Tensor) and k.dtype == torch.bool:
+            dim += k.dim()
+        else:
+            dim += 1
+    return tuple(out), flips, basic
+
+
+def _nograd_needed(t: torch.Tensor) -> bool:
+    return t.requires_grad and not _STATE.recording and _is_grad()
 
 
 class NDArray:
-    """An n-dimensional array on a device, with MXNet 1.x behaviour."""
+    """An n-dimensional array on a device, with MXNet 1.x behaviour (wraps ``torch.Tensor`` ``_t``)."""
 
-    __slots__ = ("_t", "_grad", "_grad_req", "__weakref__")
-    # Make NumPy defer to our reflected operators (np_scalar * nd).
+    # _t: the tensor. Optional (unset unless used): _grad, _grad_req (autograd variables),
+    # _fresh (gradient written since the Trainer last looked), _view (shares memory by MXNet's rules).
+    __slots__ = ("_t", "_grad", "_grad_req", "_fresh", "_view", "__weakref__")
+    # NumPy defers binary operators with an NDArray on the right to our reflected operators.
     __array_priority__ = 1000.0
 
     def __init__(self, data: torch.Tensor):
         self._t = data
-        self._grad: Optional[NDArray] = None
-        self._grad_req = "null"
 
     # -- properties -----------------------------------------------------------------------
     @property
     def shape(self) -> tuple:
+        """Shape as a tuple of ints."""
         return tuple(self._t.shape)
 
     @property
@@ -149,6 +302,7 @@ class NDArray:
 
     @property
     def dtype(self) -> Any:
+        """NumPy type object (``numpy.float32``...), as MXNet returns; bfloat16 is MXNet's struct dtype."""
         return dtype_np(self._t.dtype)
 
     @property
@@ -171,11 +325,33 @@ class NDArray:
 
     @property
     def T(self) -> "NDArray":
-        return NDArray(self._t.permute(*reversed(range(self._t.dim()))))
+        """Axes reversed (a new array; ``self`` itself when ndim < 2, as in MXNet)."""
+        t = self._t
+        if t.dim() < 2:
+            return self
+        if _nograd_needed(t):
+            t = t.detach()
+        r = t.permute(*reversed(range(t.dim())))
+        return NDArray(r.clone(memory_format=torch.contiguous_format))
 
     @property
     def grad(self) -> Optional["NDArray"]:
-        return self._grad
+        """The gradient buffer attached by ``attach_grad``/``mark_variables`` (None otherwise)."""
+        try:
+            return self._grad
+        except AttributeError:
+            return None
+
+    @property
+    def _fresh_grad(self) -> bool:
+        try:
+            return self._fresh
+        except AttributeError:
+            return False
+
+    @_fresh_grad.setter
+    def _fresh_grad(self, value: bool) -> None:
+        self._fresh = bool(value)
 
     # -- conversion -----------------------------------------------------------------------
     def asnumpy(self) -> np.ndarray:
@@ -183,40 +359,69 @@ class NDArray:
         t = self._t.detach()
         if t.dtype == torch.bfloat16:
             t = t.float()
-        return t.cpu().numpy().copy() if t.device.type == "cpu" else t.cpu().numpy()
+        if t.device.type != "cpu":
+            return t.cpu().numpy()
+        return t.numpy().copy()
 
     def asscalar(self) -> Any:
+        """The single element as a NumPy scalar (MXNet: ValueError unless size is 1)."""
         if self.size != 1:
-            raise ValueError(f"asscalar: the array has shape {self.shape}; only size-1 arrays "
-                             f"convert to a scalar")
+            raise ValueError(f"asscalar: the array has shape {self.shape}; only arrays with exactly "
+                             f"one element convert to a scalar")
         return self.asnumpy().reshape(())[()]
 
     def item(self) -> Any:
+        """The single element as a Python scalar."""
         return self.asscalar().item()
 
+    def tolist(self) -> list:
+        return self.asnumpy().tolist()
+
     def astype(self, dtype: Any, copy: bool = True) -> "NDArray":
+        """Cast to ``dtype`` (a new array; ``self`` when ``copy=False`` and the dtype matches)."""
         dt = dtype_torch(dtype)
-        if not copy and dt == self._t.dtype:
-            return self
-        return NDArray(self._t.to(dt, copy=True) if copy else self._t.to(dt))
+        t = self._t
+        if dt == t.dtype:
+            if not copy:
+                return self
+            return self.copy()
+        if _nograd_needed(t):
+            t = t.detach()
+        return NDArray(t.to(dt))
 
     def copy(self) -> "NDArray":
-        return NDArray(self._t.clone())
+        """A copy on the same device (recorded under autograd.record)."""
+        t = self._t
+        if _nograd_needed(t):
+            t = t.detach()
+        return NDArray(t.clone())
 
-    def copyto(self, other: "NDArray | Context") -> "NDArray":
+    def copyto(self, other: "NDArray | Context") -> Any:
+        """Copy into the NDArray ``other`` (returned), or to a new array on Context ``other``."""
         if isinstance(other, NDArray):
-            if other is self:
-                return self
-            if other.shape != self.shape:
+            if other._t is self._t:
+                warnings.warn("You are attempting to copy an array to itself", RuntimeWarning, stacklevel=2)
+                return False
+            dst = _inplace_check(other, "copyto")
+            if dst.shape != self._t.shape:
                 raise MXNetError(f"copyto: shape mismatch, source {self.shape} vs target {other.shape}")
-            with torch.no_grad():
-                other._t.copy_(self._t)
+            src = self._t
+            if _STATE.recording and (src.requires_grad or dst.requires_grad):
+                dst.copy_(src)
+            else:
+                with _no_grad():
+                    dst.copy_(src)
             return other
         if isinstance(other, Context):
-            return NDArray(self._t.detach().to(other.torch_device, copy=True))
-        raise TypeError(f"copyto does not support type {type(other).__name__}")
+            dev = _device(other)
+            t = self._t
+            if _nograd_needed(t):
+                t = t.detach()
+            return NDArray(t.to(dev, copy=True))
+        raise TypeError(f"copyto does not support type {type(other).__name__}; pass an NDArray or a Context")
 
     def as_in_context(self, context: Context) -> "NDArray":
+        """``self`` when already on ``context``, else a copy there."""
         if self.context == context:
             return self
         return self.copyto(context)
@@ -227,9 +432,13 @@ class NDArray:
         return self.as_in_context(context)
 
     def detach(self) -> "NDArray":
-        return NDArray(self._t.detach())
+        """Same memory, cut from the autograd graph."""
+        r = NDArray(self._t.detach())
+        r._view = True
+        return r
 
     def wait_to_read(self) -> None:
+        """Block until the array is computed (torch on CPU is synchronous)."""
         if self._t.device.type == "cuda":
             torch.cuda.synchronize(self._t.device)
 
@@ -237,16 +446,23 @@ class NDArray:
 
     def tostype(self, stype: str) -> "NDArray":
         if stype != "default":
-            raise MXNetError(f"tostype({stype!r}): sparse storage is not supported; arrays are dense")
+            raise MXNetError(f"tostype({stype!r}): sparse storage is not supported by hybridnet; "
+                             f"arrays are dense ('default')")
         return self
 
     def as_nd_ndarray(self) -> "NDArray":
         return self
 
+    def as_np_ndarray(self) -> Any:
+        raise MXNetError("as_np_ndarray: hybridnet implements the MXNet 1.x mx.nd API only (no mx.np)")
+
     def to_dlpack_for_read(self) -> Any:
+        """A DLPack capsule sharing this array's memory."""
         return torch.utils.dlpack.to_dlpack(self._t.detach())
 
-    to_dlpack_for_write = to_dlpack_for_read
+    def to_dlpack_for_write(self) -> Any:
+        """A DLPack capsule sharing this array's memory (writes are visible here)."""
+        return torch.utils.dlpack.to_dlpack(self._t.detach())
 
     def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
         return self._t.detach().__dlpack__(*args, **kwargs)
@@ -255,31 +471,56 @@ class NDArray:
         return self._t.__dlpack_device__()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        a = self.asnumpy()
-        return a.astype(dtype) if dtype is not None else a
+        """NumPy view of CPU arrays (``np.asarray(x)``); a copy if asked or on other devices."""
+        t = self._t.detach()
+        if t.dtype == torch.bfloat16 or t.device.type != "cpu" or copy:
+            a = self.asnumpy()
+        else:
+            a = t.numpy()
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            a = a.astype(dtype)
+        return a
 
     def to_torch(self) -> torch.Tensor:
-        """The underlying torch tensor (shared memory)."""
+        """The underlying torch tensor, sharing memory (hybridnet extension, not in MXNet)."""
         return self._t
 
     # -- autograd -------------------------------------------------------------------------
     def attach_grad(self, grad_req: str = "write", stype: Optional[str] = None) -> None:
-        """Allocate a gradient buffer and make this array a variable for ``backward``."""
-        self._mark(NDArray(torch.zeros_like(self._t)), grad_req)
+        """Attach a zero gradient buffer; ``backward`` fills it per ``grad_req``.
+
+        'write' overwrites the buffer at each backward, 'add' accumulates across backward
+        calls, 'null' computes no gradient. Re-attaching makes the array a fresh variable.
+        """
+        if stype not in (None, "default"):
+            raise MXNetError(f"attach_grad(stype={stype!r}): sparse gradients are not supported")
+        t = self._t
+        self._mark(NDArray(torch.zeros(t.shape, dtype=t.dtype, device=t.device)), grad_req)
 
     def _mark(self, grad: "NDArray", grad_req: str) -> None:
         if grad_req not in ("write", "add", "null"):
             raise ValueError(f"grad_req must be 'write', 'add' or 'null', got {grad_req!r}")
-        if grad_req != "null" and not (self._t.is_floating_point() or self._t.is_complex()):
-            raise MXNetError(f"cannot attach a gradient to an array of dtype {dtype_name(self._t.dtype)}; "
-                             f"cast it to a float type first")
-        self._t = self._t.detach().requires_grad_(grad_req != "null")
-        self._grad = grad if grad_req != "null" else None
+        t = self._t
+        if grad_req != "null" and not (t.is_floating_point() or t.is_complex()):
+            raise MXNetError(f"cannot attach a gradient to an array of dtype {dtype_name(t.dtype)}; "
+                             f"cast it to a float type first (x = x.astype('float32'))")
+        if grad is None and grad_req == "null":
+            pass
+        elif not isinstance(grad, NDArray):
+            raise TypeError(f"the gradient buffer must be an NDArray, got {type(grad).__name__}")
+        if grad_req != "null" and (grad._t.shape != t.shape or grad._t.dtype != t.dtype
+                                   or grad._t.device != t.device):
+            raise MXNetError(f"gradient buffer {grad.shape} {dtype_name(grad._t.dtype)} @{grad.context} "
+                             f"does not match the variable {self.shape} {dtype_name(t.dtype)} @{self.context}")
+        self._t = t.detach().requires_grad_(grad_req != "null")
+        self._grad = grad
         self._grad_req = grad_req
+        self._fresh = False
         _ag.register_variable(self)
 
     def backward(self, out_grad: Optional["NDArray"] = None, retain_graph: bool = False,
                  train_mode: bool = True) -> None:
+        """Gradients of this array into every variable it depends on (``autograd.backward``)."""
         _ag.backward([self], [out_grad] if out_grad is not None else None, retain_graph, train_mode)
 
     # -- Python protocol ------------------------------------------------------------------
@@ -290,126 +531,335 @@ class NDArray:
     __str__ = __repr__
 
     def __len__(self) -> int:
-        if self.ndim == 0:
+        if self._t.dim() == 0:
             raise TypeError("len() of a 0-d array")
-        return self.shape[0]
+        return self._t.shape[0]
 
     def __iter__(self) -> Iterator["NDArray"]:
         for i in range(len(self)):
             yield self[i]
 
     def __bool__(self) -> bool:
-        n = self.size
+        n = self._t.numel()
         if n == 1:
-            return bool(self._t.reshape(()).item())
+            return bool(self._t.detach().reshape(()).item())
         if n == 0:
             return False
-        raise ValueError(f"the truth value of an NDArray with {n} elements is ambiguous")
+        raise ValueError(f"The truth value of an NDArray with {n} elements is ambiguous; "
+                         f"use (x != 0).sum() or compare elements explicitly")
+
+    __nonzero__ = __bool__
 
     def __float__(self) -> float:
-        return float(self.asscalar())
+        if self.size != 1:
+            raise TypeError(f"only size-1 NDArrays convert to a Python float; shape is {self.shape}")
+        return float(self._t.detach().reshape(()).item())
 
     def __int__(self) -> int:
-        return int(self.asscalar())
+        if self.size != 1:
+            raise TypeError(f"only size-1 NDArrays convert to a Python int; shape is {self.shape}")
+        return int(self._t.detach().reshape(()).item())
 
     def __index__(self) -> int:
-        if self._t.is_floating_point():
-            raise TypeError("only integer arrays can be used as an index")
-        return int(self.asscalar())
+        if self._t.is_floating_point() or self.size != 1:
+            raise TypeError("only integer NDArrays with one element can be used as an index")
+        return int(self._t.reshape(()).item())
 
-    __hash__ = object.__hash__
-
-    def __getitem__(self, key: Any) -> "NDArray":
-        if isinstance(key, (int, np.integer)) and self.ndim == 1:
-            return NDArray(self._t[int(key):int(key) + 1] if int(key) != -1 else self._t[-1:])
-        return NDArray(self._t[_index(key)])
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        v = _as_tensor(value, self._t)
-        guard = _STATE.recording
-        if not guard:
-            with torch.no_grad():
-                self._t[_index(key)] = v
-        else:
-            self._t[_index(key)] = v
+    def __hash__(self) -> int:
+        return id(self) // 16
 
     def __getstate__(self) -> dict:
-        return {"data": self.asnumpy()}
+        t = self._t.detach().cpu()
+        if t.dtype == torch.bfloat16:
+            data = t.view(torch.int16).numpy().view(np.uint16).copy()
+        else:
+            data = t.numpy().copy()
+        return {"data": data, "dtype": dtype_name(t.dtype), "ctx": str(self.context)}
 
     def __setstate__(self, state: dict) -> None:
-        self._t = torch.from_numpy(state["data"])
-        self._grad, self._grad_req = None, "null"
+        data = np.asarray(state["data"])
+        if state.get("dtype") == "bfloat16":
+            t = torch.from_numpy(data.astype(np.uint16).view(np.int16).copy()).view(torch.bfloat16)
+        else:
+            t = torch.from_numpy(np.array(data, copy=True))
+        ctx = state.get("ctx", "cpu(0)")
+        if ctx.startswith("gpu") and torch.cuda.is_available():
+            t = t.to(torch.device("cuda", int(ctx[4:-1])))
+        self._t = t
 
+    # -- indexing -------------------------------------------------------------------------
+    def __getitem__(self, key: Any) -> "NDArray":
+        """MXNet indexing: basic (ints, slices with any step, None, Ellipsis) and advanced (index
+        arrays, boolean masks). Contiguous basic results are views; the rest are copies. A result
+        with no dimensions left has shape (1,), as in MXNet 1.x."""
+        t = self._t
+        if _nograd_needed(t):
+            # a view made under no_grad of a variable would still report requires_grad
+            with _no_grad():
+                r = self._getitem(t.detach(), key)
+            return r
+        return self._getitem(t, key)
+
+    def _getitem(self, t: torch.Tensor, key: Any) -> "NDArray":
+        kc = key.__class__
+        if kc is int:
+            if t.dim() == 0:
+                raise IndexError("a 0-d NDArray can only be indexed with () or ...")
+            n = t.shape[0]
+            k = key + n if key < 0 else key
+            if not 0 <= k < n:
+                raise IndexError(f"index {key} is out of bounds for axis 0 with size {n}")
+            r = NDArray(t[k:k + 1] if t.dim() == 1 else t[k])
+            r._view = True
+            return r
+        if kc is slice and (key.step is None or key.step == 1) and \
+                (key.start is None or key.start.__class__ is int) and \
+                (key.stop is None or key.stop.__class__ is int):
+            if t.dim() == 0:
+                raise IndexError("a 0-d NDArray can only be indexed with () or ...")
+            r = NDArray(t[key])
+            r._view = True
+            return r
+        if kc is tuple and len(key) == 0:
+            return self
+        idx, flips, basic = _convert_key(key, t)
+        src = t.flip(flips) if flips else t
+        try:
+            res = src[idx]
+        except IndexError as e:
+            raise IndexError(f"{e} (indexing an NDArray of shape {self.shape} with {key!r:.80})") from None
+        except RuntimeError as e:
+            raise IndexError(f"cannot index an NDArray of shape {self.shape} with {key!r:.80}: {e}") from None
+        if res.dim() == 0:
+            res = res.reshape(1)
+        if basic and not flips and res.is_contiguous():
+            r = NDArray(res)
+            r._view = True
+            return r
+        if res._is_view() or res is t:
+            res = res.clone()
+        return NDArray(res)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """``x[key] = value`` in place (views of ``x`` see it); ``value`` broadcasts to ``x[key]``."""
+        t = _inplace_check(self, "x[...] = value")
+        v = self._value_tensor(value, t)
+        if _STATE.recording and (t.requires_grad or (isinstance(v, torch.Tensor) and v.requires_grad)):
+            self._setitem(t, key, v)
+        else:
+            with _no_grad():
+                self._setitem(t, key, v)
+
+    def _setitem(self, t: torch.Tensor, key: Any, v: Any) -> None:
+        if key.__class__ is slice and key.start is None and key.stop is None and key.step is None:
+            if isinstance(v, torch.Tensor):
+                if v.dim() > t.dim():  # MXNet drops leading unit dimensions of the value
+                    v = v.reshape(v.shape[v.dim() - t.dim():]) if all(
+                        d == 1 for d in v.shape[:v.dim() - t.dim()]) else v
+                try:
+                    t.copy_(v)
+                except RuntimeError as e:
+                    raise ValueError(f"cannot assign a value of shape {tuple(v.shape)} to an NDArray "
+                                     f"of shape {self.shape}: {e}") from None
+            else:
+                t.fill_(v)
+            return
+        idx, flips, _ = _convert_key(key, t)
+        try:
+            if flips:
+                tmp = t.flip(flips)
+                tmp[idx] = v
+                t.copy_(tmp.flip(flips))
+            else:
+                t[idx] = v
+        except IndexError as e:
+            raise IndexError(f"{e} (assigning into an NDArray of shape {self.shape} at {key!r:.80})") from None
+        except RuntimeError as e:
+            raise ValueError(f"cannot assign into an NDArray of shape {self.shape} at {key!r:.80}: {e}") from None
+
+    @staticmethod
+    def _value_tensor(value: Any, like: torch.Tensor) -> Any:
+        if isinstance(value, NDArray):
+            v = value._t
+        elif isinstance(value, (bool, int, float)):
+            return value
+        elif isinstance(value, np.generic):
+            return value.item()
+        elif isinstance(value, torch.Tensor):
+            v = value
+        else:
+            try:
+                a = np.asarray(value)
+            except (ValueError, TypeError) as e:
+                raise TypeError(f"NDArray does not support assignment with {type(value).__name__}: {e}") from None
+            if a.dtype == object:
+                raise TypeError(f"NDArray does not support assignment with non-array-like {value!r:.60}")
+            if a.dtype == np.bool_:
+                a = a.astype(np.uint8)
+            v = torch.from_numpy(np.ascontiguousarray(a))
+        if v.device != like.device or v.dtype != like.dtype:
+            v = v.to(device=like.device, dtype=like.dtype)
+        elif v.untyped_storage().data_ptr() == like.untyped_storage().data_ptr():
+            v = v.clone()  # x[1:] = x[:-1]: read the source before writing
+        return v
+
+    # -- MXNet methods written by hand -----------------------------------------------------
     def reshape(self, *shape: Any, **kwargs: Any) -> "NDArray":
-        """MXNet reshape with special codes 0, -1, -2, -3, -4 and ``reverse``."""
+        """A view with a new shape; MXNet's special codes 0, -1, -2, -3, -4 and ``reverse=True``.
+
+        Accepts ``x.reshape((2, 3))``, ``x.reshape(2, 3)`` and ``x.reshape(shape=(2, 3))``.
+        """
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         if "shape" in kwargs:
+            if shape:
+                raise TypeError("reshape: pass the shape either positionally or as shape=, not both")
             shape = tuple(kwargs.pop("shape"))
-        return _FN["reshape"](self, shape, **kwargs)
-
-    def flatten(self, inplace: bool = False) -> "NDArray":
-        return _FN["flatten"](self)
-
-    def zeros_like(self) -> "NDArray":
-        return NDArray(torch.zeros_like(self._t))
-
-    def ones_like(self) -> "NDArray":
-        return NDArray(torch.ones_like(self._t))
+        reverse = kwargs.pop("reverse", False)
+        if kwargs:
+            raise TypeError(f"reshape() got unexpected keyword arguments {sorted(kwargs)}")
+        fn = _FN.get("Reshape") or _FN.get("reshape")
+        if fn is None:
+            raise MXNetError("NDArray.reshape needs the Reshape operator (hybridnet.ops.shape)")
+        t = self._t
+        op = fn.opdef
+        attrs = {"shape": tuple(shape)}
+        if reverse:
+            attrs["reverse"] = True
+        try:
+            if _nograd_needed(t):
+                with _no_grad():
+                    res = op.kernel(t.detach(), **attrs)
+            else:
+                res = op.kernel(t, **attrs)
+        except MXNetError:
+            raise
+        except (RuntimeError, ValueError, TypeError, IndexError) as e:
+            raise _op_error(op, [self], attrs, e) from e
+        r = NDArray(res)
+        r._view = True
+        return r
 
     def broadcast_to(self, shape: Any) -> "NDArray":
-        return _FN["broadcast_to"](self, shape=tuple(shape))
+        """Broadcast to ``shape`` (leading dimensions may be added, as MXNet's method allows)."""
+        shape = tuple(shape)
+        cur = self.shape
+        if len(shape) < len(cur):
+            raise ValueError(f"broadcast_to: cannot broadcast shape {cur} to {shape}")
+        x = self
+        if len(shape) > len(cur):
+            x = self.reshape((1,) * (len(shape) - len(cur)) + cur)
+        fn = _FN.get("broadcast_to")
+        if fn is None:
+            raise MXNetError("NDArray.broadcast_to needs the broadcast_to operator (hybridnet.ops)")
+        return fn(x, shape=shape)
 
-    def slice_assign(self, rhs: "NDArray", begin: Sequence, end: Sequence, step: Sequence = ()) -> "NDArray":
-        idx = tuple(slice(b, e, s if s else None) for b, e, s in
-                    zip(begin, end, list(step) + [None] * (len(begin) - len(step))))
-        self[idx] = rhs
+    def zeros_like(self, *args: Any, **kwargs: Any) -> "NDArray":
+        return NDArray(torch.zeros_like(self._t))
+
+    def ones_like(self, *args: Any, **kwargs: Any) -> "NDArray":
+        return NDArray(torch.ones_like(self._t))
+
+    def slice_assign(self, rhs: Any, begin: Sequence, end: Sequence, step: Sequence = ()) -> "NDArray":
+        """``self[begin:end:step] = rhs`` over the leading axes; returns ``self``."""
+        step = list(step) + [None] * (len(begin) - len(step))
+        self[tuple(slice(b, e, s) for b, e, s in zip(begin, end, step))] = rhs
         return self
 
     def slice_assign_scalar(self, value: float, begin: Sequence, end: Sequence, step: Sequence = ()) -> "NDArray":
-        return self.slice_assign(value, begin, end, step)  # type: ignore[arg-type]
+        return self.slice_assign(float(value), begin, end, step)
 
 
 # Generated functions by name; filled by hybridnet.ndarray at import (methods call through it).
 _FN: dict[str, Callable] = {}
 
 
+# ---- creation --------------------------------------------------------------------------------
 def from_torch(t: torch.Tensor) -> NDArray:
-    """Wrap a torch tensor without copying."""
-    return NDArray(t)
+    """Wrap a torch tensor without copying (hybridnet extension, not in MXNet)."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"from_torch expects a torch.Tensor, got {type(t).__name__}")
+    dtype_name(t.dtype)  # raises TypeError for dtypes hybridnet does not support
+    r = NDArray(t)
+    r._view = True
+    return r
+
+
+def from_numpy(ndarray: np.ndarray, zero_copy: bool = True, array_cls: Any = None) -> NDArray:
+    """An NDArray from a NumPy array, keeping its dtype; shares memory when ``zero_copy`` allows."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(ndarray).__name__}")
+    dtype_name(ndarray.dtype)
+    if zero_copy and ndarray.flags.c_contiguous and ndarray.flags.writeable:
+        r = NDArray(torch.from_numpy(ndarray))
+        r._view = True
+        return r
+    return NDArray(torch.from_numpy(np.array(ndarray, copy=True, order="C")))
+
+
+def from_dlpack(dlpack: Any) -> NDArray:
+    """An NDArray sharing memory with a DLPack capsule or any object with ``__dlpack__``."""
+    r = NDArray(torch.utils.dlpack.from_dlpack(dlpack))
+    r._view = True
+    return r
+
+
+def to_dlpack_for_read(data: NDArray) -> Any:
+    return data.to_dlpack_for_read()
+
+
+def to_dlpack_for_write(data: NDArray) -> Any:
+    return data.to_dlpack_for_write()
 
 
 def array(source_array: Any, ctx: Optional[Context] = None, dtype: Any = None) -> NDArray:
-    """An NDArray from a list, NumPy array or NDArray (float32 unless the source is NumPy/NDArray)."""
-    device = (ctx or current_context()).torch_device
+    """An NDArray copied from a list, NumPy array, NDArray or anything array-like.
+
+    As in MXNet: the dtype is ``source_array.dtype`` for an NDArray and float32 for anything
+    else (NumPy arrays included) unless ``dtype`` is given.
+    """
+    device = _device(ctx)
     if isinstance(source_array, NDArray):
-        dt = dtype_torch(dtype) if dtype is not None else source_array._t.dtype
-        return NDArray(source_array._t.detach().to(device=device, dtype=dt, copy=True))
+        src = source_array._t.detach()
+        dt = dtype_torch(dtype) if dtype is not None else src.dtype
+        return NDArray(src.to(device=device, dtype=dt, copy=True))
+    name = dtype_name(dtype) if dtype is not None else "float32"
     if isinstance(source_array, torch.Tensor):
-        dt = dtype_torch(dtype) if dtype is not None else source_array.dtype
-        return NDArray(source_array.detach().to(device=device, dtype=dt, copy=True))
-    if isinstance(source_array, np.ndarray):
-        np_dtype = dtype_name(dtype) if dtype is not None else dtype_name(source_array.dtype)
-    else:
-        np_dtype = dtype_name(dtype) if dtype is not None else "float32"
-        try:
-            source_array = np.array(source_array, dtype=np_dtype if np_dtype != "bfloat16" else "float32")
-        except (ValueError, TypeError) as e:
-            raise TypeError(f"array: cannot convert {type(source_array).__name__} to an array: {e}") from None
-    if np_dtype == "bfloat16":
-        t = torch.from_numpy(np.ascontiguousarray(source_array, dtype=np.float32)).to(torch.bfloat16)
-    else:
-        t = torch.from_numpy(np.array(source_array, dtype=np_dtype, copy=True, order="C"))
+        return NDArray(source_array.detach().to(device=device, dtype=dtype_torch(name), copy=True))
+    np_dt = np.float32 if name == "bfloat16" else name
+    try:
+        a = np.array(source_array, dtype=np_dt, copy=True, order="C")
+    except (ValueError, TypeError) as e:
+        raise TypeError(f"array: cannot convert {type(source_array).__name__} to an array of "
+                        f"{name}: {e}") from None
+    t = torch.from_numpy(a)
+    if name == "bfloat16":
+        t = t.to(torch.bfloat16)
     return NDArray(t.to(device) if device.type != "cpu" else t)
 
 
 def waitall() -> None:
+    """Wait for all pending computation (CUDA streams; CPU work is synchronous)."""
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         torch.cuda.synchronize()
 
 
+# ---- Python operators ------------------------------------------------------------------------
 def _scalar(v: Any) -> Any:
     return v.item() if isinstance(v, (np.generic, np.ndarray)) else v
+
+
+def scalar_invoke(op: OpDef, x: "NDArray", scalar: Any) -> "NDArray":
+    """``op(x, scalar=...)`` with MXNet's rule for integer arrays: the scalar is cast to the
+    array's dtype and the result keeps it (``int32 array / 2`` is an int32 array)."""
+    t = x._t
+    if t.is_floating_point() or t.dtype == torch.bool:
+        return invoke(op, (x,), {"scalar": scalar})
+    s = int(scalar) if isinstance(scalar, float) else scalar
+    res = invoke(op, (x,), {"scalar": s})
+    if res._t.dtype != t.dtype:
+        res._t = res._t.to(t.dtype)
+    return res
 
 
 def _binary(ndop: str, sop: str, inplace: bool = False) -> Callable:
@@ -417,23 +867,28 @@ def _binary(ndop: str, sop: str, inplace: bool = False) -> Callable:
     nd_op, s_op = _reg.get(ndop), _reg.get(sop)
 
     def fn(self: "NDArray", other: Any) -> Any:
-        if isinstance(other, numeric_types) or (isinstance(other, np.ndarray) and other.ndim == 0):
-            res = invoke(s_op, (self,), {"scalar": _scalar(other)})
-        elif isinstance(other, NDArray):
+        oc = other.__class__
+        if oc is NDArray or isinstance(other, NDArray):
             res = invoke(nd_op, (self, other), {})
+        elif (oc is float or oc is int) and self._t.is_floating_point():
+            res = invoke(s_op, (self,), {"scalar": other})
+        elif isinstance(other, numeric_types) or (isinstance(other, np.ndarray) and other.ndim == 0):
+            res = scalar_invoke(s_op, self, _scalar(other))
         else:
             return NotImplemented
         if not inplace:
             return res
-        if res.shape != self.shape:
+        dst = _inplace_check(self, "in-place operator")
+        if res._t.shape != dst.shape:
             raise MXNetError(f"in-place operator: the result has shape {res.shape}, the target "
                              f"{self.shape}; write x = x <op> y instead")
-        if _STATE.recording:
-            self._t.copy_(res._t)
+        if _STATE.recording and (res._t.requires_grad or dst.requires_grad):
+            dst.copy_(res._t)
         else:
-            with torch.no_grad():
-                self._t.copy_(res._t)
+            with _no_grad():
+                dst.copy_(res._t)
         return self
+    fn.__name__ = f"__{'i' if inplace else ''}{ndop}__"
     return fn
 
 
@@ -442,20 +897,20 @@ def _rbinary(rsop: str, ndop: str) -> Callable:
     nd_op, s_op = _reg.get(ndop), _reg.get(rsop)
 
     def fn(self: "NDArray", other: Any) -> Any:
-        if isinstance(other, numeric_types):
-            return invoke(s_op, (self,), {"scalar": _scalar(other)})
+        if isinstance(other, numeric_types) or (isinstance(other, np.ndarray) and other.ndim == 0):
+            return scalar_invoke(s_op, self, _scalar(other))
         if isinstance(other, NDArray):
             return invoke(nd_op, (other, self), {})
         return NotImplemented
     return fn
 
 
-# (python op, nd op, scalar op, reflected scalar op)
+# (python op, array op, scalar op, reflected scalar op): MXNet's NDArray.__add__ & co.
 _OPERATORS = [
-    ("add", "elemwise_add", "_plus_scalar", "_plus_scalar"),
-    ("sub", "elemwise_sub", "_minus_scalar", "_rminus_scalar"),
-    ("mul", "elemwise_mul", "_mul_scalar", "_mul_scalar"),
-    ("truediv", "elemwise_div", "_div_scalar", "_rdiv_scalar"),
+    ("add", "broadcast_add", "_plus_scalar", "_plus_scalar"),
+    ("sub", "broadcast_sub", "_minus_scalar", "_rminus_scalar"),
+    ("mul", "broadcast_mul", "_mul_scalar", "_mul_scalar"),
+    ("truediv", "broadcast_div", "_div_scalar", "_rdiv_scalar"),
     ("mod", "broadcast_mod", "_mod_scalar", "_rmod_scalar"),
     ("pow", "broadcast_power", "_power_scalar", "_rpower_scalar"),
 ]
@@ -480,6 +935,6 @@ def install_operators(cls: type) -> None:
     cls.__idiv__ = cls.__itruediv__
     for pyname, ndop, sop in _COMPARISONS:
         setattr(cls, f"__{pyname}__", _binary(ndop, sop))
-    cls.__neg__ = lambda self: invoke(_reg.get("_mul_scalar"), (self,), {"scalar": -1.0})
-    cls.__pos__ = lambda self: self
-    cls.__abs__ = lambda self: invoke(_reg.get("abs"), (self,), {})
+    neg, absop = _reg.get("negative"), _reg.get("abs")
+    cls.__neg__ = lambda self: invoke(neg, (self,), {})
+    cls.__abs__ = lambda self: invoke(absop, (self,), {})

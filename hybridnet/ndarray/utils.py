@@ -1,4 +1,4 @@
-"""Hand-written ``mx.nd`` functions that MXNet implements in Python (creation, save/load)."""
+"""Hand-written ``mx.nd`` functions that MXNet implements in Python (creation, save/load...)."""
 from __future__ import annotations
 
 import os
@@ -11,61 +11,113 @@ from ..base import MXNetError, dtype_name
 from ..context import Context, current_context
 from ..ops import frontend as _frontend
 from ..ops import registry as _reg
-from .ndarray import NDArray, array, invoke
+from .ndarray import (NDArray, _device, _nograd_needed, from_dlpack, from_numpy, invoke,
+                      scalar_invoke, to_dlpack_for_read, to_dlpack_for_write)
 
 __all__ = ["zeros", "ones", "full", "empty", "arange", "eye", "linspace", "save", "load",
-           "load_frombuffer", "concatenate", "moveaxis", "onehot_encode"] + list(_frontend.MIXED)
+           "load_frombuffer", "concatenate", "moveaxis", "onehot_encode", "from_numpy",
+           "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write", "histogram"] + list(_frontend.MIXED)
 
 
 def _ctx(ctx: Optional[Context]) -> Context:
-    return ctx if ctx is not None else current_context()
+    ctx = ctx if ctx is not None else current_context()
+    _device(ctx)  # clear error for a GPU context on a machine without one
+    return ctx
 
 
 def _dt(dtype: Any) -> str:
     return dtype_name(dtype) if dtype is not None else "float32"
 
 
+def _dense(stype: Optional[str], fn: str) -> None:
+    if stype not in (None, "default"):
+        raise MXNetError(f"nd.{fn}(stype={stype!r}): sparse storage is not supported by hybridnet; "
+                         f"arrays are dense ('default')")
+
+
 def zeros(shape: Any, ctx: Optional[Context] = None, dtype: Any = None, stype: Optional[str] = None,
           **kwargs: Any) -> NDArray:
-    """Array of zeros (MXNet: ``nd.zeros(shape, ctx=None, dtype=None)``)."""
+    """Array of zeros (MXNet ``nd.zeros(shape, ctx=None, dtype=None)``; float32 by default)."""
+    _dense(stype, "zeros")
     return invoke(_reg.get("_zeros"), (), {"shape": shape, "ctx": _ctx(ctx), "dtype": _dt(dtype)})
 
 
 def ones(shape: Any, ctx: Optional[Context] = None, dtype: Any = None, **kwargs: Any) -> NDArray:
+    """Array of ones (float32 by default)."""
     return invoke(_reg.get("_ones"), (), {"shape": shape, "ctx": _ctx(ctx), "dtype": _dt(dtype)})
 
 
 def full(shape: Any, val: float, ctx: Optional[Context] = None, dtype: Any = None, out: Any = None) -> NDArray:
-    return invoke(_reg.get("_full"), (), {"shape": shape, "value": val, "ctx": _ctx(ctx), "dtype": _dt(dtype)}, out)
+    """Array filled with ``val`` (written into ``out`` when given)."""
+    if out is not None:
+        out[:] = val
+        return out
+    return invoke(_reg.get("_full"), (), {"shape": shape, "value": val, "ctx": _ctx(ctx), "dtype": _dt(dtype)})
 
 
 def empty(shape: Any, ctx: Optional[Context] = None, dtype: Any = None, stype: Optional[str] = None) -> NDArray:
     """Uninitialised memory in MXNet; zeros here (reproducible, and as cheap on torch)."""
+    _dense(stype, "empty")
     return zeros(shape, ctx, dtype)
 
 
 def arange(start: float, stop: Optional[float] = None, step: float = 1.0, repeat: int = 1,
-           infer_range: bool = False, ctx: Optional[Context] = None, dtype: Any = "float32") -> NDArray:
+           infer_range: Any = None, ctx: Optional[Context] = None, dtype: Any = "float32") -> NDArray:
+    """Evenly spaced values in [start, stop) (``nd.arange(5)`` is 0..4), float32 by default."""
     return invoke(_reg.get("_arange"), (), {"start": start, "stop": stop, "step": step, "repeat": repeat,
                                             "ctx": _ctx(ctx), "dtype": _dt(dtype)})
 
 
-def eye(N: int, M: int = 0, k: int = 0, ctx: Optional[Context] = None, dtype: Any = "float32") -> NDArray:
+def eye(N: int, M: int = 0, k: int = 0, ctx: Optional[Context] = None, dtype: Any = "float32",
+        **kwargs: Any) -> NDArray:
+    """2-D array with ones on the k-th diagonal."""
     return invoke(_reg.get("_eye"), (), {"N": N, "M": M, "k": k, "ctx": _ctx(ctx), "dtype": _dt(dtype)})
 
 
 def linspace(start: float, stop: float, num: int, endpoint: bool = True, ctx: Optional[Context] = None,
              dtype: Any = "float32") -> NDArray:
+    """``num`` evenly spaced values from start to stop."""
     return invoke(_reg.get("_linspace"), (), {"start": start, "stop": stop, "num": num,
                                               "endpoint": endpoint, "ctx": _ctx(ctx), "dtype": _dt(dtype)})
 
 
 def concatenate(arrays: list, axis: int = 0, always_copy: bool = True) -> NDArray:
-    return NDArray(torch.cat([a._t for a in arrays], dim=axis))
+    """Join arrays along an existing ``axis`` (MXNet's Python ``nd.concatenate``)."""
+    arrays = list(arrays)
+    if not arrays:
+        raise MXNetError("concatenate: need at least one array")
+    if len(arrays) == 1 and not always_copy:
+        return arrays[0]
+    ts = [a._t for a in arrays]
+    if any(_nograd_needed(t) for t in ts):
+        ts = [t.detach() for t in ts]
+    try:
+        return NDArray(torch.cat(ts, dim=axis))
+    except (RuntimeError, IndexError) as e:
+        shapes = [a.shape for a in arrays]
+        raise MXNetError(f"concatenate: cannot join shapes {shapes} along axis {axis}: {e}") from None
+
+
+def histogram(a: NDArray, bins: Any = 10, range: Optional[tuple] = None) -> tuple:  # noqa: A002
+    """(counts, bin_edges) of ``a``: ``bins`` equal bins over ``range`` or explicit edges (an NDArray)."""
+    x = a._t.detach().reshape(-1).to(torch.float64)
+    if isinstance(bins, NDArray):
+        edges = bins._t.detach().to(torch.float64)
+    else:
+        if range is None:
+            raise ValueError("histogram: pass range=(min, max) together with an int number of bins")
+        edges = torch.linspace(float(range[0]), float(range[1]), int(bins) + 1, dtype=torch.float64,
+                               device=x.device)
+    counts = torch.histogram(x.cpu(), edges.cpu()).hist.to(torch.int64).to(x.device)
+    return NDArray(counts), NDArray(edges.to(a._t.dtype))
 
 
 def moveaxis(tensor: NDArray, source: int, destination: int) -> NDArray:
-    return NDArray(torch.movedim(tensor._t, source, destination))
+    """Move axis ``source`` to ``destination`` (a new array)."""
+    t = tensor._t
+    if _nograd_needed(t):
+        t = t.detach()
+    return NDArray(torch.movedim(t, source, destination).clone(memory_format=torch.contiguous_format))
 
 
 def onehot_encode(indices: NDArray, out: NDArray) -> NDArray:
@@ -142,7 +194,7 @@ def _install_mixed() -> None:
 def _make(opname: str) -> Any:
     op = _reg.get(opname)
     if op.attrs.get("scalar") is not None:
-        return lambda data, scalar: invoke(op, (data,), {"scalar": scalar})
+        return lambda data, scalar: scalar_invoke(op, data, scalar.item() if isinstance(scalar, np.generic) else scalar)
     return lambda lhs, rhs: invoke(op, (lhs, rhs), {})
 
 

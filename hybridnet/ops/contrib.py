@@ -1,16 +1,16 @@
 """Contrib operators (MXNet 1.9.1's ``_contrib_*``: ``nd.contrib.*`` / ``sym.contrib.*``).
 
-Families here: element tests (isnan, isinf, isfinite, allclose), pooling and
-ROI operators (AdaptiveAvgPooling2D, ROIAlign), bounding boxes (box_iou, box_nms, box_encode,
-box_decode, bipartite_matching, MultiBoxPrior), gradient tricks (gradientmultiplier,
-round_ste, sign_ste), normalization variants (SyncBatchNorm, BatchNormWithReLU) and
-SparseEmbedding (dense, calling the BatchNorm / Embedding kernels), fft / ifft, count_sketch,
-quadratic, div_sqrt_dim and the interleaved attention matmuls.
+Families here: element tests (isnan, isinf, isfinite, allclose), pooling and ROI operators
+(AdaptiveAvgPooling2D, ROIAlign), bounding boxes (box_iou, box_nms, box_encode, box_decode,
+bipartite_matching, MultiBoxPrior, MultiBoxDetection, MultiBoxTarget), gradient tricks
+(gradientmultiplier, round_ste, sign_ste), normalization variants (SyncBatchNorm,
+BatchNormWithReLU) and SparseEmbedding (dense, calling the BatchNorm / Embedding kernels),
+fft / ifft, count_sketch, quadratic, div_sqrt_dim and the interleaved attention matmuls.
 
-Operators MXNet gives zero gradients (box_iou, box_encode, box_decode, bipartite_matching,
-MultiBoxPrior, the element tests) return detached results here. Operators whose output shape
-depends only on input shapes run on torch's "meta" device; value-dependent ones (box_nms,
-bipartite_matching, ROIAlign's adaptive grid) short-cut to shape-only results there.
+Operators MXNet gives zero gradients (box_iou, box_encode, box_decode, bipartite_matching, the
+MultiBox* operators, the element tests) return detached results here. Operators whose output
+shape depends only on input shapes run on torch's "meta" device; value-dependent ones (box_nms,
+bipartite_matching, ROIAlign's adaptive grid, MultiBox*) short-cut to shape-only results there.
 _contrib_BilinearResize2D, _contrib_index_copy, _contrib_boolean_mask, _contrib_index_array and
 _contrib_arange_like live in ``nn`` and ``index``.
 """
@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ..base import MXNetError
-from .attrs import AnyValue, Dtype, OptFloat, OptInt, Shape
+from .attrs import AnyValue, Dtype, OptFloat, Shape
 from .registry import Sample, get, register
 
 __all__: list = []
@@ -517,14 +517,62 @@ def _corner_center(c: Tensor, to_center: bool) -> Tensor:
     return torch.stack([c[..., 0] - hw, c[..., 1] - hh, c[..., 0] + hw, c[..., 1] + hh], dim=-1)
 
 
-def _greedy_keep(sup: Tensor) -> Tensor:
-    """Greedy NMS over a (m, m) 'i suppresses j' matrix of candidates sorted by score."""
-    m = sup.shape[0]
-    keep = torch.ones(m, dtype=torch.bool, device=sup.device)
-    for i in range(m - 1):
-        if keep[i]:
-            keep[i + 1:] &= ~sup[i, i + 1:]
-    return keep
+def _greedy_nms(boxes: Tensor, iou_fn: Callable[[Tensor, Tensor], Tensor], thresh: float, inclusive: bool,
+                cls: Optional[Tensor] = None, block: int = 512) -> Tensor:
+    """Greedy NMS over candidates sorted by score: candidate j is dropped when a kept candidate
+    i < j (of the same class, when ``cls`` is given) has IoU > thresh (>= with ``inclusive``).
+    Works in blocks so memory stays O(m * block) for many candidates."""
+    m = boxes.shape[0]
+    keep = np.ones(m, dtype=bool)
+    kept_boxes = boxes[:0]
+    kept_cls = None if cls is None else cls[:0]
+
+    def over(i: Tensor) -> Tensor:
+        return i >= thresh if inclusive else i > thresh
+    for start in range(0, m, block):
+        stop = min(m, start + block)
+        bb = boxes[start:stop]
+        alive = np.ones(stop - start, dtype=bool)
+        if kept_boxes.shape[0]:
+            hit = over(iou_fn(kept_boxes, bb))
+            if cls is not None:
+                hit &= kept_cls[:, None] == cls[None, start:stop]
+            alive &= ~hit.any(dim=0).cpu().numpy()
+        sup = over(iou_fn(bb, bb))
+        if cls is not None:
+            sup &= cls[start:stop, None] == cls[None, start:stop]
+        sup_np = sup.cpu().numpy()
+        for i in range(stop - start - 1):
+            if alive[i]:
+                alive[i + 1:] &= ~sup_np[i, i + 1:]
+        keep[start:stop] = alive
+        sel = torch.from_numpy(alive).to(boxes.device)
+        kept_boxes = torch.cat([kept_boxes, bb[sel]])
+        if cls is not None:
+            kept_cls = torch.cat([kept_cls, cls[start:stop][sel]])
+    return torch.from_numpy(keep).to(boxes.device)
+
+
+def _nms_iou(center: bool) -> Callable[[Tensor, Tensor], Tensor]:
+    """box_nms's IoU (n, m): intersection / (area_a + area_b - intersection); boxes are given
+    as (edges (4,), area) packed in 5 columns by ``_nms_pack``."""
+    def fn(a: Tensor, b: Tensor) -> Tensor:
+        lt = torch.maximum(a[:, None, 0:2], b[None, :, 0:2])
+        rb = torch.minimum(a[:, None, 2:4], b[None, :, 2:4])
+        wh = (rb - lt).clamp_(min=0)
+        inter = wh[..., 0] * wh[..., 1]
+        return inter / (a[:, None, 4] + b[None, :, 4] - inter)
+    return fn
+
+
+def _nms_pack(boxes: Tensor, center: bool) -> Tensor:
+    """[left, top, right, bottom, area] of boxes in MXNet's corner/center encoding."""
+    if center:
+        hw, hh = boxes[:, 2] / 2, boxes[:, 3] / 2
+        edges = torch.stack([boxes[:, 0] - hw, boxes[:, 1] - hh, boxes[:, 0] + hw, boxes[:, 1] + hh], dim=1)
+    else:
+        edges = boxes
+    return torch.cat([edges, _box_area(boxes, center)[:, None]], dim=1)
 
 
 def _nms_checks(shape: tuple, coord_start: int, score_index: int, id_index: int) -> None:
@@ -586,14 +634,8 @@ def _contrib_box_nms(data: Tensor, *, overlap_thresh: float = 0.5, valid_thresh:
         idx = idx[order][:k]
         if idx.numel() > 1:
             boxes = d[idx, coord_start:coord_start + 4]
-            inter = _pair_inter(boxes[:, None, :], boxes[None, :, :], center)
-            area = _box_area(boxes, center)
-            iou = inter / (area[:, None] + area[None, :] - inter)
-            sup = iou > thresh
-            if id_index >= 0 and not force_suppress:
-                cls = d[idx, id_index].to(torch.int64)
-                sup &= cls[:, None] == cls[None, :]
-            idx = idx[_greedy_keep(sup)]
+            cls = d[idx, id_index].to(torch.int64) if id_index >= 0 and not force_suppress else None
+            idx = idx[_greedy_nms(_nms_pack(boxes, center), _nms_iou(center), thresh, False, cls)]
         kept = x[b].index_select(0, idx)
         pad = torch.full((N - idx.numel(), K), -1.0, dtype=data.dtype, device=data.device)
         rows.append(torch.cat([kept, pad], dim=0))
@@ -1014,10 +1056,7 @@ def _contrib_MultiBoxDetection(cls_prob: Tensor, loc_pred: Tensor, anchor: Tenso
         res[nkeep:, 0] = -1
         if nkeep > 1:
             top = res[:nkeep]
-            sup = _corner_iou_matrix(top[:, 2:], top[:, 2:]) >= nms
-            if not force_suppress:
-                sup &= top[:, None, 0] == top[None, :, 0]
-            keep = _greedy_keep(sup)
+            keep = _greedy_nms(top[:, 2:], _corner_iou_matrix, nms, True, None if force_suppress else top[:, 0])
             res[:nkeep, 0] = torch.where(keep, top[:, 0], torch.full_like(top[:, 0], -1.0))
         out[b, :nv] = res
     return out

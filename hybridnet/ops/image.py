@@ -17,7 +17,7 @@ inference), so a hybridized graph draws exactly once per call.
 from __future__ import annotations
 
 import ast
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 import numpy as np
 import torch
