@@ -124,7 +124,7 @@ def gamma(data):
 _unary("gammaln", torch.lgamma, _np_gammaln, 0.5, 3.0)
 _unary("logical_not", lambda x: (x == 0).to(x.dtype), lambda x: (x == 0).astype(x.dtype), grad=False)
 _unary("_copy", lambda x: x.clone(), lambda x: x.copy(), aliases=("identity",))
-_unary("BlockGrad", lambda x: x.detach(), lambda x: x, aliases=("stop_gradient",), grad=False,
+_unary("BlockGrad", lambda x: x.detach().clone(), lambda x: x, aliases=("stop_gradient",), grad=False,
        doc="Identity in the forward pass; blocks gradients.")
 class _MakeLoss(torch.autograd.Function):
     """Identity forward; backward ignores the head gradient and returns ones (MXNet make_loss)."""
@@ -219,7 +219,10 @@ def _scalar_samples(ref: Callable, lo: float, hi: float, grad: bool, scalar: flo
 def _make_scalar(opname: str, fn: Callable, ref: Callable, grad: bool, lo: float, hi: float,
                  aliases: tuple = (), scalar: float = 1.5) -> None:
     def kernel(data, *, scalar: float = 1.0, is_int: bool = True):  # type: ignore[no-untyped-def]
-        return fn(data, scalar)
+        if data.is_floating_point():
+            return fn(data, scalar)
+        # MXNet computes integer arrays in their own dtype (int32 / 2 stays int32)
+        return fn(data, scalar).to(data.dtype)
     kernel.__name__ = opname
     kernel.__doc__ = f"{opname}: elementwise with a Python scalar."
     register(opname, aliases=aliases, samples=_scalar_samples(ref, lo, hi, grad, scalar),

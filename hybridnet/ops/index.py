@@ -273,7 +273,13 @@ def _contrib_index_copy(old_tensor, index_vector, new_tensor):
     return old_tensor.index_copy(0, _idx(index_vector), new_tensor)
 
 
-@register("_contrib_boolean_mask", samples=lambda: [
+def _data_dependent_shape(attrs: dict, shapes: list) -> list:
+    raise MXNetError("boolean_mask: the output shape depends on the values of index, so it cannot be "
+                     "inferred symbolically; run it eagerly (nd.contrib.boolean_mask) or keep it out of "
+                     "hybridized blocks")
+
+
+@register("_contrib_boolean_mask", infer_shape=_data_dependent_shape, samples=lambda: [
     Sample((_u(4, 3), np.array([1.0, 0.0, 1.0, 1.0])), ref=lambda d, i, axis=0: d[i != 0],
            grad_inputs=(0,), check_shape=False)])
 def _contrib_boolean_mask(data, index, *, axis: int = 0):
