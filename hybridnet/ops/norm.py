@@ -147,8 +147,19 @@ def _bn_samples() -> list:
 
 
 
+def _bn_shapes(attrs: dict, shapes: _ShapeList) -> list:
+    """Output shape = data shape (+ per-channel mean/var): no meta-device run needed, which
+    for BatchNorm goes through torch's slow decomposition."""
+    data = tuple(shapes[0])
+    if not attrs.get("output_mean_var", False):
+        return [data]
+    c = (data[attrs.get("axis", 1) % len(data)],)
+    return [data, c, c]
+
+
 @register("BatchNorm", aux=("moving_mean", "moving_var"), num_outputs=_bn_nout, total_outputs=3,
-          output_names=("output", "mean", "var"), param_shapes=_channel_params(1), samples=_bn_samples)
+          output_names=("output", "mean", "var"), param_shapes=_channel_params(1), samples=_bn_samples,
+          infer_shape=_bn_shapes)
 def BatchNorm(data: Tensor, gamma: Tensor, beta: Tensor, moving_mean: Tensor, moving_var: Tensor, *,
               eps: float = 1e-3, momentum: float = 0.9, fix_gamma: bool = True,
               use_global_stats: bool = False, output_mean_var: bool = False, axis: int = 1,
