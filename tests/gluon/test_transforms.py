@@ -1,8 +1,12 @@
-"""gluon.data.vision.transforms against NumPy references (OpenCV pixel conventions)."""
+"""gluon.data.vision.transforms against NumPy references (OpenCV pixel conventions), and their
+hybridization (the transforms are HybridBlocks over the ``_image_*`` operators)."""
+import colorsys
+import json
 import random
 
 import numpy as np
 import pytest
+import torch
 
 import hybridnet as mx
 from hybridnet.base import MXNetError
@@ -107,8 +111,17 @@ def test_resize_keep_ratio_sizes():
     assert T.Resize((8, 2), keep_ratio=True)(x).shape == (2, 8, 3)  # a pair ignores keep_ratio
     for interp in (2, 3, 4):
         assert T.Resize((3, 2), interpolation=interp)(x).shape == (2, 3, 3)
-    with pytest.raises(MXNetError, match="interpolation"):
+    with pytest.raises(MXNetError, match="interp=7"):
         T.Resize(2, interpolation=7)(x)
+    # 10: a random method (0-4) per call, drawn from Python's random
+    a = _img(6, 9, dtype=np.float32)
+    random.seed(4)
+    got = [T.Resize((4, 3), interpolation=10)(mx.nd.array(a)).asnumpy() for _ in range(6)]
+    random.seed(4)
+    methods = [random.randint(0, 4) for _ in range(6)]
+    for g, m in zip(got, methods):
+        np.testing.assert_array_equal(g, mx.nd.image.resize(mx.nd.array(a), size=(4, 3), interp=m).asnumpy())
+    assert 0 in methods and np.array_equal(got[methods.index(0)], _ref_nearest(a, 3, 4))
 
 
 def test_area_downscale_by_integer_factor_is_block_mean():
@@ -178,6 +191,8 @@ def test_rotate():
 
 # -- colour -------------------------------------------------------------------------------------------
 GRAY = np.array([0.299, 0.587, 0.114])
+EIGVAL = np.array([55.46, 4.794, 1.148])
+EIGVEC = np.array([[-0.5675, 0.7192, 0.4009], [-0.5808, -0.0045, -0.8140], [-0.5836, -0.6948, 0.4203]])
 
 
 def _solve_alpha(x, y, base):
@@ -207,24 +222,53 @@ def test_brightness_contrast_saturation_float():
     np.testing.assert_allclose(y @ GRAY, a @ GRAY, atol=1e-12)   # saturation keeps luma
 
 
-def test_hue_rotation_matches_yiq_reference():
-    from hybridnet.gluon.data.vision.transforms import _hue
-    import torch
+def _np_hue(x, turns):
+    """Rotate the HLS hue of 0-255 RGB pixels by ``turns`` (colorsys, float64)."""
+    out = np.empty(x.shape, np.float64)
+    for idx in np.ndindex(x.shape[:-1]):
+        h, l, s = colorsys.rgb_to_hls(*(x[idx] / 255.0))
+        out[idx] = np.array(colorsys.hls_to_rgb((h + turns) % 1.0, l, s)) * 255.0
+    return out
+
+
+def _draw_uniform(seed, lo, hi):
+    torch.manual_seed(seed)
+    return float(torch.empty((), dtype=torch.float64).uniform_(lo, hi).item())
+
+
+def test_hue_is_an_hls_rotation():
     a = _img(dtype=np.float64)
-    tyiq = np.array([[0.299, 0.587, 0.114], [0.596, -0.274, -0.321], [0.211, -0.523, 0.311]])
-    for alpha in (0.0, 0.1, -0.3):
-        yiq = a @ tyiq.T
-        th = alpha * np.pi
-        i, q = yiq[..., 1].copy(), yiq[..., 2].copy()
-        yiq[..., 1] = np.cos(th) * i - np.sin(th) * q
-        yiq[..., 2] = np.sin(th) * i + np.cos(th) * q
-        ref = yiq @ np.linalg.inv(tyiq).T
-        out = _hue(torch.from_numpy(a), alpha).numpy()
-        np.testing.assert_allclose(out, ref, atol=1.0)   # MXNet's ITYIQ is a rounded inverse (~0.3%)
-    mx.random.seed(0)
     x = mx.nd.array(a, dtype="float64")
-    out = T.RandomHue(0.2)(x).asnumpy()
-    np.testing.assert_allclose(out @ GRAY, a @ GRAY, atol=1.0)   # hue keeps luma (Y)
+    for seed in (0, 7):
+        turns = _draw_uniform(seed, 0.8, 1.2)          # RandomHue(h) draws from [1 - h, 1 + h]
+        torch.manual_seed(seed)
+        out = T.RandomHue(0.2)(x).asnumpy()
+        np.testing.assert_allclose(out, _np_hue(a, turns), rtol=1e-6, atol=1e-6)
+        # HLS rotation keeps lightness (max + min) per pixel
+        np.testing.assert_allclose(out.max(-1) + out.min(-1), a.max(-1) + a.min(-1), atol=1e-6)
+        assert np.abs(out - a).max() > 1.0
+    # RandomHue(0) draws exactly one full turn: the identity
+    np.testing.assert_allclose(T.RandomHue(0.0)(x).asnumpy(), a, atol=1e-6)
+
+
+def test_uint8_colour_results_are_clamped_then_truncated():
+    a = _img(6, 5)
+    x = mx.nd.array(a, dtype="uint8")
+    for seed in range(4):
+        f = _draw_uniform(seed, 0.1, 1.9)
+        torch.manual_seed(seed)
+        out = T.RandomBrightness(0.9)(x).asnumpy()
+        assert out.dtype == np.uint8
+        want = np.trunc(np.clip(a.astype(np.float64) * f, 0, 255)).astype(np.uint8)
+        assert np.abs(out.astype(int) - want.astype(int)).max() <= 1   # float32 maths at .0 edges
+        assert (out == want).mean() > 0.97
+    # lighting: a fixed per-channel offset, truncated (not rounded)
+    torch.manual_seed(2)
+    alpha = torch.empty(3, dtype=torch.float64).normal_(0.0, 0.3).numpy()
+    torch.manual_seed(2)
+    out = T.RandomLighting(0.3)(x).asnumpy()
+    want = np.trunc(np.clip(a + EIGVEC @ (alpha * EIGVAL), 0, 255)).astype(np.uint8)
+    assert np.abs(out.astype(int) - want.astype(int)).max() <= 1 and (out == want).mean() > 0.97
 
 
 def test_uint8_saturates_and_jitter_identity():
@@ -241,6 +285,28 @@ def test_uint8_saturates_and_jitter_identity():
     assert j.dtype == np.uint8 and j.shape == (5, 7, 3)
 
 
+def test_color_jitter_steps_in_drawn_order():
+    a = _img(4, 3, dtype=np.float64)
+    b, c, s, h = 0.4, 0.3, 0.2, 0.1
+    torch.manual_seed(6)
+    order = torch.randperm(4).tolist()
+    v = a.copy()
+    for k in order:
+        amt = (b, c, s, h)[k]
+        f = float(torch.empty((), dtype=torch.float64).uniform_(-amt, amt).item())
+        if k == 0:
+            v = v * (1 + f)
+        elif k == 1:
+            v = v * (1 + f) + (v @ GRAY).mean() * (-f)
+        elif k == 2:
+            v = v * (1 + f) + (v @ GRAY)[..., None] * (-f)
+        else:
+            v = _np_hue(v, f)
+    torch.manual_seed(6)
+    out = T.RandomColorJitter(b, c, s, h)(mx.nd.array(a, dtype="float64")).asnumpy()
+    np.testing.assert_allclose(out, v, rtol=1e-6, atol=1e-6)
+
+
 def test_lighting_adds_one_rgb_offset():
     a = _img(dtype=np.float32)
     mx.random.seed(5)
@@ -255,25 +321,124 @@ def test_lighting_adds_one_rgb_offset():
 def test_compose_and_block_types():
     a = _img()
     c = T.Compose([T.ToTensor(), T.Normalize(0.5, 0.25), lambda t: t * 2])
-    assert isinstance(c, Block)
-    assert isinstance(T.ToTensor(), HybridBlock) and isinstance(T.RandomResizedCrop(4), Block)
-    c.hybridize()                      # accepted; transforms keep running eagerly
+    assert isinstance(c, Block) and not isinstance(c, HybridBlock)
+    for blk in (T.ToTensor(), T.Normalize(), T.Cast(), T.RandomFlipLeftRight(), T.RandomLighting(0.1),
+                T.RandomHue(0.1), T.RandomColorJitter()):
+        assert isinstance(blk, HybridBlock)
+    assert isinstance(T.Resize(4), HybridBlock) and isinstance(T.CropResize(0, 0, 2, 2), HybridBlock)
+    assert not isinstance(T.RandomResizedCrop(4), HybridBlock) and not isinstance(T.CenterCrop(4), HybridBlock)
+    # consecutive HybridBlocks are grouped into one hybridized HybridSequential (as MXNet)
+    assert len(c) == 2 and isinstance(c[0], T.HybridSequential) and len(c[0]) == 2
+    assert c[0]._active
     out = c(mx.nd.array(a, dtype="uint8"))
     np.testing.assert_allclose(out.asnumpy(), (a.transpose(2, 0, 1) / 255.0 - 0.5) / 0.25 * 2,
                                rtol=1e-5, atol=1e-5)
+    assert c[0]._cached_op is not None                 # it ran as a compiled graph
+    # a single HybridBlock between Blocks is kept as it is; random interpolation stays eager
+    c2 = T.Compose([T.CenterCrop(4), T.ToTensor(), T.RandomResizedCrop(3), T.Resize(2, interpolation=10),
+                    T.Resize(2)])
+    assert [type(b).__name__ for b in c2] == ["CenterCrop", "ToTensor", "RandomResizedCrop", "Resize", "Resize"]
     np.random.seed(0)
     ra = T.RandomApply(T.RandomFlipLeftRight(p=1.0), p=0.5)
     results = [bool((ra(mx.nd.array(a)).asnumpy() != a).any()) for _ in range(30)]
     assert 0 < sum(results) < 30
 
 
-def test_transform_in_hybridized_graph_is_refused():
+def _deterministic_cases():
+    u8 = _img(8, 10)
+    f32 = _img(8, 10, dtype=np.float32)
+    batch = np.stack([u8, _img(8, 10, seed=3)])
+    chw = (f32 / 255.0).transpose(2, 0, 1).copy()
+    return [
+        (T.ToTensor(), u8, lambda x: x.transpose(2, 0, 1) / 255.0),
+        (T.ToTensor(), batch, lambda x: x.transpose(0, 3, 1, 2) / 255.0),
+        (T.Normalize((0.1, 0.2, 0.3), (0.5, 0.25, 2.0)), chw,
+         lambda x: (x - np.array([0.1, 0.2, 0.3])[:, None, None]) / np.array([0.5, 0.25, 2.0])[:, None, None]),
+        (T.Cast("float64"), u8, lambda x: x.astype(np.float64)),
+        (T.Resize((5, 4), interpolation=0), f32, lambda x: _ref_nearest(x, 4, 5)),
+        (T.Resize((13, 11)), f32, lambda x: _ref_bilinear(x, 11, 13)),
+        (T.Resize(4, keep_ratio=True), f32, lambda x: _ref_bilinear(x, 4, 5)),
+        (T.CropResize(2, 1, 5, 3), u8, lambda x: x[1:4, 2:7]),
+        (T.CropResize(2, 1, 5, 3, size=(10, 6), interpolation=0), u8, lambda x: _ref_nearest(x[1:4, 2:7], 6, 10)),
+        (T.RandomFlipLeftRight(p=1.0), u8, lambda x: x[:, ::-1]),
+        (T.RandomFlipTopBottom(p=1.0), batch, lambda x: x[:, ::-1]),
+        (T.RandomFlipLeftRight(p=0.0), u8, lambda x: x),
+        (T.RandomColorJitter(), u8, lambda x: x),
+    ]
+
+
+@pytest.mark.parametrize("case", range(13))
+def test_transform_eager_equals_hybridized(case):
     nn = pytest.importorskip("hybridnet.gluon.nn")
+    block, a, ref = _deterministic_cases()[case]
+    x = mx.nd.array(a, dtype=a.dtype)
+    eager = block(x).asnumpy()
+    np.testing.assert_allclose(eager, ref(a.astype(np.float64)), rtol=1e-5, atol=1e-3)
+    block.hybridize()
+    hyb = block(x).asnumpy()
+    assert block._cached_op is not None
+    assert hyb.dtype == eager.dtype and hyb.shape == eager.shape
+    np.testing.assert_array_equal(hyb, eager)
+    # inside another hybridized network too
     net = nn.HybridSequential()
-    net.add(T.Cast("float32"))
+    net.add(block)
     net.hybridize()
-    with pytest.raises(MXNetError, match="eagerly"):
-        net(mx.nd.ones((2, 2, 3)))
+    np.testing.assert_array_equal(net(x).asnumpy(), eager)
+
+
+def test_random_transforms_hybridized_follow_the_same_draws():
+    a = _img(6, 5)
+    x = mx.nd.array(a, dtype="uint8")
+    for block in (T.RandomFlipLeftRight(), T.RandomFlipTopBottom(), T.RandomBrightness(0.5), T.RandomContrast(0.5),
+                  T.RandomSaturation(0.5), T.RandomHue(0.3), T.RandomColorJitter(0.3, 0.3, 0.3, 0.1),
+                  T.RandomLighting(0.2)):
+        torch.manual_seed(11)
+        eager = [block(x).asnumpy() for _ in range(4)]
+        block.hybridize()
+        torch.manual_seed(11)
+        hyb = [block(x).asnumpy() for _ in range(4)]
+        for e, h in zip(eager, hyb):
+            np.testing.assert_array_equal(e, h)
+        assert any(not np.array_equal(h, hyb[0]) for h in hyb[1:]), type(block).__name__  # drawn per call
+
+
+def test_hybridized_compose_exports_image_graph(tmp_path):
+    a = _img(8, 10)
+    x = mx.nd.array(a, dtype="uint8")
+    c = T.Compose([T.CropResize(1, 1, 8, 6), T.Resize((4, 3)), T.RandomFlipLeftRight(), T.ToTensor(),
+                   T.Normalize((0.4, 0.5, 0.6), (0.2, 0.3, 0.4))])
+    assert len(c) == 1
+    torch.manual_seed(0)
+    out = c(x).asnumpy()
+    flipped = _draw_uniform(0, 0.0, 1.0) < 0.5
+    r = _ref_bilinear(a[1:7, 1:9], 3, 4)
+    r = np.round(r)[:, ::-1] if flipped else np.round(r)
+    ref = (r.transpose(2, 0, 1) / 255.0 - np.array([0.4, 0.5, 0.6])[:, None, None]) \
+        / np.array([0.2, 0.3, 0.4])[:, None, None]
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+    sym_file, params_file = c[0].export(str(tmp_path / "aug"))
+    ops = [n["op"] for n in json.load(open(sym_file))["nodes"]]
+    assert ops == ["null", "_image_crop", "_image_resize", "_image_random_flip_left_right", "_image_to_tensor",
+                   "_image_normalize"]
+    nodes = json.load(open(sym_file))["nodes"]
+    assert nodes[2]["attrs"]["size"] == "(4, 3)" and "p" not in nodes[3].get("attrs", {})
+    # the exported graph loads back and computes the same thing
+    back = mx.gluon.SymbolBlock.imports(sym_file, ["data"], params_file)
+    torch.manual_seed(0)
+    np.testing.assert_array_equal(back(x).asnumpy(), out)
+
+
+def test_eager_only_transforms_refuse_tracing_with_a_clear_error():
+    nn = pytest.importorskip("hybridnet.gluon.nn")
+    with pytest.raises(MXNetError, match="CenterCrop is an eager Block"):
+        T.CenterCrop(4)(mx.sym.var("data"))
+    net = nn.HybridSequential()
+    with pytest.raises(ValueError, match="HybridBlock"):
+        net.add(T.RandomResizedCrop(4))
+    rz = T.Resize(4, interpolation=10)
+    rz.hybridize()
+    with pytest.raises(MXNetError, match="interpolation=10"):
+        rz(mx.nd.zeros((6, 6, 3)))
 
 
 def test_transform_first_pipeline_with_workers():

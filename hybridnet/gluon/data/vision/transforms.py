@@ -2,14 +2,20 @@
 
 Layouts follow MXNet: image ops take HWC (or NHWC) arrays, ``ToTensor`` turns them into
 CHW (NCHW) float32 in [0, 1], ``Normalize`` works on CHW (NCHW). uint8 inputs stay uint8
-(results are rounded and saturated, like OpenCV's ``saturate_cast``); float inputs stay float.
+(colour results are clamped to [0, 255] and truncated, as MXNet's ``saturate_cast``; resized
+ones are rounded); float inputs stay float.
 
-The blocks are Gluon ``Block``/``HybridBlock`` subclasses as in MXNet, but they run eagerly on
-NDArrays (torch kernels on ``x._t``): there are no ``_image_*`` graph operators yet, so
-``hybridize()`` leaves them eager, and tracing one inside another HybridBlock raises an error
-saying so. Randomness: the HybridBlock transforms (flips, colour jitter, lighting) draw from
-torch's generator (``mx.random.seed``); ``RandomResizedCrop`` draws from Python's ``random``
-and ``RandomApply`` from NumPy's, as MXNet does.
+As in MXNet, the transforms with fixed output shapes are ``HybridBlock``s whose
+``hybrid_forward(F, x)`` calls the ``F.image.*`` operators (``_image_*`` graph nodes), so they
+run eagerly on NDArrays and can be hybridized, traced into other HybridBlocks and exported.
+``Compose`` groups consecutive HybridBlocks into a hybridized ``HybridSequential``.
+``CenterCrop``, ``RandomResizedCrop``, ``Rotate``, ``RandomRotation`` and ``RandomApply`` stay
+eager ``Block``s (their crop boxes depend on the input size or on a Python-side draw).
+
+Randomness: the random operators (flips, colour jitter, lighting) draw from torch's
+generator (``mx.random.seed``), once per call, also when hybridized; ``RandomResizedCrop`` and
+``interpolation=10`` (random method) draw from Python's ``random`` and ``RandomApply`` from
+NumPy's, as MXNet does.
 """
 from __future__ import annotations
 
@@ -21,15 +27,12 @@ import numpy as np
 import torch
 import torch.nn.functional as _F
 
-from ....base import MXNetError, dtype_torch
+from ....base import MXNetError
 from ....ndarray import NDArray
+from ....ndarray import image as _ndimage
+from ....symbol.symbol import Symbol
 from ...block import Block, HybridBlock
-
-try:
-    from ...nn.basic_layers import HybridSequential, Sequential
-except ImportError:  # pragma: no cover - nn not available
-    Sequential = None  # type: ignore[assignment,misc]
-    HybridSequential = None  # type: ignore[assignment,misc]
+from ...nn.basic_layers import HybridSequential, Sequential
 
 __all__ = ["Compose", "Cast", "ToTensor", "Normalize", "Resize", "CenterCrop", "RandomResizedCrop",
            "CropResize", "RandomFlipLeftRight", "RandomFlipTopBottom", "RandomBrightness",
@@ -37,75 +40,33 @@ __all__ = ["Compose", "Cast", "ToTensor", "Normalize", "Resize", "CenterCrop", "
            "RandomApply", "Rotate", "RandomRotation", "Block", "HybridBlock", "Sequential",
            "HybridSequential"]
 
+_RANDOM_INTERP = 10     # MXNet/OpenCV: pick one of the methods 0-4 at random per call
 
-# -- tensor helpers ---------------------------------------------------------------------------------
-def _tensor(x: Any, who: str) -> torch.Tensor:
+
+# -- helpers ----------------------------------------------------------------------------------------
+def _eager_input(x: Any, who: str) -> NDArray:
+    """The NDArray image an eager-only Block works on (NumPy arrays are wrapped)."""
     if isinstance(x, NDArray):
-        return x._t.detach()
+        return x
     if isinstance(x, np.ndarray):
-        return torch.from_numpy(np.ascontiguousarray(x))
-    if hasattr(x, "_entries") or type(x).__name__ == "Symbol":
-        raise MXNetError(f"{who}: image transforms run eagerly on NDArrays; they cannot be traced "
-                         f"into a hybridized graph (no _image_* operators yet). Apply the transform "
-                         f"in the data pipeline (Dataset.transform_first / DataLoader), outside the "
-                         f"hybridized network")
+        return NDArray(torch.from_numpy(np.ascontiguousarray(x)))
+    if isinstance(x, Symbol):
+        raise MXNetError(f"{who} is an eager Block (its output depends on the input's size or on a "
+                         f"Python-side random draw), so it cannot be traced into a hybridized graph. "
+                         f"Apply it before the hybridized part, e.g. first in a transforms.Compose "
+                         f"or in Dataset.transform_first, not inside a HybridSequential")
     raise TypeError(f"{who}: expected an NDArray image, got {type(x).__name__}")
 
 
-def _check_image(t: torch.Tensor, who: str, layout: str = "HWC") -> None:
-    if t.dim() not in (3, 4):
+def _check_image(x: NDArray, who: str, layout: str = "HWC") -> None:
+    if x.ndim not in (3, 4):
         raise MXNetError(f"{who}: expected a 3-d ({layout}) or 4-d (N{layout}) image, got shape "
-                         f"{tuple(t.shape)}")
+                         f"{tuple(x.shape)}")
 
 
-def _work_dtype(t: torch.Tensor) -> torch.dtype:
-    return t.dtype if t.dtype in (torch.float64, torch.float32) else torch.float32
-
-
-def _finish(res: torch.Tensor, dtype: torch.dtype) -> NDArray:
-    """Back to the input dtype; integer images are rounded and saturated."""
-    if dtype.is_floating_point:
-        return NDArray(res.to(dtype))
-    info = torch.iinfo(dtype)
-    return NDArray(torch.round(res).clamp_(info.min, info.max).to(dtype))
-
-
-def _uniform(lo: float, hi: float) -> float:
-    return float(torch.empty((), dtype=torch.float64).uniform_(lo, hi).item()) if hi > lo else float(lo)
-
-
-_INTERP = {0: "nearest", 1: "bilinear", 2: "area", 3: "bicubic", 4: "bicubic"}
-
-
-def _interp_mode(interp: int, src_hw: Tuple[int, int], dst_hw: Tuple[int, int]) -> str:
-    if interp == 9:     # MXNet/OpenCV "auto": area to shrink, bicubic to enlarge
-        shrink = dst_hw[0] < src_hw[0] or dst_hw[1] < src_hw[1]
-        return "area" if shrink else "bicubic"
-    if interp == 10:    # random choice among the methods
-        return _INTERP[_pyrandom.randint(0, 4)]
-    try:
-        return _INTERP[int(interp)]
-    except (KeyError, ValueError, TypeError):
-        raise MXNetError(f"unsupported interpolation {interp!r}; use 0 (nearest), 1 (bilinear), "
-                         f"2 (area), 3 (bicubic), 4 (lanczos, done as bicubic), 9 (auto) or 10 (random)") from None
-
-
-def _resize_tensor(t: torch.Tensor, w_out: int, h_out: int, interp: int) -> NDArray:
-    """Resize an HWC/NHWC tensor to (h_out, w_out), OpenCV's pixel-centre convention."""
-    if w_out <= 0 or h_out <= 0:
-        raise MXNetError(f"resize: output size must be positive, got width={w_out}, height={h_out}")
-    batched = t.dim() == 4
-    x = t if batched else t.unsqueeze(0)
-    h, w = x.shape[1], x.shape[2]
-    dtype = t.dtype
-    if (h, w) == (h_out, w_out):
-        return NDArray(t.clone())
-    mode = _interp_mode(interp, (h, w), (h_out, w_out))
-    x = x.permute(0, 3, 1, 2).to(_work_dtype(t))
-    kwargs = {"align_corners": False} if mode in ("bilinear", "bicubic") else {}
-    y = _F.interpolate(x, size=(h_out, w_out), mode=mode, **kwargs)
-    y = y.permute(0, 2, 3, 1).contiguous()
-    return _finish(y if batched else y[0], dtype)
+def _hw(x: NDArray) -> Tuple[int, int]:
+    s = x.shape
+    return (s[0], s[1]) if len(s) == 3 else (s[1], s[2])
 
 
 def _wh(size: Any, who: str) -> Tuple[int, int]:
@@ -120,30 +81,42 @@ def _wh(size: Any, who: str) -> Tuple[int, int]:
     raise ValueError(f"{who}: size must be an int or a (width, height) pair, got {size!r}")
 
 
-def _crop(t: torch.Tensor, x0: int, y0: int, w: int, h: int, who: str) -> torch.Tensor:
-    H, W = (t.shape[0], t.shape[1]) if t.dim() == 3 else (t.shape[1], t.shape[2])
-    if x0 < 0 or y0 < 0 or w <= 0 or h <= 0 or x0 + w > W or y0 + h > H:
-        raise MXNetError(f"{who}: crop box x={x0}, y={y0}, width={w}, height={h} does not fit in an "
-                         f"image of width {W} and height {H}")
-    if t.dim() == 3:
-        return t[y0:y0 + h, x0:x0 + w]
-    return t[:, y0:y0 + h, x0:x0 + w]
+def _size_attr(size: Any) -> Any:
+    """A resize ``size`` attribute as MXNet writes it: an int or a tuple of ints."""
+    if isinstance(size, (int, np.integer)):
+        return int(size)
+    if isinstance(size, (tuple, list)):
+        return tuple(int(v) for v in size)
+    raise ValueError(f"Resize: size must be an int or a (width, height) pair, got {size!r}")
 
 
-# -- bases ------------------------------------------------------------------------------------------
-class _EagerHybridBlock(HybridBlock):
-    """A HybridBlock transform that always runs eagerly (see the module docstring)."""
+def _float_attr(v: Any) -> Any:
+    """mean/std/... as a float or a tuple of floats (clean ``-symbol.json`` attributes)."""
+    if isinstance(v, (int, float, np.number)):
+        return float(v)
+    if isinstance(v, NDArray):
+        v = v.asnumpy()
+    return tuple(float(e) for e in np.asarray(v, dtype=np.float64).ravel())
 
-    def hybridize(self, active: bool = True, **kwargs: Any) -> None:
-        """Accepted for MXNet compatibility; the transform keeps running eagerly."""
-        self._active = False
 
-    def hybrid_forward(self, F: Any, x: Any, *args: Any) -> Any:
-        t = _tensor(x, type(self).__name__)
-        return self._apply(t)
+def _pick_interp(interp: int, x: Any, who: str) -> int:
+    """Resolve ``interpolation=10`` (random method) with Python's ``random``, eagerly only."""
+    if interp != _RANDOM_INTERP:
+        return interp
+    if isinstance(x, Symbol):
+        raise MXNetError(f"{who}: interpolation=10 (a random method per call) cannot be hybridized: the "
+                         f"_image_resize graph operator takes a fixed method. Use 0 (nearest), 1 "
+                         f"(bilinear), 2 (area), 3 (bicubic), 4 (lanczos) or 9 (auto), or keep this "
+                         f"transform out of hybridize()")
+    return _pyrandom.randint(0, 4)
 
-    def _apply(self, t: torch.Tensor) -> NDArray:
-        raise NotImplementedError
+
+def _resize(F: Any, x: Any, size: Any, keep_ratio: bool, interp: int, who: str) -> Any:
+    return F.image.resize(x, size=size, keep_ratio=keep_ratio, interp=_pick_interp(interp, x, who))
+
+
+def _can_hybridize(block: Any) -> bool:
+    return isinstance(block, HybridBlock) and not getattr(block, "_eager_only", False)
 
 
 class _Wrap(Block):
@@ -160,124 +133,126 @@ class _Wrap(Block):
         return f"{type(self).__name__}({self._fn!r})"
 
 
-_SequentialBase: Any = Sequential if Sequential is not None else Block
+# -- composition ------------------------------------------------------------------------------------
+class Compose(Sequential):
+    """Apply ``transforms`` in order (MXNet's Compose, a ``Sequential``).
 
-
-class Compose(_SequentialBase):  # type: ignore[misc,valid-type]
-    """Apply ``transforms`` in order (a ``Sequential``, as in MXNet). Plain callables are
-    wrapped into Blocks."""
+    Runs of two or more consecutive HybridBlocks are put in one ``HybridSequential``, which is
+    hybridized (as MXNet does), so they run as one compiled graph; single HybridBlocks, Blocks
+    and plain callables (wrapped into Blocks) are added as they are.
+    """
 
     def __init__(self, transforms: Sequence[Any]):
         super().__init__()
+        run: list = []
+
+        def flush() -> None:
+            if len(run) == 1:
+                self.add(run[0])
+            elif len(run) > 1:
+                hblock = HybridSequential()
+                hblock.add(*run)
+                hblock.hybridize()
+                self.add(hblock)
+            run.clear()
+
         for tr in transforms:
-            if tr is not None:
-                self.register_child(tr if isinstance(tr, Block) else _Wrap(tr))
+            if tr is None:
+                continue
+            if _can_hybridize(tr):
+                run.append(tr)
+                continue
+            flush()
+            self.add(tr if isinstance(tr, Block) else _Wrap(tr))
+        flush()
+
+
+class RandomApply(Sequential):
+    """Apply ``transforms`` with probability ``p`` (NumPy's RNG, as MXNet)."""
+
+    def __init__(self, transforms: Any, p: float = 0.5):
+        super().__init__()
+        self.transforms = transforms if isinstance(transforms, Block) else _Wrap(transforms)
+        self.p = p
 
     def forward(self, x: Any, *args: Any) -> Any:
-        for blk in self._children.values():
-            x = blk(x, *args)
-            args = ()
-            if isinstance(x, (tuple, list)):
-                args = tuple(x[1:])
-                x = x[0]
-        if args:
-            return (x,) + tuple(args)
-        return x
+        if self.p < np.random.random():
+            return x
+        return self.transforms(x)
 
 
-class Cast(_EagerHybridBlock):
-    """Cast to ``dtype`` (default float32)."""
+# -- conversion ------------------------------------------------------------------------------------
+class Cast(HybridBlock):
+    """Cast every input to ``dtype`` (default float32); one input gives one output."""
 
     def __init__(self, dtype: Any = "float32"):
         super().__init__()
         self._dtype = dtype
 
-    def _apply(self, t: torch.Tensor) -> NDArray:
-        return NDArray(t.to(dtype_torch(self._dtype)))
+    def hybrid_forward(self, F: Any, x: Any, *args: Any) -> Any:
+        if not args:
+            return F.cast(x, dtype=self._dtype)
+        return tuple(F.cast(a, dtype=self._dtype) for a in (x,) + args)
 
 
-class ToTensor(_EagerHybridBlock):
-    """HWC (NHWC) image in [0, 255] -> CHW (NCHW) float32 in [0, 1] (divides by 255)."""
+class ToTensor(HybridBlock):
+    """HWC (NHWC) image in [0, 255] -> CHW (NCHW) float32 in [0, 1] (``F.image.to_tensor``)."""
 
-    def _apply(self, t: torch.Tensor) -> NDArray:
-        _check_image(t, "ToTensor")
-        perm = (2, 0, 1) if t.dim() == 3 else (0, 3, 1, 2)
-        return NDArray(t.permute(*perm).to(torch.float32).div(255.0).contiguous())
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return F.image.to_tensor(x)
 
 
-class Normalize(_EagerHybridBlock):
-    """``(x - mean[c]) / std[c]`` per channel of a CHW (NCHW) tensor; ``mean``/``std`` are
-    scalars or one value per channel."""
+class Normalize(HybridBlock):
+    """``(x - mean[c]) / std[c]`` per channel of a CHW (NCHW) tensor (``F.image.normalize``);
+    ``mean``/``std`` are scalars or one value per channel."""
 
     def __init__(self, mean: Any = 0.0, std: Any = 1.0):
         super().__init__()
-        self._mean = mean
-        self._std = std
+        self._mean = _float_attr(mean)
+        self._std = _float_attr(std)
 
-    def _apply(self, t: torch.Tensor) -> NDArray:
-        _check_image(t, "Normalize", "CHW")
-        c = t.shape[0] if t.dim() == 3 else t.shape[1]
-        wd = _work_dtype(t)
-        mean = torch.as_tensor(np.atleast_1d(np.asarray(self._mean, dtype=np.float64)), dtype=wd)
-        std = torch.as_tensor(np.atleast_1d(np.asarray(self._std, dtype=np.float64)), dtype=wd)
-        for name, v in (("mean", mean), ("std", std)):
-            if v.numel() not in (1, c):
-                raise MXNetError(f"Normalize: {name} has {v.numel()} values but the input has {c} "
-                                 f"channels (shape {tuple(t.shape)}); give 1 or {c} values")
-        if bool((std == 0).any()):
-            raise MXNetError(f"Normalize: std must be non-zero, got {self._std}")
-        shape = (-1, 1, 1)
-        res = (t.to(wd) - mean.reshape(shape)) / std.reshape(shape)
-        return NDArray(res)
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return F.image.normalize(x, mean=self._mean, std=self._std)
 
 
-class Resize(_EagerHybridBlock):
-    """Resize an HWC (NHWC) image to ``size`` (int: square, or (width, height)).
+# -- geometry ---------------------------------------------------------------------------------------
+class Resize(HybridBlock):
+    """Resize an HWC (NHWC) image to ``size`` (int: square, or (width, height)) with
+    ``F.image.resize``.
 
     With ``keep_ratio`` and an int size the shorter side becomes ``size``. ``interpolation``:
-    0 nearest, 1 bilinear, 2 area, 3 bicubic, 4 lanczos (bicubic here).
+    0 nearest, 1 bilinear, 2 area, 3 bicubic, 4 lanczos (bicubic here), 9 auto, 10 a random
+    one of 0-4 per call (eager only: such a Resize cannot be hybridized).
     """
 
     def __init__(self, size: Any, keep_ratio: bool = False, interpolation: int = 1):
         super().__init__()
-        self._size = size
-        self._keep = keep_ratio
-        self._interpolation = interpolation
+        self._size = _size_attr(size)
+        self._keep = bool(keep_ratio)
+        self._interpolation = int(interpolation)
+        self._eager_only = self._interpolation == _RANDOM_INTERP
 
-    def _apply(self, t: torch.Tensor) -> NDArray:
-        _check_image(t, "Resize")
-        h, w = (t.shape[0], t.shape[1]) if t.dim() == 3 else (t.shape[1], t.shape[2])
-        size = self._size
-        single = isinstance(size, (int, np.integer)) or (isinstance(size, (tuple, list)) and len(size) == 1)
-        if single and self._keep:
-            s = int(size if isinstance(size, (int, np.integer)) else size[0])
-            if h > w:
-                w_out, h_out = s, h * s // w
-            else:
-                w_out, h_out = w * s // h, s
-        else:
-            w_out, h_out = _wh(size, "Resize")
-        return _resize_tensor(t, w_out, h_out, self._interpolation)
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return _resize(F, x, self._size, self._keep, self._interpolation, "Resize")
 
 
-class CropResize(_EagerHybridBlock):
-    """Crop the box (x, y, width, height) of an HWC (NHWC) image, then resize it to ``size``
-    if given (``interpolation`` as in Resize, default bilinear)."""
+class CropResize(HybridBlock):
+    """Crop the box (x, y, width, height) of an HWC (NHWC) image (``F.image.crop``), then
+    resize it to ``size`` if given (``interpolation`` as in Resize, default bilinear)."""
 
     def __init__(self, x: int, y: int, width: int, height: int, size: Any = None,
                  interpolation: Optional[int] = None):
         super().__init__()
         self._x, self._y, self._width, self._height = int(x), int(y), int(width), int(height)
-        self._size = size
-        self._interpolation = 1 if interpolation is None else interpolation
+        self._size = None if size is None else _size_attr(size)
+        self._interpolation = 1 if interpolation is None else int(interpolation)
+        self._eager_only = self._size is not None and self._interpolation == _RANDOM_INTERP
 
-    def _apply(self, t: torch.Tensor) -> NDArray:
-        _check_image(t, "CropResize")
-        out = _crop(t, self._x, self._y, self._width, self._height, "CropResize")
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        out = F.image.crop(x, x=self._x, y=self._y, width=self._width, height=self._height)
         if self._size is not None:
-            w_out, h_out = _wh(self._size, "CropResize")
-            return _resize_tensor(out, w_out, h_out, self._interpolation)
-        return NDArray(out.clone())
+            out = _resize(F, out, self._size, False, self._interpolation, "CropResize")
+        return out
 
 
 def _scale_down(src_size: Tuple[int, int], size: Tuple[int, int]) -> Tuple[int, int]:
@@ -291,16 +266,18 @@ def _scale_down(src_size: Tuple[int, int], size: Tuple[int, int]) -> Tuple[int, 
     return int(w), int(h)
 
 
-def _fixed_crop(t: torch.Tensor, x0: int, y0: int, w: int, h: int, size: Optional[Tuple[int, int]],
+class _NDF:
+    """``F`` for the eager-only Blocks' helpers (only ``F.image`` is used)."""
+    image = _ndimage
+
+
+def _fixed_crop(x: NDArray, x0: int, y0: int, w: int, h: int, size: Tuple[int, int],
                 interp: int, who: str) -> NDArray:
-    out = _crop(t, x0, y0, w, h, who)
-    if size is not None and (w, h) != tuple(size):
-        return _resize_tensor(out, size[0], size[1], interp)
-    return NDArray(out.clone())
-
-
-def _hw(t: torch.Tensor) -> Tuple[int, int]:
-    return (t.shape[0], t.shape[1]) if t.dim() == 3 else (t.shape[1], t.shape[2])
+    """Crop then resize to ``size`` (width, height) when the crop differs from it."""
+    out = _ndimage.crop(x, x=x0, y=y0, width=w, height=h)
+    if (w, h) != tuple(size):
+        out = _resize(_NDF, out, tuple(size), False, interp, who)
+    return out
 
 
 class CenterCrop(Block):
@@ -313,17 +290,18 @@ class CenterCrop(Block):
         self._interpolation = interpolation
 
     def forward(self, x: Any) -> NDArray:
-        t = _tensor(x, "CenterCrop")
-        _check_image(t, "CenterCrop")
-        h, w = _hw(t)
+        x = _eager_input(x, "CenterCrop")
+        _check_image(x, "CenterCrop")
+        h, w = _hw(x)
         new_w, new_h = _scale_down((w, h), self._size)
         x0, y0 = int((w - new_w) / 2), int((h - new_h) / 2)
-        return _fixed_crop(t, x0, y0, new_w, new_h, self._size, self._interpolation, "CenterCrop")
+        return _fixed_crop(x, x0, y0, new_w, new_h, self._size, self._interpolation, "CenterCrop")
 
 
 class RandomResizedCrop(Block):
     """Crop a random area (fraction ``scale`` of the image) with a random aspect ratio
-    (``ratio``, log-uniform), resized to ``size``; after 10 failed draws, a centre crop."""
+    (``ratio``, log-uniform), resized to ``size``; after 10 failed draws, a centre crop.
+    Draws from Python's ``random``, as MXNet."""
 
     def __init__(self, size: Any, scale: Tuple[float, float] = (0.08, 1.0),
                  ratio: Tuple[float, float] = (3.0 / 4.0, 4.0 / 3.0), interpolation: int = 1):
@@ -334,9 +312,9 @@ class RandomResizedCrop(Block):
         self._interpolation = interpolation
 
     def forward(self, x: Any) -> NDArray:
-        t = _tensor(x, "RandomResizedCrop")
-        _check_image(t, "RandomResizedCrop")
-        h, w = _hw(t)
+        x = _eager_input(x, "RandomResizedCrop")
+        _check_image(x, "RandomResizedCrop")
+        h, w = _hw(x)
         src_area = h * w
         log_ratio = (math.log(self._ratio[0]), math.log(self._ratio[1]))
         for _ in range(10):
@@ -347,188 +325,105 @@ class RandomResizedCrop(Block):
             if 0 < new_w <= w and 0 < new_h <= h:
                 x0 = _pyrandom.randint(0, w - new_w)
                 y0 = _pyrandom.randint(0, h - new_h)
-                return _fixed_crop(t, x0, y0, new_w, new_h, self._size, self._interpolation,
+                return _fixed_crop(x, x0, y0, new_w, new_h, self._size, self._interpolation,
                                    "RandomResizedCrop")
         new_w, new_h = _scale_down((w, h), self._size)
         x0, y0 = int((w - new_w) / 2), int((h - new_h) / 2)
-        return _fixed_crop(t, x0, y0, new_w, new_h, self._size, self._interpolation, "RandomResizedCrop")
+        return _fixed_crop(x, x0, y0, new_w, new_h, self._size, self._interpolation, "RandomResizedCrop")
 
 
-class _RandomFlip(_EagerHybridBlock):
-    _axis = 0  # 0: width, 1: height (of HWC)
+class _RandomFlip(HybridBlock):
+    _op = ""
 
     def __init__(self, p: float = 0.5):
         super().__init__()
-        self._p = p
+        self._p = float(p)
 
-    def _apply(self, t: torch.Tensor) -> NDArray:
-        _check_image(t, type(self).__name__)
-        if _uniform(0.0, 1.0) < self._p:
-            dim = (1 if self._axis == 0 else 0) + (1 if t.dim() == 4 else 0)
-            return NDArray(torch.flip(t, dims=(dim,)))
-        return NDArray(t.clone())
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        op = getattr(F.image, self._op)
+        # p is a hybridnet extension: MXNet's operator has no such attribute, so the default
+        # 0.5 is not written (the exported graph stays loadable by MXNet).
+        return op(x) if self._p == 0.5 else op(x, p=self._p)
 
 
 class RandomFlipLeftRight(_RandomFlip):
-    """Flip an HWC (NHWC) image horizontally with probability ``p``."""
-    _axis = 0
+    """Flip an HWC (NHWC) image horizontally with probability ``p`` (default 0.5, as MXNet)
+    (``F.image.random_flip_left_right``)."""
+    _op = "random_flip_left_right"
 
 
 class RandomFlipTopBottom(_RandomFlip):
-    """Flip an HWC (NHWC) image vertically with probability ``p``."""
-    _axis = 1
+    """Flip an HWC (NHWC) image vertically with probability ``p`` (default 0.5, as MXNet)
+    (``F.image.random_flip_top_bottom``)."""
+    _op = "random_flip_top_bottom"
 
 
-_GRAY = (0.299, 0.587, 0.114)
+# -- colour -----------------------------------------------------------------------------------------
+class _Enhance(HybridBlock):
+    _op = ""
 
-
-def _gray(x: torch.Tensor) -> torch.Tensor:
-    """Luma per pixel of an HWC/NHWC RGB float tensor, keeping a channel axis of 1."""
-    if x.shape[-1] != 3:
-        raise MXNetError(f"colour transforms need 3 (RGB) channels last (HWC), got shape {tuple(x.shape)}")
-    coef = torch.tensor(_GRAY, dtype=x.dtype)
-    return (x * coef).sum(dim=-1, keepdim=True)
-
-
-def _brightness(x: torch.Tensor, alpha: float) -> torch.Tensor:
-    return x * alpha
-
-
-def _contrast(x: torch.Tensor, alpha: float) -> torch.Tensor:
-    mean = _gray(x).mean(dim=(-3, -2, -1), keepdim=True)
-    return x * alpha + mean * (1.0 - alpha)
-
-
-def _saturation(x: torch.Tensor, alpha: float) -> torch.Tensor:
-    return x * alpha + _gray(x) * (1.0 - alpha)
-
-
-_TYIQ = ((0.299, 0.587, 0.114), (0.596, -0.274, -0.321), (0.211, -0.523, 0.311))
-_ITYIQ = ((1.0, 0.956, 0.621), (1.0, -0.272, -0.647), (1.0, -1.107, 1.705))
-
-
-def _hue(x: torch.Tensor, alpha: float) -> torch.Tensor:
-    """Rotate the chroma (I, Q) plane of YIQ by ``alpha * pi``."""
-    if x.shape[-1] != 3:
-        raise MXNetError(f"RandomHue needs 3 (RGB) channels last (HWC), got shape {tuple(x.shape)}")
-    u, w = math.cos(alpha * math.pi), math.sin(alpha * math.pi)
-    bt = np.array([[1.0, 0.0, 0.0], [0.0, u, -w], [0.0, w, u]])
-    m = np.array(_ITYIQ) @ bt @ np.array(_TYIQ)
-    return x @ torch.as_tensor(m.T, dtype=x.dtype)
-
-
-class _ColorBlock(_EagerHybridBlock):
-    def _apply(self, t: torch.Tensor) -> NDArray:
-        _check_image(t, type(self).__name__)
-        return _finish(self._color(t.to(_work_dtype(t))), t.dtype)
-
-    def _color(self, x: torch.Tensor) -> torch.Tensor:
-        raise NotImplementedError
-
-
-class RandomBrightness(_ColorBlock):
-    """Multiply by a factor drawn from [max(0, 1 - brightness), 1 + brightness]."""
-
-    def __init__(self, brightness: float):
+    def __init__(self, amount: float):
         super().__init__()
-        self._args = (max(0.0, 1.0 - brightness), 1.0 + brightness)
+        amount = float(amount)
+        self._args = (max(0.0, 1.0 - amount), 1.0 + amount)
 
-    def _color(self, x: torch.Tensor) -> torch.Tensor:
-        return _brightness(x, _uniform(*self._args))
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return getattr(F.image, self._op)(x, min_factor=self._args[0], max_factor=self._args[1])
 
 
-class RandomContrast(_ColorBlock):
+class RandomBrightness(_Enhance):
+    """Multiply by a factor drawn from [max(0, 1 - brightness), 1 + brightness]
+    (``F.image.random_brightness``)."""
+    _op = "random_brightness"
+
+
+class RandomContrast(_Enhance):
     """Blend with the image's mean luma: ``x * a + mean_gray * (1 - a)``,
-    a from [max(0, 1 - contrast), 1 + contrast]."""
-
-    def __init__(self, contrast: float):
-        super().__init__()
-        self._args = (max(0.0, 1.0 - contrast), 1.0 + contrast)
-
-    def _color(self, x: torch.Tensor) -> torch.Tensor:
-        return _contrast(x, _uniform(*self._args))
+    a from [max(0, 1 - contrast), 1 + contrast] (``F.image.random_contrast``)."""
+    _op = "random_contrast"
 
 
-class RandomSaturation(_ColorBlock):
+class RandomSaturation(_Enhance):
     """Blend each pixel with its luma: ``x * a + gray * (1 - a)``,
-    a from [max(0, 1 - saturation), 1 + saturation]."""
-
-    def __init__(self, saturation: float):
-        super().__init__()
-        self._args = (max(0.0, 1.0 - saturation), 1.0 + saturation)
-
-    def _color(self, x: torch.Tensor) -> torch.Tensor:
-        return _saturation(x, _uniform(*self._args))
+    a from [max(0, 1 - saturation), 1 + saturation] (``F.image.random_saturation``)."""
+    _op = "random_saturation"
 
 
-class RandomHue(_ColorBlock):
-    """Rotate the hue (in YIQ space) by ``a * pi``, a from [-hue, hue]."""
-
-    def __init__(self, hue: float):
-        super().__init__()
-        self._args = (-hue, hue)
-
-    def _color(self, x: torch.Tensor) -> torch.Tensor:
-        return _hue(x, _uniform(*self._args))
+class RandomHue(_Enhance):
+    """Rotate the hue (HLS space) by ``a`` turns, a from [max(0, 1 - hue), 1 + hue], i.e. by
+    up to ``hue`` turns either way (``F.image.random_hue``, as MXNet)."""
+    _op = "random_hue"
 
 
-class RandomColorJitter(_ColorBlock):
-    """Brightness, contrast, saturation and hue jitter (each only if > 0), in random order."""
+class RandomColorJitter(HybridBlock):
+    """Brightness, contrast, saturation and hue jitter (each only if > 0), in random order
+    (``F.image.random_color_jitter``)."""
 
     def __init__(self, brightness: float = 0, contrast: float = 0, saturation: float = 0, hue: float = 0):
         super().__init__()
-        self._args = (brightness, contrast, saturation, hue)
+        self._args = (float(brightness), float(contrast), float(saturation), float(hue))
 
-    def _color(self, x: torch.Tensor) -> torch.Tensor:
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
         b, c, s, h = self._args
-        for k in torch.randperm(4).tolist():
-            if k == 0 and b > 0:
-                x = _brightness(x, _uniform(max(0.0, 1.0 - b), 1.0 + b))
-            elif k == 1 and c > 0:
-                x = _contrast(x, _uniform(max(0.0, 1.0 - c), 1.0 + c))
-            elif k == 2 and s > 0:
-                x = _saturation(x, _uniform(max(0.0, 1.0 - s), 1.0 + s))
-            elif k == 3 and h > 0:
-                x = _hue(x, _uniform(-h, h))
-        return x
+        return F.image.random_color_jitter(x, brightness=b, contrast=c, saturation=s, hue=h)
 
 
-_EIGVAL = np.array([55.46, 4.794, 1.148])
-_EIGVEC = np.array([[-0.5675, 0.7192, 0.4009],
-                    [-0.5808, -0.0045, -0.8140],
-                    [-0.5836, -0.6948, 0.4203]])
-
-
-class RandomLighting(_ColorBlock):
+class RandomLighting(HybridBlock):
     """AlexNet-style PCA lighting noise: add ``eigvec @ (a * eigval)`` to every RGB pixel,
-    ``a ~ N(0, alpha)`` per component (ImageNet eigenvalues/vectors, 0-255 scale)."""
+    ``a ~ N(0, alpha)`` per component (ImageNet eigenvalues/vectors, 0-255 scale)
+    (``F.image.random_lighting``)."""
 
     def __init__(self, alpha: float):
         super().__init__()
-        self._alpha = alpha
+        self._alpha = float(alpha)
 
-    def _color(self, x: torch.Tensor) -> torch.Tensor:
-        if x.shape[-1] != 3:
-            raise MXNetError(f"RandomLighting needs 3 (RGB) channels last (HWC), got shape {tuple(x.shape)}")
-        if self._alpha <= 0:
-            return x
-        a = torch.empty(3, dtype=torch.float64).normal_(0.0, self._alpha).numpy()
-        rgb = _EIGVEC @ (a * _EIGVAL)
-        return x + torch.as_tensor(rgb, dtype=x.dtype)
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return F.image.random_lighting(x, alpha_std=self._alpha)
 
 
-class RandomApply(_SequentialBase):  # type: ignore[misc,valid-type]
-    """Apply ``transforms`` with probability ``p`` (NumPy's RNG, as MXNet)."""
-
-    def __init__(self, transforms: Any, p: float = 0.5):
-        super().__init__()
-        self.transforms = transforms if isinstance(transforms, Block) else _Wrap(transforms)
-        self.p = p
-
-    def forward(self, x: Any, *args: Any) -> Any:
-        if self.p < np.random.random():
-            return x
-        return self.transforms(x)
+# -- rotation (eager; no graph operator) ------------------------------------------------------------
+def _uniform(lo: float, hi: float) -> float:
+    return float(torch.empty((), dtype=torch.float64).uniform_(lo, hi).item()) if hi > lo else float(lo)
 
 
 def _rotate(t: torch.Tensor, degrees: float, zoom_in: bool, zoom_out: bool) -> NDArray:
@@ -547,10 +442,10 @@ def _rotate(t: torch.Tensor, degrees: float, zoom_in: bool, zoom_out: bool) -> N
     if zoom_in or zoom_out:
         bw, bh = w * abs(c) + h * abs(s), w * abs(s) + h * abs(c)
         scale = max(bw / w, bh / h) if zoom_in else min(w / bw, h / bh)
-    # output pixel (x, y) in centred pixel units samples input R(-theta) (x, y) / scale.
+    # output pixel (x, y) in centred pixel units samples input R(-theta) (x, y) / scale;
+    # the w/h factors account for the aspect ratio in normalised coordinates.
     mat = torch.tensor([[c / scale, -s * h / w / scale, 0.0],
                         [s * w / h / scale, c / scale, 0.0]], dtype=x.dtype)
-    # normalised coordinates: account for the aspect ratio via the w/h factors above
     grid = _F.affine_grid(mat.expand(n, 2, 3), list(x.shape), align_corners=False)
     y = _F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
     return NDArray(y if batched else y[0])
@@ -565,14 +460,14 @@ class Rotate(Block):
         self._args = (rotation_degrees, zoom_in, zoom_out)
 
     def forward(self, x: Any) -> NDArray:
-        t = _tensor(x, "Rotate")
-        _check_image(t, "Rotate", "CHW")
-        return _rotate(t, *self._args)
+        x = _eager_input(x, "Rotate")
+        _check_image(x, "Rotate", "CHW")
+        return _rotate(x._t.detach(), *self._args)
 
 
 class RandomRotation(Block):
     """Rotate by an angle drawn uniformly from ``angle_limits`` (degrees), with probability
-    ``rotate_with_proba``."""
+    ``rotate_with_proba`` (torch's generator)."""
 
     def __init__(self, angle_limits: Tuple[float, float], zoom_in: bool = False, zoom_out: bool = False,
                  rotate_with_proba: float = 1.0):
@@ -587,8 +482,9 @@ class RandomRotation(Block):
         self._proba = rotate_with_proba
 
     def forward(self, x: Any) -> NDArray:
-        t = _tensor(x, "RandomRotation")
-        _check_image(t, "RandomRotation", "CHW")
+        x = _eager_input(x, "RandomRotation")
+        _check_image(x, "RandomRotation", "CHW")
+        t = x._t.detach()
         if _uniform(0.0, 1.0) >= self._proba:
             return NDArray(t.clone())
         return _rotate(t, _uniform(*self._limits), *self._zoom)
