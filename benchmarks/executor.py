@@ -46,7 +46,7 @@ def lenet_symbol():
     x = sym.reshape(x, shape=(0, -1))
     x = sym.relu(sym.FullyConnected(x, num_hidden=120, name="f1"))
     x = sym.relu(sym.FullyConnected(x, num_hidden=84, name="f2"))
-    return sym.dot(x, sym.var("w3"), transpose_b=True)
+    return sym.dot(x, sym.var("w3", shape=(10, 84)), transpose_b=True)
 
 
 def lenet_by_hand(data, c1w, c1b, c2w, c2b, f1w, f1b, f2w, f2b, w3):

@@ -371,6 +371,9 @@ def _sgd_update_mp(self: Any, index: Any, weight: Any, grad: Any, state: Any) ->
 def _run_sgd(self: Any, weights: list, grads: list, states: list, lrs: List[float],
              wds: List[float], momentum: float, multi_precision: bool) -> None:
     clip = _kernel_clip(self.clip_gradient)
+    if not multi_precision and clip is None and len(weights) > 1:
+        _run_sgd_foreach(weights, grads, states, lrs, wds, momentum, self.rescale_grad)
+        return
     with torch.no_grad():
         for w, g, s, lr, wd in zip(weights, grads, states, lrs, wds):
             if multi_precision:
@@ -381,6 +384,32 @@ def _run_sgd(self: Any, weights: list, grads: list, states: list, lrs: List[floa
             else:
                 _sgd_step(w._t, g._t, s._t if s is not None else None, lr, wd,
                           self.rescale_grad, clip, momentum)
+
+
+def _run_sgd_foreach(weights: list, grads: list, states: list, lrs: List[float], wds: List[float],
+                     momentum: float, rescale: float) -> None:
+    """The same update as ``_sgd_step`` for many weights at once (torch's multi-tensor ops),
+    grouped by (lr, wd, dtype, device): MXNet's multi_sgd_update / multi_sgd_mom_update."""
+    groups: dict = {}
+    for w, g, s, lr, wd in zip(weights, grads, states, lrs, wds):
+        key = (lr, wd, w._t.dtype, w._t.device)
+        ws, gs, ms = groups.setdefault(key, ([], [], []))
+        ws.append(w._t)
+        gs.append(g._t.detach() if g._t.dtype == w._t.dtype else g._t.detach().to(w._t.dtype))
+        if s is not None:
+            ms.append(s._t)
+    with torch.no_grad():
+        for (lr, wd, _, _), (ws, gs, ms) in groups.items():
+            if momentum != 0.0 and len(ms) == len(ws):
+                torch._foreach_mul_(ms, momentum)
+                if wd:
+                    torch._foreach_add_(ms, ws, alpha=-lr * wd)
+                torch._foreach_add_(ms, gs, alpha=-lr * rescale)
+                torch._foreach_add_(ws, ms)
+            else:
+                if wd:
+                    torch._foreach_mul_(ws, 1.0 - lr * wd)
+                torch._foreach_add_(ws, gs, alpha=-lr * rescale)
 
 
 @register
