@@ -17,22 +17,18 @@ from . import ndarray  # noqa: F401
 from . import ndarray as nd  # noqa: F401
 from . import random  # noqa: F401
 
-import importlib as _importlib
-
-# Layers above the core; each is imported when present.
-for _name, _alias in (("symbol", "sym"), ("name", None), ("attribute", None), ("initializer", "init"),
-                      ("optimizer", None), ("lr_scheduler", None), ("metric", None), ("kvstore", "kv"),
-                      ("gluon", None), ("recordio", None), ("test_utils", None), ("io", None),
-                      ("util", None), ("profiler", None), ("engine", None), ("model", None)):
-    try:
-        _mod = _importlib.import_module(f"{__name__}.{_name}")
-    except ModuleNotFoundError as _e:
-        if _e.name != f"{__name__}.{_name}":
-            raise
-        continue
-    globals()[_name] = _mod
-    if _alias:
-        globals()[_alias] = _mod
-
-if "attribute" in globals():
-    AttrScope = attribute.AttrScope  # noqa: F821
+from . import name  # noqa: F401
+from . import attribute  # noqa: F401
+from .attribute import AttrScope  # noqa: F401
+from . import symbol  # noqa: F401
+from . import symbol as sym  # noqa: F401
+from . import initializer  # noqa: F401
+from . import initializer as init  # noqa: F401
+from . import optimizer  # noqa: F401
+from . import lr_scheduler  # noqa: F401
+from . import metric  # noqa: F401
+from . import kvstore  # noqa: F401
+from . import kvstore as kv  # noqa: F401
+from . import recordio  # noqa: F401
+from . import test_utils  # noqa: F401
+from . import gluon  # noqa: F401
