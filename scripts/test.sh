@@ -10,4 +10,4 @@ fi
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps -e .
 # one torch thread per test worker: two workers share the two cores without oversubscription
 export OMP_NUM_THREADS=1
-exec "$VENV/bin/python" -m pytest -n 2 -q "$@"
+exec "$VENV/bin/python" -m pytest -n 2 "$@"
