@@ -37,6 +37,13 @@ def dot(lhs, rhs, *, transpose_a: bool = False, transpose_b: bool = False,
         forward_stype: str = None):  # type: ignore[assignment]
     """MXNet dot: contract lhs's last axis (first if ``transpose_a``) with rhs's first axis
     (last if ``transpose_b``); output shape is the remaining lhs axes then the remaining rhs axes."""
+    if lhs.dim() == 2 and rhs.dim() == 2 and not transpose_a:
+        # the common matrix case goes straight to one BLAS call (x W^T is F.linear)
+        k = rhs.shape[1] if transpose_b else rhs.shape[0]
+        if lhs.shape[1] != k:
+            raise MXNetError(f"dot: shape mismatch lhs {tuple(lhs.shape)} x rhs {tuple(rhs.shape)} "
+                             f"(transpose_b={transpose_b}): contracted sizes {lhs.shape[1]} != {k}")
+        return torch.nn.functional.linear(lhs, rhs) if transpose_b else torch.mm(lhs, rhs)
     if lhs.dim() == 1 and rhs.dim() == 1:
         if transpose_a or transpose_b:
             raise MXNetError("dot: cannot transpose vectors (both inputs are 1-D)")

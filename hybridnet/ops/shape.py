@@ -8,6 +8,8 @@ input shapes only, so all kernels also run on torch's "meta" device (shape infer
 """
 from __future__ import annotations
 
+import functools
+
 import builtins
 from typing import Any, Literal, Optional, Sequence
 
@@ -126,6 +128,10 @@ _NP_RESHAPE_CASES = {
 }
 
 
+# the same (input shape, codes) pairs recur on every call of a graph: compute each once
+_reshape_shape_cached = functools.lru_cache(maxsize=4096)(lambda d, s, r: reshape_shape(d, s, r))
+
+
 @register("Reshape", aliases=("reshape",), samples=lambda: [
     Sample((_u(*ds),), {"shape": spec, "reverse": rev} if rev else {"shape": spec}, ref=_np_reshape)
     for (ds, spec, rev) in _NP_RESHAPE_CASES])
@@ -136,7 +142,7 @@ def Reshape(data, *, shape: Shape = (), reverse: bool = False, target_shape: Sha
     ``target_shape``/``keep_highest`` are MXNet's deprecated spelling (0 marks the inferred dim)."""
     shape = as_tuple(shape)
     if shape:
-        return data.reshape(reshape_shape(tuple(data.shape), shape, reverse))
+        return data.reshape(_reshape_shape_cached(tuple(data.shape), tuple(shape), bool(reverse)))
     tshape = list(as_tuple(target_shape))
     if not tshape:
         raise MXNetError("Reshape: the shape attribute is required, e.g. reshape(x, shape=(-1, 0))")
