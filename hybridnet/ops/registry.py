@@ -51,6 +51,7 @@ class OpDef:
                  param_shapes: Optional[Callable[[dict, ShapeList], ShapeList]] = None,
                  infer_shape: Optional[Callable[[dict, ShapeList], list]] = None,
                  infer_type: Optional[Callable[[dict, list], list]] = None,
+                 infer_inputs: Optional[Callable[[dict, ShapeList, list], ShapeList]] = None,
                  random: bool = False, differentiable: bool = True,
                  samples: Optional[Callable[[], list]] = None,
                  hint: Optional[str] = None, doc: Optional[str] = None):
@@ -67,6 +68,8 @@ class OpDef:
         self.param_shapes = param_shapes
         self.infer_shape_rule = infer_shape
         self.infer_type_rule = infer_type
+        # backward shape rule: (attrs, input shapes (None/partial), known output shapes) -> input shapes
+        self.infer_inputs_rule = infer_inputs
         self.samples = samples
         self.doc = doc if doc is not None else (inspect.getdoc(kernel) or "")
 

@@ -20,6 +20,7 @@ import torch
 
 from ..base import MXNetError
 from .attrs import OptFloat, OptInt
+from .shape_rules import rnn_param_concat_inputs
 from .registry import Sample, find, register
 
 __all__ = ["rnn_param_size", "rnn_param_layout", "unpack_rnn_params", "pack_rnn_params",
@@ -466,7 +467,7 @@ if find("_rnn_param_concat") is None:
         return [Sample((r.uniform(-1, 1, (6,)), r.uniform(-1, 1, (4,))), {"dim": 0},
                        ref=lambda *a, dim: np.concatenate(a, axis=dim))]
 
-    @register("_rnn_param_concat", samples=_concat_samples)
+    @register("_rnn_param_concat", samples=_concat_samples, infer_inputs=rnn_param_concat_inputs)
     def _rnn_param_concat(*data, dim: int = 1):
         """Concatenation along ``dim`` (the flat parameter vector of gluon's fused RNN layers)."""
         return torch.cat(data, dim=dim)

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from ..base import MXNetError, dtype_torch
 from .attrs import Axis, Dtype, OptInt, Shape
 from .reduce import as_tuple, norm_axis
+from .shape_rules import concat_inputs, reshape_input
 from .registry import Sample, register
 
 _rng = np.random.RandomState(3)
@@ -132,7 +133,7 @@ _NP_RESHAPE_CASES = {
 _reshape_shape_cached = functools.lru_cache(maxsize=4096)(lambda d, s, r: reshape_shape(d, s, r))
 
 
-@register("Reshape", aliases=("reshape",), samples=lambda: [
+@register("Reshape", aliases=("reshape",), infer_inputs=reshape_input, samples=lambda: [
     Sample((_u(*ds),), {"shape": spec, "reverse": rev} if rev else {"shape": spec}, ref=_np_reshape)
     for (ds, spec, rev) in _NP_RESHAPE_CASES])
 def Reshape(data, *, shape: Shape = (), reverse: bool = False, target_shape: Shape = (),
@@ -287,7 +288,7 @@ def repeat(data, *, repeats: int, axis: OptInt = None):
 
 
 # ---- join / split ----------------------------------------------------------------------------
-@register("Concat", aliases=("concat",), samples=lambda: [
+@register("Concat", aliases=("concat",), infer_inputs=concat_inputs, samples=lambda: [
     Sample((_u(2, 3), _u(2, 4)), ref=lambda *a, dim=1: np.concatenate(a, dim)),
     Sample((_u(2, 3), _u(1, 3), _u(3, 3)), {"dim": 0}, ref=lambda *a, dim=1: np.concatenate(a, dim)),
     Sample((_u(2, 3, 2), _u(2, 3, 1)), {"dim": -1}, ref=lambda *a, dim=1: np.concatenate(a, dim))])

@@ -65,6 +65,7 @@ class InferResult:
         self.out_dtypes: dict = {}   # id(node) -> list of dtype names (None when unknown)
         self.var_shapes: dict = {}   # id(var) -> shape or None
         self.var_dtypes: dict = {}   # id(var) -> dtype name or None
+        self.out_hints: dict = {}    # (id(node), k) -> shape a consumer requires (backward inference)
 
 
 def _fully_known(s: Optional[tuple]) -> bool:
@@ -84,15 +85,52 @@ def infer_graph(graph: Graph, shapes: dict, dtypes: Optional[dict] = None, parti
             res.var_shapes[id(n)] = s
             dt = dtypes.get(n.name)
             res.var_dtypes[id(n)] = dtype_name(dt) if dt is not None else _hint_dtype(n)
-    # two sweeps let parameter shapes filled by a later consumer reach earlier readers
-    for _ in range(2):
+    # forward sweeps, with a backward sweep in between when some shape is still unknown: shapes
+    # required by a consumer (param_shapes, infer_inputs rules) flow back to their producers
+    for sweep in range(4):
         for n in nodes:
             if n.op is None:
                 res.out_shapes[id(n)] = [res.var_shapes[id(n)]]
                 res.out_dtypes[id(n)] = [res.var_dtypes[id(n)]]
                 continue
             _infer_node(n, res)
+        if sweep == 3 or all(_fully_known(s) for n in nodes for s in res.out_shapes[id(n)] if s != ()):
+            break
+        if not _backward_sweep(nodes, res) and sweep >= 1:
+            break
     return res
+
+
+def _require(res: InferResult, src: Node, idx: int, shape: tuple, where: str) -> bool:
+    """Record that output ``idx`` of ``src`` must have ``shape``; True if that taught us something."""
+    if src.op is None:
+        old = res.var_shapes[id(src)]
+        merged = _merge(src.name, old, shape, where)
+        res.var_shapes[id(src)] = merged
+        res.out_shapes[id(src)] = [merged]
+        return merged != old
+    key = (id(src), idx)
+    if res.out_hints.get(key) == shape or _fully_known(res.out_shapes.get(id(src), [None] * (idx + 1))[idx]):
+        return False
+    res.out_hints[key] = shape
+    return True
+
+
+def _backward_sweep(nodes: list, res: InferResult) -> bool:
+    changed = False
+    for n in reversed(nodes):
+        rule = None if n.op is None else n.op.infer_inputs_rule
+        if rule is None:
+            continue
+        outs = [s if s is not None else res.out_hints.get((id(n), k)) for k, s in enumerate(res.out_shapes[id(n)])]
+        if not all(_fully_known(s) for s in outs):
+            continue
+        ins = [res.out_shapes.get(id(src), [None] * (k + 1))[k] for src, k in n.inputs]
+        new = rule(n.kernel_attrs(), list(ins), outs)
+        for (src, k), old, shape in zip(n.inputs, ins, new):
+            if shape is not None and shape != old and _fully_known(tuple(shape)):
+                changed |= _require(res, src, k, tuple(shape), f"node {n.name!r} ({n.op.name})")
+    return changed
 
 
 def _infer_node(n: Node, res: InferResult) -> None:
@@ -106,11 +144,15 @@ def _infer_node(n: Node, res: InferResult) -> None:
             raise MXNetError(f"shape inference for node {n.name!r} ({op.name}) failed: {e}; "
                              f"input shapes {in_shapes}") from None
         for k, ((src, idx), new) in enumerate(zip(n.inputs, filled)):
-            if src.op is None and new is not None:
+            if new is None:
+                continue
+            if src.op is None:
                 merged = _merge(src.name, res.var_shapes[id(src)], tuple(new), f"node {n.name!r} ({op.name})")
                 res.var_shapes[id(src)] = merged
                 res.out_shapes[id(src)] = [merged]
                 in_shapes[k] = merged
+            elif in_shapes[k] is None and _fully_known(tuple(new)):
+                res.out_hints[(id(src), idx)] = tuple(new)  # an operator output this node needs
     # dtype: parameters follow the data dtype when unknown
     first = next((d for d in in_dtypes if d is not None), None)
     for k, ((src, idx), d) in enumerate(zip(n.inputs, in_dtypes)):

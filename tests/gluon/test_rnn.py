@@ -611,19 +611,24 @@ def test_save_parameters_uses_mxnet_structural_names(tmp_path):
         np.testing.assert_array_equal(p.data().asnumpy(), q.data().asnumpy())
 
 
-def test_unknown_input_size_inside_hybridized_parent_warns():
-    class Net(gluon.HybridBlock):
-        def __init__(self, **kw):
-            super().__init__(**kw)
-            with self.name_scope():
-                self.gru = rnn.GRU(3)
+def test_unknown_input_size_inside_hybridized_parent_is_inferred():
+    """Backward shape inference (the fused parameter concat) fills a deferred input_size when the
+    layer is traced inside a hybridized parent; hybridized == eager afterwards."""
+    for layer in (rnn.GRU(3), rnn.LSTM(3, num_layers=2, bidirectional=True), rnn.RNN(4, num_layers=2)):
+        class Net(gluon.HybridBlock):
+            def __init__(self, inner, **kw):
+                super().__init__(**kw)
+                with self.name_scope():
+                    self.inner = inner
 
-        def hybrid_forward(self, F, x):
-            return self.gru(x)
+            def hybrid_forward(self, F, x):
+                return self.inner(x) * 2
 
-    net = Net()
-    net.initialize()
-    net.hybridize()
-    with pytest.warns(UserWarning, match="input_size"):
-        with pytest.raises(MXNetError):
-            net(nd.ones((2, 2, 4)))
+        net = Net(layer)
+        net.initialize()
+        net.hybridize()
+        x = nd.random.normal(shape=(2, 2, 4))
+        hyb = net(x).asnumpy()
+        assert layer.l0_i2h_weight.shape[1] == 4
+        net.hybridize(False)
+        np.testing.assert_allclose(net(x).asnumpy(), hyb, rtol=1e-6, atol=1e-7)

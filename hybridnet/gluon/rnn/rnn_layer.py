@@ -247,13 +247,6 @@ class _RNNLayer(HybridBlock):
                                      f"{'projection_size' if k == 0 and self._projection_size else 'hidden_size'}))")
         else:
             self._traced_skip_states = self.skip_states
-            if not self._own_trace and self.l0_i2h_weight._data is None and not all(
-                    self.l0_i2h_weight.shape or (0,)):
-                warnings.warn(
-                    f"{type(self).__name__} '{self.name}' is traced inside another block's graph with an "
-                    f"unknown input size: hybridnet infers shapes forwards only and cannot deduce "
-                    f"l0_i2h_weight {self.l0_i2h_weight.shape} from the fused RNN parameters. Create the "
-                    f"layer with input_size=<number of input features>.", stacklevel=3)
         out = self._forward_kernel(F, inputs, states, sequence_length, **kwargs)
         return out[0] if self.skip_states else out
 

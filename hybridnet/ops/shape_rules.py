@@ -1,0 +1,54 @@
+"""Backward shape rules: input shapes from known output shapes (MXNet infers in both
+directions; Gluon's fused RNN layers rely on it for a deferred ``input_size``)."""
+from __future__ import annotations
+
+from typing import Optional
+
+__all__ = ["concat_inputs", "rnn_param_concat_inputs", "reshape_input"]
+
+
+def concat_inputs(attrs: dict, ins: list, outs: list) -> list:
+    """Concat: one input whose size along ``dim`` is unknown gets the remainder."""
+    out = outs[0]
+    dim = attrs.get("dim", 1)
+    unknown = [i for i, s in enumerate(ins) if s is None or 0 in s]
+    if len(unknown) != 1 or out is None:
+        return ins
+    d = dim % len(out)
+    known = sum(s[d] for i, s in enumerate(ins) if i != unknown[0] and len(s) == len(out))
+    shape = list(out)
+    shape[d] = out[d] - known
+    res = list(ins)
+    res[unknown[0]] = tuple(shape)
+    return res
+
+
+def rnn_param_concat_inputs(attrs: dict, ins: list, outs: list) -> list:
+    """_rnn_param_concat: like Concat, but several unknown inputs share the remainder equally
+    (they are the i2h weights of the first layer, one per direction: MXNet's rule too)."""
+    out = outs[0]
+    unknown = [i for i, s in enumerate(ins) if s is None]
+    if out is None or len(out) != 1 or not unknown or any(0 in s for s in ins if s is not None):
+        return concat_inputs(attrs, ins, outs)
+    rest = out[0] - sum(s[0] for s in ins if s is not None)
+    if rest <= 0 or rest % len(unknown):
+        return ins
+    return [(rest // len(unknown),) if s is None else s for s in ins]
+
+
+def reshape_input(attrs: dict, ins: list, outs: list) -> list:
+    """Reshape: a partially known input (one 0 dim) takes the size the output implies."""
+    src: Optional[tuple] = ins[0]
+    out = outs[0]
+    if src is None or out is None or list(src).count(0) != 1:
+        return ins
+    total = 1
+    for d in out:
+        total *= d
+    known = 1
+    for d in src:
+        if d:
+            known *= d
+    if known == 0 or total % known:
+        return ins
+    return [tuple(total // known if d == 0 else d for d in src)] + list(ins[1:])
