@@ -1,8 +1,7 @@
 """``mx.random``: global seeding (torch's generators) and the sampling functions of ``nd.random``."""
 from __future__ import annotations
 
-import random as _pyrandom
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 import torch

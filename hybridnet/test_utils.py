@@ -738,7 +738,7 @@ def check_consistency(sym: Any, ctx_list: list, scale: float = 1.0, grad_req: An
         raise ValueError("check_consistency needs at least two configurations")
     syms = sym if isinstance(sym, (list, tuple)) else [sym] * len(ctx_list)
     output_names = syms[0].list_outputs()
-    arg_names = syms[0].list_arguments()
+    syms[0].list_arguments()
     exes = []
     for s, spec in zip(syms, ctx_list):
         spec = dict(spec)

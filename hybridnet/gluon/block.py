@@ -7,19 +7,14 @@ completes deferred parameter initialization from inferred shapes, compiles the g
 """
 from __future__ import annotations
 
-import copy
-import linecache
 import os
 import re
-import sys
 import threading
 import traceback
 import warnings
 from collections import OrderedDict
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional
 
-import numpy as np
-import torch
 
 from .. import autograd as _ag
 from .. import name as _name
@@ -27,7 +22,7 @@ from .. import ndarray as nd
 from .. import symbol as sym
 from ..base import MXNetError, dtype_name
 from ..compiler.cached_op import CachedOp
-from ..context import Context, current_context
+from ..context import Context
 from ..ndarray.ndarray import NDArray
 from ..symbol.infer import infer_graph
 from ..symbol.symbol import Symbol

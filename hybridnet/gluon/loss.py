@@ -11,7 +11,6 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import ndarray as _nd
-from ..ndarray.ndarray import NDArray
 from .block import HybridBlock
 
 __all__ = ["Loss", "L2Loss", "L1Loss", "SigmoidBinaryCrossEntropyLoss", "SigmoidBCELoss",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections import OrderedDict
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any, Iterator, Optional
 
 import numpy as np
 import torch

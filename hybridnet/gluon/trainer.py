@@ -1,10 +1,8 @@
 """``gluon.Trainer``: applies an optimizer to a set of Parameters (MXNet 1.9.1 semantics)."""
 from __future__ import annotations
 
-import warnings
 from typing import Any, Optional
 
-import torch
 
 from .. import optimizer as opt
 from ..base import MXNetError

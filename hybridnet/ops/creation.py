@@ -10,7 +10,7 @@ import torch
 
 from ..base import MXNetError, dtype_torch
 from ..context import Context, current_context
-from .attrs import AnyValue, Dtype, OptFloat, Shape
+from .attrs import Dtype, OptFloat, Shape
 from .registry import Sample, register
 
 

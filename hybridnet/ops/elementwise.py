@@ -7,7 +7,7 @@ input dtype (0/1 values), as MXNet does.
 from __future__ import annotations
 
 import math
-from typing import Callable, Optional
+from typing import Callable
 
 import numpy as np
 import torch

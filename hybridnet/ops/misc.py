@@ -21,32 +21,12 @@ from torch import Tensor
 from ..base import MXNetError
 from . import registry
 from .attrs import AnyValue, OptInt, Shape
+from ._helpers import ints as _ints, per_dim as _per_dim
 from .registry import Sample, register
 
 __all__: list = []  # operators are reached through the registry / nd.* / sym.*
 
 _rng = np.random.RandomState(11)
-
-
-def _ints(v: Any) -> tuple:
-    if v is None:
-        return ()
-    if isinstance(v, (int, np.integer)):
-        return (int(v),)
-    return tuple(int(i) for i in v)
-
-
-def _per_dim(v: Any, n: int, default: int, what: str, op: str) -> tuple:
-    """An n-tuple from an MXNet spatial attribute (empty means ``default`` everywhere)."""
-    t = _ints(v)
-    if not t:
-        return (default,) * n
-    if len(t) == 1 and n > 1:
-        return t * n
-    if len(t) != n:
-        raise MXNetError(f"{op}: {what}={tuple(t)} has {len(t)} values but the kernel has {n} "
-                         f"spatial dimensions; give {n} values")
-    return t
 
 
 def _flat2d(x: Tensor) -> Tensor:

@@ -21,6 +21,7 @@ from torch import Tensor
 
 from ..base import MXNetError, dtype_torch
 from .attrs import Dtype, OptFloat, OptInt, Shape
+from ._helpers import fill_shape as _fill, ints as _ints, per_dim as _per_dim
 from .registry import Sample, register
 
 __all__: list = []  # operators are reached through the registry / nd.* / sym.*
@@ -29,45 +30,6 @@ _ShapeList = list
 
 
 # ---- attribute and shape helpers --------------------------------------------------------------
-def _ints(v: Any) -> tuple:
-    """A tuple of ints from an int / list / tuple / None attribute value."""
-    if v is None:
-        return ()
-    if isinstance(v, (int, np.integer)):
-        return (int(v),)
-    return tuple(int(i) for i in v)
-
-
-def _per_dim(v: Any, n: int, default: int, what: str, op: str) -> tuple:
-    """An n-tuple from an MXNet spatial attribute (empty means ``default`` everywhere)."""
-    t = _ints(v)
-    if not t:
-        return (default,) * n
-    if len(t) == 1 and n > 1:
-        return t * n
-    if len(t) != n:
-        raise MXNetError(f"{op}: {what}={tuple(t)} has {len(t)} values but the kernel has {n} "
-                         f"spatial dimensions; give {n} values")
-    return t
-
-
-def _known(s: Any) -> bool:
-    return s is not None and len(s) > 0 and all(d > 0 for d in s)
-
-
-def _fill(old: Any, new: Optional[tuple]) -> Any:
-    """Fill the unknown parts of a parameter shape; never contradict a fully known one."""
-    if new is None:
-        return old
-    if old is None or len(old) == 0:
-        return tuple(new)
-    if all(d > 0 for d in old):
-        return tuple(old)
-    if len(old) != len(new):
-        return tuple(new) if all(d == 0 for d in old) else tuple(old)
-    return tuple(a if a else b for a, b in zip(old, new))
-
-
 def _prod(s: Sequence[int]) -> int:
     p = 1
     for d in s:
@@ -946,7 +908,7 @@ def _np_upsampling(*data, scale=1, sample_type="nearest", multi_input_mode="conc
         p = int(np.ceil((scale - 1) / 2.0))
         return _np_deconv(x, w, None, kernel=(k, k), stride=(scale, scale), pad=(p, p),
                           num_filter=x.shape[1], num_group=x.shape[1])
-    oh, ow = data[0].shape[2] * scale, data[0].shape[3] * scale
+    oh = data[0].shape[2] * scale
     outs = []
     for x in data:
         s = oh // x.shape[2]

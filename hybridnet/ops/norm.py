@@ -17,25 +17,13 @@ from torch import Tensor
 
 from ..base import MXNetError
 from .attrs import OptFloat
+from ._helpers import fill_shape as _fill
 from .registry import Sample, register
 
 __all__: list = []
 
 _ShapeList = list
 _LOW = (torch.float16, torch.bfloat16)
-
-
-def _fill(old: Any, new: Optional[tuple]) -> Any:
-    """Fill the unknown parts of a parameter shape; never contradict a fully known one."""
-    if new is None:
-        return old
-    if old is None or len(old) == 0:
-        return tuple(new)
-    if all(d > 0 for d in old):
-        return tuple(old)
-    if len(old) != len(new):
-        return tuple(new) if all(d == 0 for d in old) else tuple(old)
-    return tuple(a if a else b for a, b in zip(old, new))
 
 
 def _channel_params(axis_default: int, count: Optional[str] = None) -> Any:

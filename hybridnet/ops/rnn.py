@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from typing import Any, Literal, Optional, Sequence
+from typing import Any, Literal, Optional
 
 import numpy as np
 import torch

@@ -1,8 +1,6 @@
 """Symbol: MXNet 1.x's symbolic front-end over the graph IR (``hybridnet.ir``)."""
 from __future__ import annotations
 
-import copy as _copy
-import json
 import os
 from typing import Any, Iterator, Optional, Sequence
 

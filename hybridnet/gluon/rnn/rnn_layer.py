@@ -11,7 +11,6 @@ layers/directions, then biases), one ``RNN`` node with ``state_outputs=True``, a
 from __future__ import annotations
 
 import re
-import warnings
 from collections import OrderedDict
 from typing import Any, Callable, Optional
 
