@@ -45,6 +45,25 @@ def _channel_params(axis_default: int, count: Optional[str] = None) -> Any:
 
 
 # ---- BatchNorm --------------------------------------------------------------------------------
+class _UpdateStatsInBackward(torch.autograd.Function):
+    """Identity on the BatchNorm output whose backward folds the batch statistics into the moving
+    ones: moving = momentum * moving + (1 - momentum) * batch (biased variance), as MXNet does."""
+
+    @staticmethod
+    def forward(ctx: Any, out: Tensor, mean: Tensor, var: Tensor, moving_mean: Tensor,  # type: ignore[override]
+                moving_var: Tensor, momentum: float) -> Tensor:
+        ctx.stats = (mean, var, moving_mean, moving_var, momentum)
+        return out.view_as(out)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> Any:  # type: ignore[override]
+        mean, var, moving_mean, moving_var, momentum = ctx.stats
+        with torch.no_grad():
+            moving_mean.mul_(momentum).add_(mean.to(moving_mean.dtype), alpha=1.0 - momentum)
+            moving_var.mul_(momentum).add_(var.to(moving_var.dtype), alpha=1.0 - momentum)
+        return grad, None, None, None, None, None
+
+
 def batch_norm(data: Tensor, gamma: Tensor, beta: Tensor, moving_mean: Tensor, moving_var: Tensor,
                eps: float, momentum: float, fix_gamma: bool, use_global_stats: bool,
                output_mean_var: bool, axis: int, is_train: bool) -> Any:
@@ -63,10 +82,12 @@ def batch_norm(data: Tensor, gamma: Tensor, beta: Tensor, moving_mean: Tensor, m
         w = gamma * 0 + 1 if (gamma.requires_grad and torch.is_grad_enabled()) else None
     if is_train and not use_global_stats:
         out, mean, invstd = torch.native_batch_norm(x, w, beta, None, None, True, 0.0, eps)
-        with torch.no_grad():
-            var = invstd.reciprocal().square_().sub_(eps)
-            moving_mean.mul_(momentum).add_(mean.to(moving_mean.dtype), alpha=1.0 - momentum)
-            moving_var.mul_(momentum).add_(var.to(moving_var.dtype), alpha=1.0 - momentum)
+        if out.requires_grad:
+            # MXNet 1.9.1 updates the moving statistics in BatchNorm's backward pass (spec B.6):
+            # a training-mode forward that is never differentiated leaves them unchanged
+            with torch.no_grad():
+                var = invstd.reciprocal().square_().sub_(eps)
+            out = _UpdateStatsInBackward.apply(out, mean.detach(), var, moving_mean, moving_var, momentum)
         if output_mean_var:
             mean_out, var_out = mean.detach().to(gamma.dtype), invstd.detach().to(gamma.dtype)
     else:
@@ -156,8 +177,8 @@ def BatchNorm(data: Tensor, gamma: Tensor, beta: Tensor, moving_mean: Tensor, mo
     """Batch normalization over axis ``axis`` (MXNet's BatchNorm).
 
     Training (is_train and not use_global_stats) normalizes with the batch mean and biased
-    variance and updates moving_mean/moving_var in place; otherwise the moving statistics are
-    used. fix_gamma treats gamma as 1 (its gradient is 0). With output_mean_var the outputs are
+    variance; moving_mean/moving_var are updated in place when the output is differentiated
+    (in backward, as MXNet 1.9.1 does); otherwise the moving statistics are used. fix_gamma treats gamma as 1 (its gradient is 0). With output_mean_var the outputs are
     (out, mean, inverse std).
     """
     if not is_train and not output_mean_var and not fix_gamma and (axis == 1 or axis == 1 - data.dim()) \

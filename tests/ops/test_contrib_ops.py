@@ -221,10 +221,19 @@ def _bn_inputs():
 def test_sync_batchnorm_trains_like_batchnorm():
     x, g, b, mm, mv = _bn_inputs()
     a_mm, a_mv, b_mm, b_mv = A(mm), A(mv), A(mm), A(mv)
+    # a training-mode forward alone leaves the moving statistics alone (MXNet updates them in
+    # BatchNorm's backward pass, spec B.6)
     with mx.autograd.train_mode():
-        y1 = nd.contrib.SyncBatchNorm(A(x), A(g), A(b), a_mm, a_mv, key="bn", ndev=1, fix_gamma=False,
+        nd.BatchNorm(A(x), A(g), A(b), b_mm, b_mv, fix_gamma=False, momentum=0.8)
+    np.testing.assert_array_equal(b_mm.asnumpy(), mm)
+    xa, xb = A(x), A(x)
+    xa.attach_grad()
+    xb.attach_grad()
+    with mx.autograd.record():
+        y1 = nd.contrib.SyncBatchNorm(xa, A(g), A(b), a_mm, a_mv, key="bn", ndev=1, fix_gamma=False,
                                       momentum=0.8)
-        y2 = nd.BatchNorm(A(x), A(g), A(b), b_mm, b_mv, fix_gamma=False, momentum=0.8)
+        y2 = nd.BatchNorm(xb, A(g), A(b), b_mm, b_mv, fix_gamma=False, momentum=0.8)
+    mx.autograd.backward([y1, y2])
     np.testing.assert_allclose(y1.asnumpy(), y2.asnumpy(), rtol=1e-12)
     np.testing.assert_allclose(a_mm.asnumpy(), b_mm.asnumpy(), rtol=1e-12)
     np.testing.assert_allclose(a_mv.asnumpy(), b_mv.asnumpy(), rtol=1e-12)

@@ -134,7 +134,14 @@ def _bn_inputs(c=3):
 def test_batchnorm_training_updates_moving_stats_in_place_with_biased_variance():
     x, g, b, mm, mv = _bn_inputs()
     mm0, mv0 = mm.clone(), mv.clone()
-    out = K("BatchNorm")(x, g, b, mm, mv, momentum=0.8, fix_gamma=False, eps=1e-5, is_train=True)
+    with torch.no_grad():  # a forward that is never differentiated leaves the statistics alone
+        K("BatchNorm")(x, g, b, mm, mv, momentum=0.8, fix_gamma=False, eps=1e-5, is_train=True)
+    assert torch.equal(mm, mm0) and torch.equal(mv, mv0)
+    xg = x.clone().requires_grad_(True)
+    with torch.enable_grad():
+        out = K("BatchNorm")(xg, g, b, mm, mv, momentum=0.8, fix_gamma=False, eps=1e-5, is_train=True)
+        out.sum().backward()  # MXNet updates the moving statistics in backward (spec B.6)
+    out = out.detach()
     xn = x.numpy()
     bm, bv = xn.mean(axis=(0, 2, 3)), xn.var(axis=(0, 2, 3))
     np.testing.assert_allclose(mm.numpy(), 0.8 * mm0.numpy() + 0.2 * bm, rtol=1e-10)
@@ -179,7 +186,11 @@ def test_batchnorm_output_mean_var_gives_mean_and_inverse_std():
 def test_batchnorm_float16_data_with_float32_params():
     x = torch.randn(2, 3, 4).half()
     g, b, mm, mv = torch.ones(3), torch.zeros(3), torch.zeros(3), torch.ones(3)
-    out = K("BatchNorm")(x, g, b, mm, mv, fix_gamma=False, is_train=True)
+    with torch.enable_grad():
+        out = K("BatchNorm")(x.requires_grad_(True), g, b, mm, mv, fix_gamma=False, is_train=True)
+        out.float().sum().backward()
+    out = out.detach()
+    x = x.detach()
     assert out.dtype == torch.float16
     xf = x.float().numpy()
     exp = (xf - xf.mean((0, 2), keepdims=True)) / np.sqrt(xf.var((0, 2), keepdims=True) + 1e-3)
@@ -194,8 +205,11 @@ def test_batchnorm_nd_train_mode_and_record():
     y = mx.nd.BatchNorm(x, g, b, mm, mv, fix_gamma=False)
     np.testing.assert_allclose(y.asnumpy(), x.asnumpy() / np.sqrt(1 + 1e-3), rtol=1e-5)
     assert np.all(mm.asnumpy() == 0)
+    x.attach_grad()
     with mx.autograd.record():
         y = mx.nd.BatchNorm(x, g, b, mm, mv, fix_gamma=False, momentum=0.5)
+    assert np.all(mm.asnumpy() == 0)  # MXNet updates the moving statistics in backward
+    y.backward()
     np.testing.assert_allclose(mm.asnumpy(), 0.5 * x.asnumpy().mean(0), rtol=1e-5)
     np.testing.assert_allclose(y.asnumpy().mean(0), 0, atol=1e-5)
 
