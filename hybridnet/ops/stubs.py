@@ -63,6 +63,7 @@ def render(front: str) -> str:
                 "def full(shape: Any, val: float, dtype: Any = None, name: str | None = None, attr: dict | None = None, **kwargs: Any) -> Symbol: ...",
                 "def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: int = 1, infer_range: bool = False, name: str | None = None, dtype: Any = None) -> Symbol: ...",
                 "def eye(N: int, M: int = 0, k: int = 0, dtype: Any = None, name: str | None = None, **kwargs: Any) -> Symbol: ...",
+                "def linspace(start: float, stop: float, num: int, endpoint: bool = True, name: str | None = None, dtype: Any = None) -> Symbol: ...",
                 "def split_v2(ary: Symbol, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Symbol: ..."]
         ret = "Symbol"
     from .frontend import MIXED

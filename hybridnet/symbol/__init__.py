@@ -96,6 +96,13 @@ def eye(N, M=0, k=0, dtype=None, name=None, **kwargs):  # type: ignore[no-untype
     return sym_invoke(_reg.get("_eye"), (), attrs, name=name)
 
 
+def linspace(start, stop, num, endpoint=True, name=None, dtype=None):  # type: ignore[no-untyped-def]
+    attrs = {"start": start, "stop": stop, "num": num, "endpoint": endpoint}
+    if dtype is not None:
+        attrs["dtype"] = dtype
+    return sym_invoke(_reg.get("_linspace"), (), attrs, name=name)
+
+
 def pow(base, exp):  # type: ignore[no-untyped-def]  # noqa: A001
     return power(base, exp)  # noqa: F821
 

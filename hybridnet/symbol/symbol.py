@@ -262,6 +262,31 @@ class Symbol:
     def optimize_for(self, backend: str, *args: Any, **kwargs: Any) -> "Symbol":
         return self
 
+    def get_backend_symbol(self, backend: str) -> "Symbol":
+        return self
+
+    def as_in_context(self, context: Any) -> "Symbol":
+        """A graph has no context until it is bound: returns the symbol itself."""
+        return self
+
+    def as_nd_ndarray(self) -> "Symbol":
+        return self
+
+    def as_np_ndarray(self) -> "Symbol":
+        raise MXNetError("NumPy-mode symbols (mx.np / npx.set_np) are not supported by hybridnet")
+
+    @property
+    def handle(self) -> Graph:
+        """The IR graph (MXNet exposes a C handle here)."""
+        return self._graph()
+
+    def _array_only(self, *args: Any, **kwargs: Any) -> Any:
+        raise MXNetError("this NDArray method has no meaning for a Symbol (MXNet raises "
+                         "NotImplementedForSymbol too): bind the symbol and use the executor's arrays, "
+                         "or call the block with NDArrays")
+
+    backward = wait_to_read = detach = _array_only
+
 
 # Generated operator functions by name (filled by hybridnet.symbol at import).
 _FN: dict = {}
