@@ -5,12 +5,13 @@ from typing import Callable, Sequence
 
 from ...ir.graph import Graph, GraphError
 from .cse import cse
+from .fuse import fuse_softmax_ce
 from .export import broadcast_where_shapes_differ, remove_amp_cast
 
-__all__ = ["run_passes", "optimize", "export_graph", "cse", "remove_amp_cast",
+__all__ = ["run_passes", "optimize", "export_graph", "cse", "fuse_softmax_ce", "remove_amp_cast",
            "broadcast_where_shapes_differ", "DEFAULT_PASSES"]
 
-DEFAULT_PASSES: tuple = (cse,)
+DEFAULT_PASSES: tuple = (cse, fuse_softmax_ce)
 
 
 def run_passes(graph: Graph, passes: Sequence[Callable[[Graph], Graph]], lint: bool = True) -> Graph:

@@ -1,0 +1,48 @@
+"""Fusion: -pick(log_softmax(x), label) (Gluon's SoftmaxCrossEntropyLoss) -> one cross-entropy op."""
+from __future__ import annotations
+
+from typing import Any
+
+from ...ir.graph import Graph, Node, transform
+from ...ops import registry as _reg
+
+
+def _match(node: Node, users: dict, outputs: set) -> Any:
+    """(log_softmax node, pick node) when ``node`` is the negation ending the pattern."""
+    if node.op.name != "_mul_scalar" or float(node.attrs.get("scalar", 1.0)) != -1.0:
+        return None
+    pick = node.inputs[0][0]
+    if pick.op is None or pick.op.name != "pick" or pick.attrs.get("mode", "clip") != "clip":
+        return None
+    lsm = pick.inputs[0][0]
+    if lsm.op is None or lsm.op.name != "log_softmax" or len(lsm.inputs) != 1:
+        return None
+    if any(k in lsm.attrs for k in ("temperature", "dtype", "use_length")):
+        return None
+    if pick.attrs.get("axis", -1) != lsm.attrs.get("axis", -1):
+        return None
+    for inner in (pick, lsm):  # the intermediates must not be needed elsewhere
+        if len(users.get(id(inner), ())) != 1 or id(inner) in outputs:
+            return None
+    return lsm, pick
+
+
+def fuse_softmax_ce(graph: Graph) -> Graph:
+    users = graph.users()
+    outputs = {id(n) for n, _ in graph.outputs}
+    fused = _reg.get("_fused_softmax_ce")
+    rewritten: dict = {}  # original entry -> entry in the new graph
+
+    def visit(node: Node, inputs: tuple) -> Any:
+        for (src, k), new in zip(node.inputs, inputs):
+            rewritten[(id(src), k)] = new
+        found = _match(node, users, outputs)
+        if found is None:
+            return None
+        lsm, pick = found
+        x, label = lsm.inputs[0], pick.inputs[1]
+        new_inputs = (rewritten.get((id(x[0]), x[1]), x), rewritten.get((id(label[0]), label[1]), label))
+        attrs = {"axis": lsm.attrs.get("axis", -1), "keepdims": bool(pick.attrs.get("keepdims", False))}
+        return [(Node(fused, node.name, attrs, new_inputs), 0)]
+
+    return Graph(transform(graph.outputs, visit))
