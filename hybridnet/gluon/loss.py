@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+import math
+
 import numpy as np
 
 from .. import ndarray as _nd
@@ -128,7 +130,7 @@ class SoftmaxCrossEntropyLoss(Loss):
         if self._sparse_label:
             if F is _nd:
                 expect = tuple(d for i, d in enumerate(pred.shape) if i != self._axis % pred.ndim)
-                if label.size != int(np.prod(expect)):
+                if label.size != math.prod(expect):
                     raise ValueError(f"label shape {label.shape} does not match pred shape {pred.shape}: "
                                      f"sparse labels need one class index per sample, shape {expect}")
             loss = -F.pick(pred, label, axis=self._axis, keepdims=True)

@@ -421,15 +421,16 @@ class SGD(Optimizer):
 
     (no momentum: ``weight = (1 - lr*wd) * weight - lr * clip(rescale_grad * grad)``).
     ``lazy_update`` only matters for sparse gradients and is accepted for compatibility.
-    ``aggregate_num`` defaults to ``MXNET_OPTIMIZER_AGGREGATION_SIZE`` (4): the Updater then
-    passes lists of indices/weights/grads/states, which ``update`` accepts.
+    ``aggregate_num`` defaults to ``MXNET_OPTIMIZER_AGGREGATION_SIZE`` (MXNet: 4; here 64, as the
+    multi-tensor update has no kernel-argument limit): the Updater then passes lists of
+    indices/weights/grads/states, which ``update`` accepts. The result does not depend on it.
     """
 
     def __init__(self, momentum: float = 0.0, lazy_update: bool = True, **kwargs: Any):
         super().__init__(**kwargs)
         self.momentum = momentum
         self.lazy_update = lazy_update
-        self._default_aggregate(int(os.getenv("MXNET_OPTIMIZER_AGGREGATION_SIZE", "4")))
+        self._default_aggregate(int(os.getenv("MXNET_OPTIMIZER_AGGREGATION_SIZE", "64")))
 
     create_state = _sgd_create_state
     create_state_multi_precision = _sgd_create_state_mp
