@@ -24,6 +24,7 @@ from . import symbol  # noqa: F401
 from . import symbol as sym  # noqa: F401
 from . import io  # noqa: F401
 from . import model  # noqa: F401
+from . import onnx  # noqa: F401
 from . import initializer  # noqa: F401
 from . import initializer as init  # noqa: F401
 from . import optimizer  # noqa: F401

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["params", "symbol_json"]
+__all__ = ["params", "symbol_json", "onnx"]
 
 
 def __getattr__(name: str) -> Any:  # lazy: ``params`` must not pull in the IR and the registry

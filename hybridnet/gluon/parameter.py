@@ -169,7 +169,7 @@ class Parameter:
 
     def _init_impl(self, data: NDArray, ctx_list: list) -> None:
         self._ctx_list = list(ctx_list)
-        self._data = [NDArray(data._t.detach().to(c.torch_device)) for c in self._ctx_list]
+        self._data = [NDArray(data._t.detach().to(c.torch_device, copy=True)) for c in self._ctx_list]
         for d in self._data:
             if self._grad_req != "null":
                 d._mark(NDArray(torch.zeros_like(d._t)), self._grad_req)

@@ -1,8 +1,11 @@
 """``gluon.Trainer``: applies an optimizer to a set of Parameters (MXNet 1.9.1 semantics)."""
 from __future__ import annotations
 
+import os
+import warnings
 from typing import Any, Optional
 
+import numpy as np
 
 from .. import optimizer as opt
 from ..base import MXNetError
@@ -36,10 +39,42 @@ class Trainer:
             raise MXNetError("gradient compression is not supported")
         self._init_optimizer(optimizer, optimizer_params or {})
         self._scale = self._optimizer.rescale_grad
+        # MXNet 1.9.1: aggregated multi-tensor updates (SGD's default) run on the workers
+        if self._optimizer.aggregate_num > 1 and update_on_kvstore:
+            raise ValueError("Cannot set update_on_kvstore=True when optimizer.aggregate_num > 1.")
+        if update_on_kvstore is None and self._optimizer.aggregate_num > 1:
+            update_on_kvstore = False
         self._kvstore_spec = kvstore
-        self._update_on_kvstore = update_on_kvstore
+        self._kvstore_params = {"kvstore": kvstore, "update_on_kvstore": update_on_kvstore}
         self._kvstore: Any = None
+        self._update_on_kvstore: Optional[bool] = None
+        self._distributed: Optional[bool] = None
         self._kv_initialized = False
+        self._params_to_init: list = list(self._params)
+        self._kv_versions: dict = {}
+        self._dist_scale_fixed = False
+        if self._is_distributed_spec(kvstore):
+            # hybridnet: create the distributed store now and copy rank 0's values to every
+            # worker, so that all start equal before their first forward (MXNet waits for the
+            # first step, so the first gradients come from each worker's own initial values).
+            # The first step still puts the parameters into the store as MXNet does.
+            self._init_kvstore()
+            self._sync_initial_values()
+
+    def _sync_initial_values(self) -> None:
+        sync = getattr(self._kvstore, "_sync_arrays", None)
+        ready = [p for p in self._params if p._data is not None]
+        if sync is not None and ready:
+            sync([p.list_data() for p in ready])
+
+    @staticmethod
+    def _is_distributed_spec(spec: Any) -> bool:
+        from .. import kvstore as kv
+        if isinstance(spec, str):
+            return "dist" in spec.lower() or spec.lower() == "horovod"
+        if isinstance(spec, kv.KVStoreBase):
+            return "dist" in spec.type or spec.type == "horovod"
+        return False
 
     def _init_optimizer(self, optimizer: Any, optimizer_params: dict) -> None:
         param_dict = {i: p for i, p in enumerate(self._params)}
@@ -69,19 +104,159 @@ class Trainer:
         return ctxs or []
 
     def _init_kvstore(self) -> None:
+        """Create the kvstore and choose update_on_kvstore as MXNet 1.9.1 does: no store for one
+        device unless the kind is dist; updates on the store by default (MXNET_UPDATE_ON_KVSTORE,
+        default 1) when it can run an optimizer; always for dist_async; not by default for
+        aggregated optimizers (aggregate_num > 1, see __init__); an explicit
+        update_on_kvstore wins."""
         from .. import kvstore as kv
-        spec = self._kvstore_spec
+        config = self._kvstore_params
+        spec = config["kvstore"]
         ctxs = self._contexts()
-        if isinstance(spec, kv.KVStore):
-            self._kvstore = spec
-        elif spec is None or (isinstance(spec, str) and not spec.startswith("dist") and len(ctxs) <= 1):
-            self._kvstore = None  # one device: nothing to aggregate
+        update_on_kvstore = bool(int(os.getenv("MXNET_UPDATE_ON_KVSTORE", "1")))
+        if spec is None:
+            kvstore = None
+        elif isinstance(spec, kv.KVStoreBase):
+            kvstore = spec
+        elif isinstance(spec, str):
+            if len(ctxs) <= 1 and not self._is_distributed_spec(spec):
+                # one device, one machine: nothing to aggregate (MXNet also drops 'horovod'
+                # here, silently training each worker alone; hybridnet keeps it)
+                kvstore = None
+            else:
+                kvstore = kv.create(spec)
+                if spec == "local" and self._largest_param() > 1024 * 1024 * 16:
+                    update_on_kvstore = False
         else:
-            self._kvstore = kv.create(spec)
-        if self._update_on_kvstore and self._kvstore is None:
-            raise ValueError("Cannot set update_on_kvstore=True when there is no kvstore")
-        self._updaters = [opt.get_updater(self._optimizer) for _ in (ctxs or [None])]
+            raise TypeError(f"kvstore must be KVStore, str or None, got {type(spec).__name__}")
+        if kvstore is None:
+            update_on_kvstore = False
+        else:
+            update_on_kvstore = update_on_kvstore and kvstore.is_capable(kv.KVStoreBase.OPTIMIZER)
+        self._distributed = kvstore is not None and "dist" in kvstore.type
+        if self._distributed and "async" in kvstore.type:
+            update_on_kvstore = True
+            if config["update_on_kvstore"] is False:
+                raise ValueError("Please set update_on_kvstore=True when training in async mode.")
+        if config["update_on_kvstore"] is not None:
+            update_on_kvstore = config["update_on_kvstore"]
+        if update_on_kvstore and kvstore is None:
+            raise ValueError("Cannot set update_on_kvstore=True when there is no kvstore (one "
+                             "device and a non-dist kvstore); pass update_on_kvstore=None")
+        if update_on_kvstore and not kvstore.is_capable(kv.KVStoreBase.OPTIMIZER):
+            if config["update_on_kvstore"]:
+                raise ValueError(f"Please set update_on_kvstore=False when training with "
+                                 f"{type(kvstore)}")
+            update_on_kvstore = False
+        if kvstore is not None:
+            if update_on_kvstore:
+                kvstore.set_optimizer(self._optimizer)
+            self._kvstore = kvstore
+            self._update_on_kvstore = bool(update_on_kvstore)
+        else:
+            self._kvstore = None
+            self._update_on_kvstore = None
+        if len(self._updaters) != max(1, len(ctxs)):
+            self._updaters = [opt.get_updater(self._optimizer) for _ in (ctxs or [None])]
         self._kv_initialized = True
+
+    def _largest_param(self) -> int:
+        sizes = [int(np.prod(p.shape)) for p in self._params
+                 if p.shape is not None and all(d > 0 for d in p.shape)]
+        return max(sizes, default=0)
+
+    def _init_params(self, late: bool = False) -> None:
+        """Put the initialized parameters into the kvstore and copy rank 0's values to every
+        device and worker (MXNet's kvstore.broadcast); deferred ones wait for the next call.
+        ``late``: gradients may already have been computed from the local values."""
+        from .. import kvstore as kv
+        pending: list = []
+        ready: list = []
+        if self._kvstore is not None:
+            todo = {id(p) for p in self._params_to_init}
+            for i, p in enumerate(self._params):
+                if id(p) not in todo:
+                    continue
+                if p._data is None:
+                    pending.append(p)
+                else:
+                    ready.append((i, p))
+        if ready:
+            keys = [i for i, _ in ready]
+            values = [p.list_data()[0] for _, p in ready]
+            outs = [p.list_data() for _, p in ready]
+            check = late and getattr(self._kvstore, "num_workers", 1) > 1
+            before = [v.asnumpy() for v in values] if check else []
+            if isinstance(self._kvstore, kv.KVStore):  # one coalesced collective
+                self._kvstore.broadcast(keys, values, out=outs)
+            else:
+                for k, v, o in zip(keys, values, outs):
+                    self._kvstore.broadcast(k, v, out=o, priority=-k)
+            self._record_kv_versions(p for _, p in ready)
+            changed = [p.name for (_, p), b in zip(ready, before)
+                       if not np.array_equal(b, p.list_data()[0].asnumpy())]
+            if changed:
+                warnings.warn(f"Trainer: parameters {changed} were initialized after the Trainer was "
+                              f"created, so this worker computed its first gradients from its own "
+                              f"initial values before receiving rank 0's. Give the layers their input "
+                              f"sizes (in_units/in_channels) or run one forward pass before creating "
+                              f"the Trainer, or seed all workers identically", stacklevel=3)
+        self._params_to_init = pending
+
+    def _reset_kvstore(self) -> None:
+        """Forget the kvstore (MXNet does this when parameters are loaded while they live on
+        the store); a distributed store cannot be reset."""
+        if self._kvstore is not None and "dist" in self._kvstore.type:
+            raise RuntimeError("Cannot reset distributed KVStore: the parameters held by the "
+                               "kvstore were changed outside the Trainer (set_data/load_parameters) "
+                               "after training started; load them before the first step, or use "
+                               "update_on_kvstore=False")
+        self._kv_initialized = False
+        self._kvstore = None
+        self._distributed = None
+        self._update_on_kvstore = None
+        self._params_to_init = list(self._params)
+        self._kv_versions = {}
+
+    def _record_kv_versions(self, params: Any) -> None:
+        if not self._update_on_kvstore:
+            return
+        for p in params:
+            if p._data is not None and p.grad_req != "null":
+                t = p._data[0]._t
+                self._kv_versions[id(p)] = (t, t._version)
+
+    def _params_changed_outside(self) -> bool:
+        """With update_on_kvstore the store holds the weights; a Parameter whose data tensor was
+        replaced or written since the last pull (set_data, load_parameters, cast) makes the
+        store stale (MXNet resets the kvstore from Parameter.set_data)."""
+        for p in self._params:
+            rec = self._kv_versions.get(id(p))
+            if rec is None or p._data is None:
+                continue
+            t = p._data[0]._t
+            if t is not rec[0] or t._version != rec[1]:
+                return True
+        return False
+
+    def _prepare_kvstore(self) -> None:
+        if self._kv_initialized and self._update_on_kvstore and self._params_changed_outside():
+            self._reset_kvstore()
+        if not self._kv_initialized:
+            self._init_kvstore()
+        if self._params_to_init:
+            self._init_params(late=True)
+
+    def _check_and_rescale_grad(self, scale: float) -> None:
+        """MXNet: a distributed store running the optimizer keeps the first step's factor."""
+        if self._update_on_kvstore and self._distributed and self._kv_initialized:
+            if self._dist_scale_fixed and self._optimizer.rescale_grad != scale:
+                raise UserWarning("Possible change in the `batch_size` from previous `step` detected. "
+                                  "Optimizer gradient normalizing factor will not change w.r.t new "
+                                  "batch_size when update_on_kvstore=True and when distributed "
+                                  "kvstore is used.")
+            self._dist_scale_fixed = True
+        self._optimizer.rescale_grad = scale
 
     @property
     def learning_rate(self) -> float:
@@ -95,35 +270,54 @@ class Trainer:
         self._optimizer.set_learning_rate(lr)
 
     def step(self, batch_size: float, ignore_stale_grad: bool = False) -> None:
-        """Rescale gradients by 1/batch_size, aggregate across devices, and update."""
-        self._optimizer.rescale_grad = self._scale / batch_size
-        if not self._kv_initialized:
-            self._init_kvstore()
+        """Rescale gradients by 1/batch_size, aggregate across devices (and, for dist kvstores,
+        SUM across workers: pass the global batch size to average), and update."""
+        self._check_and_rescale_grad(self._scale / batch_size)
+        self._prepare_kvstore()
         self._allreduce_grads()
         self._update(ignore_stale_grad)
 
     def allreduce_grads(self) -> None:
-        if not self._kv_initialized:
-            self._init_kvstore()
+        """Sum the gradients over devices (and workers) without updating."""
+        self._prepare_kvstore()
+        if self._kvstore is not None and self._update_on_kvstore:
+            raise AssertionError("allreduce_grads() when parameters are updated on kvstore is not "
+                                 "supported. Try setting `update_on_kvstore` to False when creating "
+                                 "trainer.")
         self._allreduce_grads()
 
     def _allreduce_grads(self) -> None:
+        from .. import kvstore as kv
         if self._kvstore is None:
             return
+        keys, grads, outs = [], [], []
         for i, p in enumerate(self._params):
             if p.grad_req != "null":
-                grads = p.list_grad()
-                self._kvstore.pushpull(i, grads, out=grads)
+                keys.append(i)
+                grads.append(p.list_grad())
+                outs.append(p.list_data() if self._update_on_kvstore else None)
+        if not keys:
+            return
+        if isinstance(self._kvstore, kv.KVStore):  # one coalesced collective
+            self._kvstore.pushpull(keys, grads, out=outs if self._update_on_kvstore else None)
+        else:
+            for k, g, o in zip(keys, grads, outs):
+                self._kvstore.pushpull(k, g, out=o, priority=-k)
+        if self._update_on_kvstore:
+            self._record_kv_versions(self._params)
 
     def update(self, batch_size: float, ignore_stale_grad: bool = False) -> None:
         """The update half of ``step`` (after a manual ``allreduce_grads``)."""
-        self._optimizer.rescale_grad = self._scale / batch_size
-        if not self._kv_initialized:
-            self._init_kvstore()
+        self._prepare_kvstore()
+        if self._kvstore is not None and self._update_on_kvstore:
+            raise AssertionError("update() when parameters are updated on kvstore is not supported. "
+                                 "Try setting `update_on_kvstore` to False when creating trainer.")
+        self._check_and_rescale_grad(self._scale / batch_size)
         self._update(ignore_stale_grad)
 
     def _update(self, ignore_stale_grad: bool = False) -> None:
         updates: list = [[] for _ in self._updaters]
+        on_kvstore = self._kvstore is not None and self._update_on_kvstore
         for i, p in enumerate(self._params):
             if p.grad_req == "null":
                 continue
@@ -136,6 +330,10 @@ class Trainer:
                     f"made it only use a subset of the Parameters (Blocks) for this iteration. If you "
                     f"are intentionally only using a subset, call step with ignore_stale_grad=True to "
                     f"suppress this warning and skip updating of Parameters with stale gradient")
+            if on_kvstore:  # the kvstore already updated the weights during pushpull
+                for d in datas:
+                    d._fresh_grad = False
+                continue
             for upd, arr, grad, f in zip(updates, datas, p.list_grad(), fresh):
                 if f:
                     upd.append((i, grad, arr))
@@ -146,19 +344,25 @@ class Trainer:
                 updater(list(i), list(g), list(w))
 
     def save_states(self, fname: str) -> None:
-        """Save optimizer states in hybridnet's safe format (JSON + raw arrays, no pickle)."""
-        if not self._kv_initialized:
-            self._init_kvstore()
-        write_atomic(fname, self._updaters[0].get_states(dump_optimizer=True))
+        """Save optimizer states in hybridnet's safe format (JSON + raw arrays, no pickle); from
+        the kvstore's updater when it runs the optimizer."""
+        self._prepare_kvstore()
+        if self._update_on_kvstore:
+            self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
+        else:
+            write_atomic(fname, self._updaters[0].get_states(dump_optimizer=True))
 
     def load_states(self, fname: str) -> None:
         """Load states written by ``save_states`` (never unpickles)."""
-        if not self._kv_initialized:
-            self._init_kvstore()
-        with open(fname, "rb") as f:
-            states = f.read()
-        for upd in self._updaters:
-            upd.set_states(states)
-            upd.optimizer = self._updaters[0].optimizer
-        self._optimizer = self._updaters[0].optimizer
+        self._prepare_kvstore()
+        if self._update_on_kvstore:
+            self._kvstore.load_optimizer_states(fname)
+            self._optimizer = self._kvstore._updater.optimizer
+        else:
+            with open(fname, "rb") as f:
+                states = f.read()
+            for upd in self._updaters:
+                upd.set_states(states)
+                upd.optimizer = self._updaters[0].optimizer
+            self._optimizer = self._updaters[0].optimizer
         self._optimizer.param_dict = {i: p for i, p in enumerate(self._params)}

@@ -54,7 +54,8 @@ class OpDef:
                  infer_inputs: Optional[Callable[[dict, ShapeList, list], ShapeList]] = None,
                  random: bool = False, differentiable: bool = True,
                  samples: Optional[Callable[[], list]] = None,
-                 hint: Optional[str] = None, doc: Optional[str] = None):
+                 hint: Optional[str] = None, doc: Optional[str] = None,
+                 onnx: Optional[Callable] = None):
         self.name = name
         self.kernel = kernel
         self.aliases = tuple(aliases)
@@ -71,6 +72,7 @@ class OpDef:
         # backward shape rule: (attrs, input shapes (None/partial), known output shapes) -> input shapes
         self.infer_inputs_rule = infer_inputs
         self.samples = samples
+        self.onnx_rule = onnx  # ONNX lowering (see formats/onnx.py); None: the table there
         self.doc = doc if doc is not None else (inspect.getdoc(kernel) or "")
 
         sig = inspect.signature(kernel)
