@@ -36,6 +36,8 @@ def fuse_softmax_ce(graph: Graph) -> Graph:
     def visit(node: Node, inputs: tuple) -> Any:
         for (src, k), new in zip(node.inputs, inputs):
             rewritten[(id(src), k)] = new
+        if node.op.name == "mean":
+            return _absorb_mean(node, inputs)
         found = _match(node, users, outputs)
         if found is None:
             return None
@@ -44,5 +46,17 @@ def fuse_softmax_ce(graph: Graph) -> Graph:
         new_inputs = (rewritten.get((id(x[0]), x[1]), x), rewritten.get((id(label[0]), label[1]), label))
         attrs = {"axis": lsm.attrs.get("axis", -1), "keepdims": bool(pick.attrs.get("keepdims", False))}
         return [(Node(fused, node.name, attrs, new_inputs), 0)]
+
+    def _absorb_mean(node: Node, inputs: tuple) -> Any:
+        """The loss's mean over the non-batch axes folds into the fused op's output."""
+        src = inputs[0][0]
+        if src.op is not fused or not src.attrs.get("keepdims") or src.attrs.get("batch_mean"):
+            return None
+        orig = node.inputs[0][0]
+        if len(users.get(id(orig), ())) != 1 or id(orig) in outputs:
+            return None
+        if node.attrs.get("axis") != 0 or not node.attrs.get("exclude") or node.attrs.get("keepdims"):
+            return None
+        return [(Node(fused, node.name, {**src.attrs, "batch_mean": True}, src.inputs), 0)]
 
     return Graph(transform(graph.outputs, visit))
