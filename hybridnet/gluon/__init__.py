@@ -1,7 +1,7 @@
 """``mx.gluon``: Blocks, Parameters, hybridize, layers, losses, Trainer, data, model zoo."""
 from __future__ import annotations
 
-from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict  # noqa: F401
+from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict, tensor_types  # noqa: F401
 from .block import Block, HybridBlock, SymbolBlock  # noqa: F401
 from . import nn  # noqa: F401
 
