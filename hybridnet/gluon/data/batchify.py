@@ -5,9 +5,9 @@ import math
 from typing import Any, Callable, List, Optional, Sequence
 
 import numpy as np
-import torch
 
 from ...base import dtype_name
+from ... import ndarray as _nd
 from ...ndarray import NDArray
 from ...ndarray import array as _nd_array
 
@@ -25,8 +25,7 @@ def stack_arrays(arrays: Sequence[NDArray]) -> NDArray:
             raise ValueError(f"batchify: cannot stack samples of different shapes: sample 0 has "
                              f"shape {first.shape}, sample {i} has {a.shape}; resize them in a "
                              f"transform, or use batchify.Pad / batchify.Append")
-    with torch.no_grad():
-        return NDArray(torch.stack([a._t.detach() for a in arrays]))
+    return _nd.stack(*arrays)
 
 
 def _np_batch(data: Sequence) -> NDArray:
