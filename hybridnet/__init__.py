@@ -33,5 +33,6 @@ from . import metric  # noqa: F401
 from . import kvstore  # noqa: F401
 from . import kvstore as kv  # noqa: F401
 from . import recordio  # noqa: F401
+from . import runtime  # noqa: F401
 from . import test_utils  # noqa: F401
 from . import gluon  # noqa: F401

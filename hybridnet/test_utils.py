@@ -4,7 +4,12 @@ random data, finite-difference gradient checks for Symbols, and small context ma
 Behaviour follows MXNet 1.9.1: default tolerances depend on the dtypes compared
 (``default_rtols``/``default_atols``), ``assert_almost_equal`` reports the location of the
 largest violation, ``check_numeric_gradient`` compares an executor's backward with central
-finite differences of a random projection of the first output.
+finite differences of a random projection of the first output, ``check_gluon_hybridize_consistency``
+compares a block's eager and hybridized outputs and gradients, ``chi_square_check`` /
+``verify_generator`` test random generators (chi-square survival function computed here, scipy
+is not needed). There is no network access: the dataset/model helpers use files already in
+place and otherwise raise MXNetError naming the file to provide. Sparse storage and NumPy mode
+are not supported (clear MXNetError).
 """
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ from .base import BFLOAT16_NP, MXNetError
 from .context import Context, current_context
 from .ndarray import ndarray as _ndm
 from .ndarray.ndarray import NDArray, array
+from .symbol import Symbol  # re-exported as mx.test_utils.Symbol, as in MXNet
 
 __all__ = ["default_context", "set_default_context", "default_dtype", "default_rtols", "default_atols",
            "default_numeric_eps", "effective_dtype", "get_tolerance", "get_tols", "get_atol", "get_rtol",
@@ -37,7 +43,16 @@ __all__ = ["default_context", "set_default_context", "default_dtype", "default_r
            "check_numeric_gradient", "check_symbolic_forward", "check_symbolic_backward",
            "check_consistency", "check_speed", "list_gpus", "collapse_sum_like", "compare_ndarray_tuple",
            "compare_optimizer", "is_op_runnable", "has_tvm_ops", "is_cd_run", "is_aarch64_run",
-           "get_cuda_compute_capability", "use_np", "Context", "current_context"]
+           "get_cuda_compute_capability", "use_np", "Context", "current_context", "Symbol", "np_symbol",
+           "assign_each", "assign_each2", "create_vector", "create_2d_tensor", "get_identity_mat",
+           "get_identity_mat_batch", "new_matrix_with_real_eigvals_2d", "new_matrix_with_real_eigvals_nd",
+           "new_orthonormal_matrix_2d", "new_sym_matrix_with_real_eigvals_2d",
+           "new_sym_matrix_with_real_eigvals_nd", "rand_sparse_ndarray", "create_sparse_array",
+           "create_sparse_array_zd", "shuffle_csr_column_indices", "same_symbol_structure",
+           "gen_buckets_probs_with_ppf", "mean_check", "var_check", "chi_square_check", "verify_generator",
+           "check_gluon_hybridize_consistency", "Feature", "Features", "feature_list", "download",
+           "download_model", "get_mnist", "get_mnist_pkl", "get_mnist_ubyte", "get_mnist_iterator",
+           "get_cifar10", "get_zip_data", "get_bz2_data", "get_im2rec_path"]
 
 
 # ---- contexts, dtypes and tolerances ---------------------------------------------------------
@@ -86,7 +101,7 @@ def effective_dtype(dat: Any) -> np.dtype:
 def get_tolerance(dat: Any, tol: Any, default_tol: dict) -> float:
     """``tol`` if it is a number, else the entry for ``dat``'s dtype in ``tol`` or ``default_tol``."""
     if isinstance(tol, numbers.Number):
-        return tol
+        return tol  # type: ignore[return-value]
     dtype = effective_dtype(dat)
     tol = {} if tol is None else tol
     try:
@@ -913,3 +928,658 @@ def get_cuda_compute_capability(ctx: Context) -> int:
 def use_np(func: Any) -> Any:
     """MXNet switches to its NumPy front-end here; hybridnet has only mx.nd, so this raises."""
     raise MXNetError("use_np: hybridnet implements the MXNet 1.x mx.nd API only (no mx.np)")
+
+
+# ---- small array builders (MXNet's large-tensor and linalg test helpers) -----------------------
+def assign_each(the_input: np.ndarray, function: Optional[Callable]) -> np.ndarray:
+    """``function`` applied to every element of ``the_input`` (a float64 array of the same shape,
+    as MXNet); a plain copy when ``function`` is None."""
+    the_input = np.asarray(the_input)
+    if function is None:
+        return np.array(the_input)
+    output = np.zeros(the_input.shape)
+    for idx in np.ndindex(*the_input.shape):
+        output[idx] = function(the_input[idx])
+    return output
+
+
+def assign_each2(input1: np.ndarray, input2: np.ndarray, function: Optional[Callable]) -> np.ndarray:
+    """``function(a, b)`` over pairs of elements of two same-shaped arrays (float64 result, as
+    MXNet); a copy of ``input1`` when ``function`` is None."""
+    input1 = np.asarray(input1)
+    if function is None:
+        return np.array(input1)
+    input2 = np.asarray(input2)
+    if input1.shape != input2.shape:
+        raise ValueError(f"assign_each2: the inputs must have the same shape, got {input1.shape} "
+                         f"and {input2.shape}")
+    output = np.zeros(input1.shape)
+    for idx in np.ndindex(*input1.shape):
+        output[idx] = function(input1[idx], input2[idx])
+    return output
+
+
+def create_vector(size: int, dtype: Any = np.int64) -> NDArray:
+    """``nd.arange(0, size)`` with ``dtype`` (int64 by default), as MXNet's large-vector tests."""
+    from . import ndarray as _nd
+    return _nd.arange(0, size, dtype=dtype)  # type: ignore[attr-defined]  # generated op
+
+
+def create_2d_tensor(rows: int, columns: int, dtype: Any = np.int64) -> NDArray:
+    """A ``(rows, columns)`` NDArray whose row ``i`` is filled with ``i`` (int64 by default)."""
+    from . import ndarray as _nd
+    col = _nd.arange(0, rows, dtype=dtype).reshape(rows, 1)  # type: ignore[attr-defined]  # generated op
+    return _nd.broadcast_to(col, shape=(rows, columns))
+
+
+def get_identity_mat(size: int) -> NDArray:
+    """A float32 ``(size, size)`` identity NDArray."""
+    return array(np.eye(size, dtype=np.float32))
+
+
+def get_identity_mat_batch(size: int) -> NDArray:
+    """A batch of two ``(size, size)`` identity matrices: shape ``(2, size, size)``, float32."""
+    eye = np.eye(size, dtype=np.float32)
+    return array(np.stack([eye, eye]))
+
+
+def new_matrix_with_real_eigvals_2d(n: int) -> np.ndarray:
+    """A random ``(n, n)`` matrix ``Q^-1 D Q`` with real eigenvalues ``diag(D)`` in [-10, 10) and a
+    well-conditioned ``Q`` (a Householder reflection times a diagonal, cond(Q) < 3)."""
+    while True:
+        d = np.diag(np.random.uniform(-1.0, 1.0, n))
+        v = np.random.uniform(-1.0, 1.0, (n, 1))
+        v = v / np.linalg.norm(v, axis=0, keepdims=True)
+        householder = np.eye(n) - 2.0 * (v @ v.T)
+        q = householder @ d
+        if np.linalg.cond(q, 2) < 3:
+            break
+    eig = np.diag(np.random.uniform(-10.0, 10.0, n))
+    return np.linalg.inv(q) @ eig @ q
+
+
+def new_matrix_with_real_eigvals_nd(shape: Sequence[int]) -> np.ndarray:
+    """A batch of :func:`new_matrix_with_real_eigvals_2d` matrices with shape ``(..., n, n)``."""
+    shape = tuple(shape)
+    count = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    return np.array([new_matrix_with_real_eigvals_2d(shape[-1]) for _ in range(count)]).reshape(shape)
+
+
+def new_orthonormal_matrix_2d(n: int) -> np.ndarray:
+    """A random ``(n, n)`` orthonormal matrix (the Q factor of a random symmetric matrix)."""
+    x = np.random.randn(n, n)
+    return np.linalg.qr(x.T @ x)[0]
+
+
+def new_sym_matrix_with_real_eigvals_2d(n: int) -> np.ndarray:
+    """A random symmetric ``(n, n)`` matrix ``Q^T D Q`` with eigenvalues in [-10, 10)."""
+    q = new_orthonormal_matrix_2d(n)
+    eig = np.diag(np.random.uniform(-10.0, 10.0, n))
+    return q.T @ eig @ q
+
+
+def new_sym_matrix_with_real_eigvals_nd(shape: Sequence[int]) -> np.ndarray:
+    """A batch of :func:`new_sym_matrix_with_real_eigvals_2d` matrices with shape ``(..., n, n)``."""
+    shape = tuple(shape)
+    count = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    return np.array([new_sym_matrix_with_real_eigvals_2d(shape[-1]) for _ in range(count)]).reshape(shape)
+
+
+# ---- sparse storage (not supported: hybridnet arrays are dense) --------------------------------
+def _no_sparse(who: str, stype: Any) -> MXNetError:
+    return MXNetError(f"{who}(stype={stype!r}): sparse storage ('csr', 'row_sparse') is not supported "
+                      f"by hybridnet; all NDArrays are dense. Use rand_ndarray(shape) for a dense "
+                      f"random array, or mask a dense array (x * (x < density)) for sparse-looking data.")
+
+
+def rand_sparse_ndarray(shape: Sequence[int], stype: str, density: Optional[float] = None, dtype: Any = None,
+                        distribution: Optional[str] = None, data_init: Any = None, rsp_indices: Any = None,
+                        modifier_func: Optional[Callable] = None, shuffle_csr_indices: bool = False,
+                        ctx: Optional[Context] = None) -> Any:
+    """MXNet returns a random CSR/row-sparse array; hybridnet has no sparse storage: raises."""
+    raise _no_sparse("rand_sparse_ndarray", stype)
+
+
+def create_sparse_array(shape: Sequence[int], stype: str, data_init: Any = None, rsp_indices: Any = None,
+                        dtype: Any = None, modifier_func: Optional[Callable] = None, density: float = .5,
+                        shuffle_csr_indices: bool = False) -> Any:
+    """MXNet builds a random sparse array; hybridnet has no sparse storage: raises."""
+    raise _no_sparse("create_sparse_array", stype)
+
+
+def create_sparse_array_zd(shape: Sequence[int], stype: str, density: float, data_init: Any = None,
+                           rsp_indices: Any = None, dtype: Any = None, modifier_func: Optional[Callable] = None,
+                           shuffle_csr_indices: bool = False) -> Any:
+    """MXNet builds a random sparse array; hybridnet has no sparse storage: raises."""
+    raise _no_sparse("create_sparse_array_zd", stype)
+
+
+def shuffle_csr_column_indices(csr: Any) -> None:
+    """Shuffle, in place, the column indices inside each row of a CSR matrix given as an object with
+    NumPy ``indptr`` and ``indices`` arrays (e.g. a SciPy ``csr_matrix``), as MXNet does.
+
+    hybridnet has no CSR NDArray, so anything else raises MXNetError.
+    """
+    indptr = getattr(csr, "indptr", None)
+    indices = getattr(csr, "indices", None)
+    if not isinstance(indptr, np.ndarray) or not isinstance(indices, np.ndarray):
+        raise MXNetError(f"shuffle_csr_column_indices: expected a CSR matrix with NumPy 'indptr' and "
+                         f"'indices' arrays (e.g. scipy.sparse.csr_matrix), got {type(csr).__name__}; "
+                         f"hybridnet has no sparse NDArray storage.")
+    for row in range(len(indptr) - 1):
+        start, end = int(indptr[row]), int(indptr[row + 1])
+        segment = np.array(indices[start:end])
+        np.random.shuffle(segment)
+        indices[start:end] = segment
+
+
+# ---- symbols -----------------------------------------------------------------------------------
+class np_symbol:
+    """MXNet's NumPy-mode symbol class (``mx.symbol.numpy._Symbol``).
+
+    hybridnet implements only the MXNet 1.x ``mx.sym`` API, so ``isinstance(x, np_symbol)`` is
+    always False and constructing one raises MXNetError.
+    """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "np_symbol":
+        raise MXNetError("np_symbol: MXNet's NumPy mode (mx.np / mx.symbol.numpy) is not supported by "
+                         "hybridnet; use mx.sym.Symbol (mx.sym.var, mx.sym.<op>) instead.")
+
+
+def same_symbol_structure(sym1: Any, sym2: Any) -> bool:
+    """Whether two Symbols have the same graph structure: the same number of nodes and the same
+    operator at every node position of their JSON graphs (names and attributes are ignored)."""
+    import json
+    nodes1 = json.loads(sym1.tojson())["nodes"]
+    nodes2 = json.loads(sym2.tojson())["nodes"]
+    if len(nodes1) != len(nodes2):
+        return False
+    return all(n1["op"] == n2["op"] for n1, n2 in zip(nodes1, nodes2))
+
+
+# ---- statistical checks of random generators -------------------------------------------------
+def _upper_incomplete_gamma_ratio(a: float, x: float) -> float:
+    """Q(a, x) = Gamma(a, x) / Gamma(a): a power series for x < a + 1, else a continued fraction
+    evaluated with Lentz's method."""
+    import math
+    if x <= 0.0:
+        return 1.0
+    log_prefactor = -x + a * math.log(x) - math.lgamma(a)
+    eps, tiny = 1e-15, 1e-300
+    if x < a + 1.0:
+        term = total = 1.0 / a
+        denom = a
+        for _ in range(100000):
+            denom += 1.0
+            term *= x / denom
+            total += term
+            if abs(term) < abs(total) * eps:
+                break
+        return max(0.0, 1.0 - total * math.exp(log_prefactor))
+    b = x + 1.0 - a
+    c = 1.0 / tiny
+    d = 1.0 / b
+    h = d
+    for i in range(1, 100000):
+        an = -i * (i - a)
+        b += 2.0
+        d = an * d + b
+        d = tiny if abs(d) < tiny else d
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < eps:
+            break
+    return min(1.0, math.exp(log_prefactor) * h)
+
+
+def _chi2_sf(stat: float, dof: int) -> float:
+    """Survival function P(X > stat) of the chi-square distribution with ``dof`` degrees of freedom
+    (what ``scipy.stats.chi2.sf`` computes; scipy is not required)."""
+    if np.isnan(stat):
+        return float("nan")
+    if np.isinf(stat):
+        return 0.0
+    return _upper_incomplete_gamma_ratio(dof / 2.0, stat / 2.0)
+
+
+def gen_buckets_probs_with_ppf(ppf: Callable, nbuckets: int) -> tuple:
+    """``nbuckets`` equal-probability buckets ``(ppf(i/n), ppf((i+1)/n))`` and their probabilities
+    ``1/n``, for :func:`chi_square_check` of a continuous distribution with quantile function ``ppf``."""
+    if nbuckets <= 0:
+        raise ValueError(f"gen_buckets_probs_with_ppf: nbuckets must be positive, got {nbuckets}")
+    probs = [1.0 / nbuckets for _ in range(nbuckets)]
+    buckets = [(ppf(i / float(nbuckets)), ppf((i + 1) / float(nbuckets))) for i in range(nbuckets)]
+    return buckets, probs
+
+
+def mean_check(generator: Callable, mu: float, sigma: float, nsamples: int = 1000000) -> bool:
+    """Whether the mean of ``generator(nsamples)`` lies within ``mu ± 3 sigma / sqrt(nsamples)``."""
+    samples = np.asarray(_as_np(generator(nsamples)), dtype=np.float64)
+    sample_mean = samples.mean()
+    bound = 3 * sigma / np.sqrt(nsamples)
+    return bool(mu - bound < sample_mean < mu + bound)
+
+
+def var_check(generator: Callable, sigma: float, nsamples: int = 1000000) -> bool:
+    """Whether the sample variance (ddof=1) of ``generator(nsamples)`` lies within
+    ``sigma^2 ± 3 sqrt(2 sigma^4 / (nsamples - 1))``."""
+    samples = np.asarray(_as_np(generator(nsamples)), dtype=np.float64)
+    sample_var = samples.var(ddof=1)
+    bound = 3 * np.sqrt(2 * sigma ** 4 / (nsamples - 1))
+    return bool(sigma ** 2 - bound < sample_var < sigma ** 2 + bound)
+
+
+def chi_square_check(generator: Callable, buckets: list, probs: Sequence[float],
+                     nsamples: int = 1000000) -> tuple:
+    """Pearson's chi-square test of ``generator(nsamples)`` against bucket probabilities.
+
+    ``buckets`` is a list of ``(low, high)`` ranges (ascending, non-overlapping; a continuous
+    distribution: a sample falls in the bucket whose ``[low, high)`` contains it, samples below
+    the first bucket count in the first one, as in MXNet) or a list of values (a discrete
+    distribution: samples equal to each value are counted). Returns ``(p_value, obs_freq,
+    expected_freq)``, where ``expected_freq = int(nsamples * probs)``; a high p-value means the
+    samples are consistent with ``probs`` (MXNet tests ``p > 0.05``).
+    """
+    if not isinstance(buckets, list):
+        raise TypeError(f"chi_square_check: buckets must be a list, got {type(buckets).__name__}")
+    if len(probs) != len(buckets):
+        raise ValueError(f"chi_square_check: {len(buckets)} buckets but {len(probs)} probabilities")
+    if len(buckets) < 2:
+        raise ValueError("chi_square_check: at least two buckets are needed (one degree of freedom)")
+    samples = np.asarray(_as_np(generator(nsamples))).reshape(-1)
+    expected_freq = (nsamples * np.array(probs, dtype=np.float32)).astype(np.int32)
+    obs_freq = np.zeros(len(buckets), dtype=np.int64)
+    if isinstance(buckets[0], (list, tuple)):
+        edges = np.empty(2 * len(buckets), dtype=np.float64)
+        for i, (low, high) in enumerate(buckets):
+            if low > high:
+                raise ValueError(f"chi_square_check: bucket {i} {buckets[i]} has low > high")
+            if i + 1 < len(buckets) and high > buckets[i + 1][0]:
+                raise ValueError(f"chi_square_check: buckets {i} {buckets[i]} and {i + 1} "
+                                 f"{buckets[i + 1]} overlap or are not in ascending order")
+            edges[2 * i], edges[2 * i + 1] = low, high
+        ids = np.searchsorted(edges, samples.astype(np.float64), side="right") // 2
+        for i in range(len(buckets)):
+            obs_freq[i] = int(np.count_nonzero(ids == i))
+    else:
+        for i, value in enumerate(buckets):
+            obs_freq[i] = int(np.count_nonzero(samples == value))
+    exp = expected_freq.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stat = float(np.sum((obs_freq - exp) ** 2 / exp))
+    p_value = _chi2_sf(stat, len(buckets) - 1)
+    return p_value, obs_freq, expected_freq
+
+
+def verify_generator(generator: Callable, buckets: list, probs: Sequence[float], nsamples: int = 1000000,
+                     nrepeat: int = 5, success_rate: float = 0.2, alpha: float = 0.05) -> list:
+    """Run :func:`chi_square_check` ``nrepeat`` times; raise AssertionError unless at least
+    ``nrepeat * success_rate`` runs have a p-value above ``alpha``. Returns the p-values."""
+    p_values, obs_l, exp_l = [], [], []
+    for _ in range(nrepeat):
+        p, obs, expected = chi_square_check(generator=generator, buckets=buckets, probs=probs,
+                                            nsamples=nsamples)
+        p_values.append(p)
+        obs_l.append(obs)
+        exp_l.append(expected)
+    successes = int((np.array(p_values) > alpha).sum())
+    if successes < nrepeat * success_rate:
+        raise AssertionError(f"Generator test fails, Chi-square p={p_values}, obs_freq={obs_l}, "
+                             f"expected_freq={exp_l}.\nbuckets={buckets}, probs={probs}")
+    return p_values
+
+
+# ---- Gluon ---------------------------------------------------------------------------------------
+def _flatten_outputs(out: Any) -> list:
+    if isinstance(out, (list, tuple)):
+        flat: list = []
+        for o in out:
+            flat.extend(_flatten_outputs(o))
+        return flat
+    return [out]
+
+
+def check_gluon_hybridize_consistency(net_builder: Callable, data_l: Sequence, numpy_func: Optional[Callable] = None,
+                                      test_grad: bool = True, rtol: float = 1e-4, atol: float = 1e-4) -> None:
+    """Check that a HybridBlock gives the same outputs and gradients eagerly and hybridized.
+
+    ``net_builder()`` is called for every run to build a fresh block; the first one is
+    initialized with its default initializer and its parameter values are loaded into the
+    later ones (matched by structural name, e.g. ``0.weight``). Runs: eager and hybridized,
+    each without autograd (predict mode) and, when ``test_grad``, under ``autograd.record()``
+    with ``backward(out)`` (head gradient = the output). Outputs are compared between the eager
+    and hybridized runs of the same mode (so blocks like BatchNorm whose training output differs
+    are fine), as are the gradients of the inputs ``data_l`` and of every parameter with a
+    gradient. ``numpy_func(*inputs)``, when given, must match the eager predict-mode output.
+    The block must not use random operators (e.g. Dropout in training mode).
+    """
+    from . import autograd
+    inputs0 = []
+    for d in data_l:
+        if isinstance(d, NDArray):
+            inputs0.append(d)
+        else:
+            d = np.asarray(d)
+            inputs0.append(array(d, dtype=d.dtype))
+    params_init: Optional[dict] = None
+    reference: dict = {}
+    modes = [False, True] if test_grad else [False]
+    for hybridize in (False, True):
+        for use_autograd in modes:
+            net = net_builder()
+            net.initialize()
+            if params_init is not None:
+                params = net._collect_params_with_prefix()
+                for name, value in params_init.items():
+                    if name not in params:
+                        raise MXNetError(f"check_gluon_hybridize_consistency: net_builder() returned blocks "
+                                         f"with different parameters: {name!r} is missing from "
+                                         f"{sorted(params)}")
+                    params[name]._load_init(array(value, dtype=value.dtype), None)
+            if hybridize:
+                net.hybridize()
+            inputs = [x.copy() for x in inputs0]
+            if use_autograd:
+                for x in inputs:
+                    x.attach_grad()
+                with autograd.record():
+                    out = net(*inputs)
+                outs = _flatten_outputs(out)
+                autograd.backward(outs, [o.detach() for o in outs])
+            else:
+                out = net(*inputs)
+                outs = _flatten_outputs(out)
+            if params_init is None:  # deferred initialization has finished now
+                params_init = {}
+                for name, p in net._collect_params_with_prefix().items():
+                    try:
+                        params_init[name] = p.data().asnumpy()
+                    except (MXNetError, RuntimeError):
+                        pass  # a parameter the forward pass never used
+            got: dict = {"out": [o.asnumpy() for o in outs]}
+            if use_autograd:
+                got["input_grad"] = [_as_np(x.grad) for x in inputs]
+                got["param_grad"] = {name: p.grad().asnumpy()
+                                     for name, p in net._collect_params_with_prefix().items()
+                                     if p.grad_req != "null" and name in params_init}
+            if use_autograd not in reference:
+                reference[use_autograd] = got
+                continue
+            ref = reference[use_autograd]
+            mode = "autograd.record()" if use_autograd else "predict mode"
+            if len(got["out"]) != len(ref["out"]):
+                raise AssertionError(f"check_gluon_hybridize_consistency ({mode}): the hybridized block "
+                                     f"returned {len(got['out'])} outputs, the eager one {len(ref['out'])}")
+            for i, (h, e) in enumerate(zip(got["out"], ref["out"])):
+                assert_almost_equal(h, e, rtol=rtol, atol=atol,
+                                    names=(f"hybridized_output{i} ({mode})", f"eager_output{i} ({mode})"))
+            if use_autograd:
+                for i, (h, e) in enumerate(zip(got["input_grad"], ref["input_grad"])):
+                    assert_almost_equal(h, e, rtol=rtol, atol=atol,
+                                        names=(f"hybridized_grad_data{i}", f"eager_grad_data{i}"))
+                for name, e in ref["param_grad"].items():
+                    assert_almost_equal(got["param_grad"][name], e, rtol=rtol, atol=atol,
+                                        names=(f"hybridized_grad[{name}]", f"eager_grad[{name}]"))
+    if numpy_func is not None:
+        expected = numpy_func(*[x.asnumpy() for x in inputs0])
+        expected_l = list(expected) if isinstance(expected, (list, tuple)) else [expected]
+        eager = reference[False]["out"]
+        if len(expected_l) != len(eager):
+            raise AssertionError(f"check_gluon_hybridize_consistency: numpy_func returned {len(expected_l)} "
+                                 f"outputs but the block returned {len(eager)}")
+        for i, (e, n) in enumerate(zip(eager, expected_l)):
+            assert_almost_equal(e, n, rtol=rtol, atol=atol, names=(f"eager_output{i}", f"numpy_output{i}"))
+
+
+from .runtime import Feature, Features, feature_list  # noqa: E402,F401  (MXNet has them here too)
+
+
+# ---- data downloads (no network: local files only) ------------------------------------------
+def _makedirs(path: str) -> None:
+    if path and not os.path.isdir(path):
+        os.makedirs(path, exist_ok=True)
+
+
+def download(url: str, fname: Optional[str] = None, dirname: Optional[str] = None, overwrite: bool = False,
+             retries: int = 5) -> str:
+    """MXNet's ``test_utils.download``: fetch ``url`` to ``fname`` (default: the URL's base name)
+    inside ``dirname`` and return the file name; an existing file is kept unless ``overwrite``.
+
+    hybridnet has no network access: local paths and ``file://`` URLs are copied; for other URLs
+    the file must already be in place, else MXNetError names the file to put there.
+    """
+    from .gluon.utils import download as _gluon_download
+    if retries < 0:
+        raise ValueError(f"download: number of retries should be at least 0, got {retries}")
+    if fname is None:
+        fname = url.split("/")[-1]
+    if dirname is None:
+        dirname = os.path.dirname(fname)
+    else:
+        fname = os.path.join(dirname, fname)
+    _makedirs(dirname)
+    if not overwrite and os.path.exists(fname):
+        return fname
+    _gluon_download(url, path=fname, overwrite=True, retries=retries)
+    return fname
+
+
+_MODEL_URL = "http://data.mxnet.io/models/"
+_DEFAULT_MODEL_INFO = {
+    "imagenet1k-inception-bn": ("imagenet/inception-bn/Inception-BN-symbol.json",
+                                "imagenet/inception-bn/Inception-BN-0126.params"),
+    "imagenet1k-resnet-18": ("imagenet/resnet/18-layers/resnet-18-symbol.json",
+                             "imagenet/resnet/18-layers/resnet-18-0000.params"),
+    "imagenet1k-resnet-34": ("imagenet/resnet/34-layers/resnet-34-symbol.json",
+                             "imagenet/resnet/34-layers/resnet-34-0000.params"),
+    "imagenet1k-resnet-50": ("imagenet/resnet/50-layers/resnet-50-symbol.json",
+                             "imagenet/resnet/50-layers/resnet-50-0000.params"),
+    "imagenet1k-resnet-101": ("imagenet/resnet/101-layers/resnet-101-symbol.json",
+                              "imagenet/resnet/101-layers/resnet-101-0000.params"),
+    "imagenet1k-resnet-152": ("imagenet/resnet/152-layers/resnet-152-symbol.json",
+                              "imagenet/resnet/152-layers/resnet-152-0000.params"),
+    "imagenet1k-resnext-50": ("imagenet/resnext/50-layers/resnext-50-symbol.json",
+                              "imagenet/resnext/50-layers/resnext-50-0000.params"),
+    "imagenet1k-resnext-101": ("imagenet/resnext/101-layers/resnext-101-symbol.json",
+                               "imagenet/resnext/101-layers/resnext-101-0000.params"),
+    "imagenet1k-resnext-101-64x4d": ("imagenet/resnext/101-layers/resnext-101-64x4d-symbol.json",
+                                     "imagenet/resnext/101-layers/resnext-101-64x4d-0000.params"),
+    "imagenet11k-resnet-152": ("imagenet-11k/resnet-152/resnet-152-symbol.json",
+                               "imagenet-11k/resnet-152/resnet-152-0000.params"),
+    "imagenet11k-place365ch-resnet-152": ("imagenet-11k-place365-ch/resnet-152-symbol.json",
+                                          "imagenet-11k-place365-ch/resnet-152-0000.params"),
+    "imagenet11k-place365ch-resnet-50": ("imagenet-11k-place365-ch/resnet-50-symbol.json",
+                                         "imagenet-11k-place365-ch/resnet-50-0000.params"),
+}
+
+
+def download_model(model_name: str, dst_dir: str = "./", meta_info: Optional[dict] = None) -> tuple:
+    """MXNet's ``test_utils.download_model``: fetch ``<dst_dir>/<model_name>-symbol.json`` and
+    ``-0000.params`` (URLs from ``meta_info[model_name] = {'symbol': url, 'params': url}``, default:
+    MXNet's model zoo on data.mxnet.io) and return ``(path_prefix, 0)``; ``(None, 0)`` for an
+    unknown model. Files already in place are used (no network access)."""
+    if meta_info is None:
+        meta_info = {k: {"symbol": _MODEL_URL + s, "params": _MODEL_URL + p}
+                     for k, (s, p) in _DEFAULT_MODEL_INFO.items()}
+    meta_info = dict(meta_info)
+    if model_name not in meta_info:
+        return (None, 0)
+    _makedirs(dst_dir)
+    meta = dict(meta_info[model_name])
+    for key in ("symbol", "params"):
+        if key not in meta:
+            raise MXNetError(f"download_model: meta_info[{model_name!r}] has no {key!r} URL")
+    prefix = os.path.join(dst_dir, model_name)
+    download(meta["symbol"], prefix + "-symbol.json")
+    download(meta["params"], prefix + "-0000.params")
+    return (prefix, 0)
+
+
+_MNIST_URL = "https://repo.mxnet.io/gluon/dataset/mnist/"
+_MNIST_FILES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
+
+
+def _mnist_bytes(path: str, name: str) -> bytes:
+    """The decompressed IDX file ``name`` from ``path/name.gz`` (fetched if absent) or, failing
+    that, an already decompressed ``path/name``."""
+    import gzip
+    gz = os.path.join(path, name + ".gz")
+    plain = os.path.join(path, name)
+    if not os.path.exists(gz) and os.path.exists(plain):
+        with open(plain, "rb") as f:
+            return f.read()
+    download(_MNIST_URL + name + ".gz", dirname=path)
+    with gzip.open(gz, "rb") as f:
+        return f.read()
+
+
+def get_mnist(path: str = "data") -> dict:
+    """MNIST as NumPy arrays (MXNet's ``test_utils.get_mnist``): ``{'train_data', 'train_label',
+    'test_data', 'test_label'}`` with images float32 ``(N, 1, 28, 28)`` scaled to [0, 1] and labels
+    int8. Reads ``<path>/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz`` (or the decompressed
+    files); without network access they must already be there."""
+    import struct
+    _makedirs(path)
+
+    def read(label_name: str, image_name: str) -> tuple:
+        raw_lab = _mnist_bytes(path, label_name)
+        raw_img = _mnist_bytes(path, image_name)
+        if len(raw_lab) < 8 or len(raw_img) < 16:
+            raise MXNetError(f"get_mnist: {label_name!r} or {image_name!r} in {path!r} is not an MNIST IDX file")
+        _, count = struct.unpack(">II", raw_lab[:8])
+        label = np.frombuffer(raw_lab, dtype=np.int8, count=count, offset=8)
+        _, n_img, rows, cols = struct.unpack(">IIII", raw_img[:16])
+        if n_img != count:
+            raise MXNetError(f"get_mnist: {image_name!r} holds {n_img} images but {label_name!r} {count} labels")
+        pixels = np.frombuffer(raw_img, dtype=np.uint8, count=n_img * rows * cols, offset=16)
+        image = pixels.reshape(n_img, 1, rows, cols).astype(np.float32) / 255
+        return label, image
+
+    train_lbl, train_img = read("train-labels-idx1-ubyte", "train-images-idx3-ubyte")
+    test_lbl, test_img = read("t10k-labels-idx1-ubyte", "t10k-images-idx3-ubyte")
+    return {"train_data": train_img, "train_label": train_lbl, "test_data": test_img, "test_label": test_lbl}
+
+
+def get_mnist_pkl(path: str = "data") -> None:
+    """Make sure ``<path>/mnist.pkl.gz`` exists (MXNet's ``test_utils.get_mnist_pkl``); the file
+    is not read (hybridnet never unpickles). Without network access it must already be there."""
+    _makedirs(path)
+    if not os.path.exists(os.path.join(path, "mnist.pkl.gz")):
+        download("http://deeplearning.net/data/mnist/mnist.pkl.gz", dirname=path)
+
+
+def _atomic_write(fname: str, chunks: Any) -> None:
+    import tempfile
+    dirname = os.path.dirname(os.path.abspath(fname))
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(fname) + ".", suffix=".tmp", dir=dirname)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for chunk in chunks:
+                out.write(chunk)
+        os.replace(tmp, fname)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def get_mnist_ubyte(path: str = "data") -> None:
+    """Make sure the four decompressed MNIST IDX files are in ``path`` (MXNet's
+    ``test_utils.get_mnist_ubyte``), decompressing ``<name>.gz`` files found there."""
+    _makedirs(path)
+    if all(os.path.exists(os.path.join(path, f)) for f in _MNIST_FILES):
+        return
+    for name in _MNIST_FILES:
+        target = os.path.join(path, name)
+        if not os.path.exists(target):
+            _atomic_write(target, [_mnist_bytes(path, name)])
+
+
+def get_mnist_iterator(batch_size: int, input_shape: Sequence[int], num_parts: int = 1, part_index: int = 0,
+                       path: str = "data") -> tuple:
+    """``(train_iter, val_iter)`` of ``mx.io.MNISTIter`` over the MNIST files in ``path``; the
+    data is flat ``(batch, 784)`` unless ``input_shape`` has three dimensions (MXNet semantics)."""
+    from .io import MNISTIter
+    get_mnist_ubyte(path)
+    flat = len(input_shape) != 3
+    train = MNISTIter(image=os.path.join(path, "train-images-idx3-ubyte"),
+                      label=os.path.join(path, "train-labels-idx1-ubyte"),
+                      batch_size=batch_size, shuffle=True, flat=flat, num_parts=num_parts,
+                      part_index=part_index)
+    val = MNISTIter(image=os.path.join(path, "t10k-images-idx3-ubyte"),
+                    label=os.path.join(path, "t10k-labels-idx1-ubyte"),
+                    batch_size=batch_size, flat=flat, num_parts=num_parts, part_index=part_index)
+    return train, val
+
+
+def _extract_zip(zip_path: str, dest: str) -> None:
+    import zipfile
+    with zipfile.ZipFile(zip_path) as zf:
+        zf.extractall(dest)
+
+
+def get_cifar10(path: str = "data") -> None:
+    """Make sure ``<path>/cifar/{train,test}.{rec,lst}`` exist (MXNet's ``test_utils.get_cifar10``),
+    extracting ``<path>/cifar10-b9ac2870.zip`` when they do not; without network access that zip
+    must already be there."""
+    _makedirs(path)
+    wanted = [os.path.join(path, "cifar", f) for f in ("train.rec", "test.rec", "train.lst", "test.lst")]
+    if all(os.path.exists(f) for f in wanted):
+        return
+    from .gluon.utils import download as _gluon_download
+    zip_path = _gluon_download("https://repo.mxnet.io/gluon/dataset/cifar10/cifar10-b9ac2870.zip", path=path,
+                               sha1_hash="b9ac287012f2dad9dfb49d8271c39ecdd7db376c")
+    _extract_zip(zip_path, path)
+
+
+def get_zip_data(data_dir: str, url: str, data_origin_name: str) -> None:
+    """Fetch the zip ``url`` to ``<data_dir>/<data_origin_name>`` and extract it into ``data_dir``
+    (MXNet's ``test_utils.get_zip_data``; nothing happens when the zip is already there)."""
+    zip_path = os.path.join(data_dir, data_origin_name)
+    if not os.path.exists(zip_path):
+        download(url, fname=data_origin_name, dirname=data_dir, overwrite=False)
+        _extract_zip(zip_path, data_dir)
+
+
+def get_bz2_data(data_dir: str, data_name: str, url: str, data_origin_name: str) -> None:
+    """Make sure ``<data_dir>/<data_name>`` exists: fetch ``url`` to ``<data_dir>/<data_origin_name>``,
+    decompress it (bz2) to ``data_name`` and remove the compressed file (MXNet's
+    ``test_utils.get_bz2_data``)."""
+    import bz2
+    target = os.path.join(data_dir, data_name)
+    origin = os.path.join(data_dir, data_origin_name)
+    if os.path.exists(target):
+        return
+    download(url, fname=data_origin_name, dirname=data_dir, overwrite=False)
+
+    def chunks() -> Iterator[bytes]:
+        with bz2.BZ2File(origin, "rb") as f:
+            while True:
+                block = f.read(1 << 20)
+                if not block:
+                    return
+                yield block
+
+    _atomic_write(target, chunks())
+    os.remove(origin)
+
+
+class _ToolNotFoundError(MXNetError, IOError):
+    """A required local file is missing (an MXNetError that is also the IOError MXNet raises)."""
+
+
+def get_im2rec_path(home_env: str = "MXNET_HOME") -> str:
+    """Path to ``tools/im2rec.py``: under ``$<home_env>`` if set, else next to the installed package
+    (``<pkg>/tools`` or, for a source checkout, ``<pkg>/../../tools``), as MXNet looks for it."""
+    base = os.environ.get(home_env) or os.path.dirname(os.path.abspath(__file__))
+    candidates = [os.path.join(base, "tools", "im2rec.py"),
+                  os.path.join(base, "..", "..", "tools", "im2rec.py")]
+    for candidate in candidates:
+        if os.path.isfile(candidate):
+            return candidate
+    raise _ToolNotFoundError(f"Could not find path to tools/im2rec.py (looked at {candidates}); hybridnet does "
+                             f"not ship im2rec.py: put MXNet's tools/im2rec.py there or set ${home_env} to a "
+                             f"folder that contains tools/im2rec.py.")
