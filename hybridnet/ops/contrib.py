@@ -17,7 +17,7 @@ _contrib_arange_like live in ``nn`` and ``index``.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Literal, Optional
+from typing import Any, Callable, Literal, Optional, cast
 
 import numpy as np
 import torch
@@ -536,7 +536,7 @@ def _greedy_nms(boxes: Tensor, iou_fn: Callable[[Tensor, Tensor], Tensor], thres
         if kept_boxes.shape[0]:
             hit = over(iou_fn(kept_boxes, bb))
             if cls is not None:
-                hit &= kept_cls[:, None] == cls[None, start:stop]
+                hit &= cast(Tensor, kept_cls)[:, None] == cls[None, start:stop]
             alive &= ~hit.any(dim=0).cpu().numpy()
         sup = over(iou_fn(bb, bb))
         if cls is not None:
@@ -549,7 +549,7 @@ def _greedy_nms(boxes: Tensor, iou_fn: Callable[[Tensor, Tensor], Tensor], thres
         sel = torch.from_numpy(alive).to(boxes.device)
         kept_boxes = torch.cat([kept_boxes, bb[sel]])
         if cls is not None:
-            kept_cls = torch.cat([kept_cls, cls[start:stop][sel]])
+            kept_cls = torch.cat([cast(Tensor, kept_cls), cls[start:stop][sel]])
     return torch.from_numpy(keep).to(boxes.device)
 
 

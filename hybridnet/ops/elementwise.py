@@ -7,7 +7,7 @@ input dtype (0/1 values), as MXNet does.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Callable, cast
 
 import numpy as np
 import torch
@@ -252,7 +252,8 @@ for _n, _t, _r in [("equal", torch.eq, np.equal), ("not_equal", torch.ne, np.not
                    ("logical_and", lambda a, s: (a != 0) & (s != 0), np.logical_and),
                    ("logical_or", lambda a, s: (a != 0) | (s != 0), np.logical_or),
                    ("logical_xor", lambda a, s: (a != 0) ^ (s != 0), np.logical_xor)]:
-    _make_scalar(f"_{_n}_scalar", _keep(_t), (lambda r: lambda x, scalar: r(x, scalar).astype(x.dtype))(_r),
+    # cast: mypy joins torch functions and lambdas into "function", which it does not call
+    _make_scalar(f"_{_n}_scalar", _keep(cast(Callable, _t)), (lambda r: lambda x, scalar: r(x, scalar).astype(x.dtype))(_r),
                  False, -2, 2, scalar=0.3)
 
 

@@ -169,10 +169,12 @@ def make_mixed(fname: str, funcs: dict, is_array: Callable[[Any], bool]) -> Call
     """``fname(lhs, rhs)`` choosing the array, scalar or reflected-scalar operator."""
     array_op, scalar_op, rscalar_op = (funcs[n] for n in MIXED[fname])
     import operator as _pyop
-    py = {"add": _pyop.add, "subtract": _pyop.sub, "multiply": _pyop.mul, "divide": _pyop.truediv,
-          "true_divide": _pyop.truediv, "modulo": _pyop.mod, "power": _pyop.pow, "maximum": max,
-          "minimum": min, "equal": _pyop.eq, "not_equal": _pyop.ne, "greater": _pyop.gt,
-          "greater_equal": _pyop.ge, "lesser": _pyop.lt, "lesser_equal": _pyop.le}.get(fname)
+    py_ops: dict[str, Callable[[Any, Any], Any]] = {
+        "add": _pyop.add, "subtract": _pyop.sub, "multiply": _pyop.mul, "divide": _pyop.truediv,
+        "true_divide": _pyop.truediv, "modulo": _pyop.mod, "power": _pyop.pow, "maximum": max,
+        "minimum": min, "equal": _pyop.eq, "not_equal": _pyop.ne, "greater": _pyop.gt,
+        "greater_equal": _pyop.ge, "lesser": _pyop.lt, "lesser_equal": _pyop.le}
+    py = py_ops.get(fname)
 
     def fn(lhs: Any, rhs: Any) -> Any:
         la, ra = is_array(lhs), is_array(rhs)

@@ -66,7 +66,7 @@ def dot(lhs, rhs, *, transpose_a: bool = False, transpose_b: bool = False,
     if a2.shape[1] != b2.shape[0]:
         raise MXNetError(f"dot: shape mismatch lhs {ls} x rhs {rs} (transpose_a={transpose_a}, "
                          f"transpose_b={transpose_b}): contracted sizes {a2.shape[1]} != {b2.shape[0]}")
-    out_shape = tuple(keep_l) + tuple(keep_r)
+    out_shape: tuple[int, ...] = tuple(keep_l) + tuple(keep_r)
     return torch.matmul(a2, b2).reshape(out_shape if out_shape else (1,))
 
 

@@ -526,8 +526,8 @@ def Pooling_v1(data: Tensor, *, kernel: Shape = (), pool_type: Literal["avg", "m
     if global_pool:
         if pool_type == "max":
             return data.amax(dim=(2, 3), keepdim=True)
-        s = data.sum(dim=(2, 3), keepdim=True)
-        return s / (H * W) if pool_type == "avg" else s
+        total = data.sum(dim=(2, 3), keepdim=True)
+        return total / (H * W) if pool_type == "avg" else total
     k = _ints(kernel)
     if len(k) != 2:
         raise MXNetError(f"Pooling_v1: kernel={k} must have 2 values (kh, kw), or set global_pool=True")

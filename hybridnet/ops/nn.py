@@ -12,7 +12,7 @@ NumPy references written independently of the kernels (bottom of this file).
 from __future__ import annotations
 
 import math
-from typing import Any, Literal, Optional, Sequence
+from typing import Any, Callable, Literal, Optional, Sequence
 
 import numpy as np
 import torch
@@ -463,7 +463,7 @@ def _pool_geometry(kernel: Any, stride: Any, pad: Any, n: int) -> tuple:
 _ACT = {"relu": torch.relu, "sigmoid": torch.sigmoid, "tanh": torch.tanh, "softrelu": F.softplus,
         "softsign": F.softsign, "log_sigmoid": F.logsigmoid, "mish": F.mish}
 
-_NP_ACT = {
+_NP_ACT: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "relu": lambda x: np.maximum(x, 0),
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
     "tanh": np.tanh,

@@ -147,7 +147,8 @@ def _bn_samples() -> list:
         Sample((x, g, b, mm, mv), {"fix_gamma": False, "axis": -1, "output_mean_var": True},
                ref=_np_bn, grad=False),
         Sample((x.transpose(0, 2, 1, 3).copy(), g, b, mm, mv), {"fix_gamma": False, "axis": 2, "output_mean_var": True},
-               ref=lambda *a, **k: _np_bn(*a, train=True, **k), train=True, grad=False),
+               ref=lambda *a, **k: _np_bn(*a, train=True, **k),  # type: ignore[misc]  # *a: the 5 inputs only
+               train=True, grad=False),
         Sample((x2, g2, b2, mm2, mv2), {"fix_gamma": False}, ref=trained, train=True,
                grad_inputs=(0, 1, 2), rtol=1e-5, atol=1e-6),
     ]

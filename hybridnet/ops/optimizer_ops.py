@@ -716,7 +716,7 @@ def _make_multi(name: str, has_mom: bool, has_mp: bool) -> None:
                                        _floats(wds, num_weights, "wds", name), momentum, rescale_grad,
                                        clip_gradient, True, has_mp)
     else:
-        def kernel(*data, lrs: AnyValue, wds: AnyValue, rescale_grad: float = 1.0,  # type: ignore[no-untyped-def]
+        def kernel(*data, lrs: AnyValue, wds: AnyValue, rescale_grad: float = 1.0,  # type: ignore[misc,no-untyped-def]
                    clip_gradient: float = -1.0, num_weights: int = 1):
             groups = _groups(name, data, stride, num_weights)
             with torch.no_grad():
@@ -758,7 +758,7 @@ def _make_preloaded(name: str, has_mom: bool, has_mp: bool) -> None:
                    clip_gradient: float = -1.0, num_weights: int = 1):
             return run(data, momentum, rescale_grad, clip_gradient, num_weights)
     else:
-        def kernel(*data, rescale_grad: float = 1.0, clip_gradient: float = -1.0,  # type: ignore[no-untyped-def]
+        def kernel(*data, rescale_grad: float = 1.0, clip_gradient: float = -1.0,  # type: ignore[misc,no-untyped-def]
                    num_weights: int = 1):
             return run(data, 0.0, rescale_grad, clip_gradient, num_weights)
     kernel.__name__ = name

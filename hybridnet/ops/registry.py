@@ -197,7 +197,7 @@ def register(name: str, **facts: Any) -> Callable[[Callable], Callable]:
             if n in _BY_NAME:
                 raise ValueError(f"operator name {n} already taken by {_BY_NAME[n].name}")
             _BY_NAME[n] = op
-        kernel.opdef = op
+        kernel.opdef = op  # type: ignore[attr-defined]  # a function attribute
         return kernel
     return deco
 

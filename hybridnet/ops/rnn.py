@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from typing import Any, Literal, Optional
+from typing import Any, Callable, Literal, Optional, cast
 
 import numpy as np
 import torch
@@ -315,13 +315,13 @@ def RNN(data, parameters, state, state_cell=None, sequence_length=None, *,
     state = state.to(data.dtype)
     cell = state_cell.to(data.dtype) if state_cell is not None else None
 
-    if clip is not None:
-        out, hy, cy = _lstm_loop(data, state, cell, ws, L, D, P, lengths, float(p), train, clip,
-                                 bool(lstm_state_clip_nan))
+    if clip is not None:  # mode == "lstm": state_cell was checked above
+        out, hy, cy = _lstm_loop(data, state, cast(torch.Tensor, cell), ws, L, D, P, lengths, float(p), train,
+                                 clip, bool(lstm_state_clip_nan))
     elif lengths is None:
         hx: Any = (state, cell) if mode == "lstm" else state
-        fn = {"lstm": torch._VF.lstm, "gru": torch._VF.gru, "rnn_tanh": torch._VF.rnn_tanh,
-              "rnn_relu": torch._VF.rnn_relu}[mode]
+        fn = cast(Callable[..., Any], {"lstm": torch._VF.lstm, "gru": torch._VF.gru,
+                                       "rnn_tanh": torch._VF.rnn_tanh, "rnn_relu": torch._VF.rnn_relu}[mode])
         if P:
             with warnings.catch_warnings():   # "projections not supported with oneDNN": a fallback
                 warnings.simplefilter("ignore", UserWarning)
@@ -345,13 +345,16 @@ def _packed(mode: str, data: torch.Tensor, state: torch.Tensor, cell: Optional[t
     from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
     T = data.shape[0]
     packed = pack_padded_sequence(data, lengths, enforce_sorted=False)
-    order, unorder = packed.sorted_indices, packed.unsorted_indices
+    # enforce_sorted=False: the permutations are always set
+    order, unorder = cast(torch.Tensor, packed.sorted_indices), cast(torch.Tensor, packed.unsorted_indices)
     h = state.index_select(1, order)
-    if mode == "lstm":
-        res = torch._VF.lstm(packed.data, packed.batch_sizes, (h, cell.index_select(1, order)), ws, True,
-                             L, drop, train, D == 2)
+    res: tuple[torch.Tensor, ...]
+    if mode == "lstm":  # state_cell is checked by the caller
+        c = cast(torch.Tensor, cell).index_select(1, order)
+        res = torch._VF.lstm(packed.data, packed.batch_sizes, (h, c), ws, True, L, drop, train, D == 2)
     else:
-        fn = {"gru": torch._VF.gru, "rnn_tanh": torch._VF.rnn_tanh, "rnn_relu": torch._VF.rnn_relu}[mode]
+        fn: Callable[..., Any] = {"gru": torch._VF.gru, "rnn_tanh": torch._VF.rnn_tanh,
+                                  "rnn_relu": torch._VF.rnn_relu}[mode]
         res = fn(packed.data, packed.batch_sizes, h, ws, True, L, drop, train, D == 2)
     out, _ = pad_packed_sequence(PackedSequence(res[0], packed.batch_sizes, order, unorder),
                                  total_length=T)
@@ -371,9 +374,9 @@ def numpy_rnn(data: np.ndarray, parameters: np.ndarray, state: np.ndarray, *rest
               use_sequence_length: bool = False, lstm_state_clip_min: Optional[float] = None,
               lstm_state_clip_max: Optional[float] = None, **_: Any) -> Any:
     """Reference RNN in NumPy, written from MXNet's equations (float64)."""
-    rest = list(rest)
-    cell = rest.pop(0) if mode == "lstm" else None
-    lens = np.asarray(rest.pop(0)).astype(np.int64) if use_sequence_length else None
+    extra = list(rest)
+    cell = extra.pop(0) if mode == "lstm" else None
+    lens = np.asarray(extra.pop(0)).astype(np.int64) if use_sequence_length else None
     x = np.asarray(data, np.float64)
     T, N, I = x.shape
     D = 2 if bidirectional else 1
@@ -382,7 +385,8 @@ def numpy_rnn(data: np.ndarray, parameters: np.ndarray, state: np.ndarray, *rest
     w = unpack_rnn_params(np.asarray(parameters, np.float64), mode, L, I, H, bidirectional, projection_size)
     if lens is None:
         lens = np.full(N, T)
-    hy, cy = [], []
+    hy: list = []
+    cy: list = []
     inp = x
     for layer in range(L):
         outs = []

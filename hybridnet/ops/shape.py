@@ -228,7 +228,8 @@ def expand_dims(data, *, axis: int):
 
 
 def _np_squeeze(x: np.ndarray, axis: Any = None) -> np.ndarray:
-    out = np.squeeze(x, axis=axis if axis is None or np.isscalar(axis) else tuple(axis))
+    ax: Any = axis if axis is None or np.isscalar(axis) else tuple(axis)
+    out = np.squeeze(x, axis=ax)
     return out.reshape(1) if out.ndim == 0 else out
 
 
@@ -515,7 +516,7 @@ def _np_slice(x: np.ndarray, begin: Any, end: Any, step: Any = ()) -> np.ndarray
 
 
 def _np_slice_axis(x: np.ndarray, axis: int, begin: int, end: Any = None) -> np.ndarray:
-    idx = [np.s_[:]] * x.ndim
+    idx: list[Any] = [np.s_[:]] * x.ndim
     idx[axis] = np.s_[begin:end]
     return x[tuple(idx)]
 
@@ -809,7 +810,7 @@ def _np_pad(x: np.ndarray, pad_width: Any, mode: str = "constant", constant_valu
     pairs = [(pad_width[2 * i], pad_width[2 * i + 1]) for i in range(x.ndim)]
     if mode == "constant":
         return np.pad(x, pairs, mode="constant", constant_values=constant_value)
-    return np.pad(x, pairs, mode={"edge": "edge", "reflect": "reflect"}[mode])
+    return np.pad(x, pairs, mode={"edge": "edge", "reflect": "reflect"}[mode])  # type: ignore[call-overload]
 
 
 # ---- Sequence* ---------------------------------------------------------------------------------

@@ -8,12 +8,13 @@ initialization). Unknown dimensions are 0, as in MXNet 1.x.
 from __future__ import annotations
 
 import ast
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, cast
 
 import torch
 
 from ..base import MXNetError, dtype_from_flag, dtype_name, dtype_np, dtype_torch
 from ..ir.graph import Graph, Node
+from ..ops.registry import OpDef
 
 __all__ = ["infer_graph", "infer_shape", "infer_type", "InferResult"]
 
@@ -136,7 +137,7 @@ def _backward_sweep(nodes: list, res: InferResult) -> bool:
 def _infer_node(n: Node, res: InferResult) -> None:
     in_shapes = [res.out_shapes.get(id(src), [None] * (k + 1))[k] for src, k in n.inputs]
     in_dtypes = [res.out_dtypes.get(id(src), [None] * (k + 1))[k] for src, k in n.inputs]
-    op = n.op
+    op = cast(OpDef, n.op)  # called for operator nodes only
     if op.param_shapes is not None and in_shapes and _fully_known(in_shapes[0]):
         try:
             filled = list(op.param_shapes(n.kernel_attrs(), list(in_shapes)))
@@ -196,7 +197,7 @@ def _infer_node(n: Node, res: InferResult) -> None:
 def _dtypes_without_shapes(n: Node, in_dtypes: list, first: Optional[str], nout: int) -> list:
     """Output dtypes when shapes are unknown (no meta run possible): the operator's own rule,
     else its ``dtype`` attribute (Cast, creation ops...), else the first known input dtype."""
-    op = n.op
+    op = cast(OpDef, n.op)  # called for operator nodes only
     if op.infer_type_rule is not None:
         return list(op.infer_type_rule(n.kernel_attrs(), in_dtypes))
     dt = n.attrs.get("dtype")

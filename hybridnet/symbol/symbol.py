@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Callable, ClassVar, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -30,6 +30,33 @@ class Symbol:
 
     __slots__ = ("_entries", "__weakref__")
     __array_priority__ = 1000.0
+
+    # Python operators, installed by _install_operators() below (declarations only, for type
+    # checkers: a bare annotation creates no class attribute). The right operand is a Symbol or a
+    # scalar; anything else gives NotImplemented.
+    __add__: ClassVar[Callable[[Symbol, Any], Symbol]]
+    __radd__: ClassVar[Callable[[Symbol, Any], Symbol]]
+    __sub__: ClassVar[Callable[[Symbol, Any], Symbol]]
+    __rsub__: ClassVar[Callable[[Symbol, Any], Symbol]]
+    __mul__: ClassVar[Callable[[Symbol, Any], Symbol]]
+    __rmul__: ClassVar[Callable[[Symbol, Any], Symbol]]
+    __truediv__: ClassVar[Callable[[Symbol, Any], Symbol]]
+    __rtruediv__: ClassVar[Callable[[Symbol, Any], Symbol]]
+    __div__: ClassVar[Callable[[Symbol, Any], Symbol]]
+    __rdiv__: ClassVar[Callable[[Symbol, Any], Symbol]]
+    __mod__: ClassVar[Callable[[Symbol, Any], Symbol]]
+    __rmod__: ClassVar[Callable[[Symbol, Any], Symbol]]
+    __pow__: ClassVar[Callable[[Symbol, Any], Symbol]]
+    __rpow__: ClassVar[Callable[[Symbol, Any], Symbol]]
+    __eq__: ClassVar[Callable[[Symbol, Any], Symbol]]  # type: ignore[assignment]
+    __ne__: ClassVar[Callable[[Symbol, Any], Symbol]]  # type: ignore[assignment]
+    __gt__: ClassVar[Callable[[Symbol, Any], Symbol]]
+    __ge__: ClassVar[Callable[[Symbol, Any], Symbol]]
+    __lt__: ClassVar[Callable[[Symbol, Any], Symbol]]
+    __le__: ClassVar[Callable[[Symbol, Any], Symbol]]
+    __neg__: ClassVar[Callable[[Symbol], Symbol]]
+    __pos__: ClassVar[Callable[[Symbol], Symbol]]
+    __abs__: ClassVar[Callable[[Symbol], Symbol]]
 
     def __init__(self, entries: Sequence[tuple]):
         self._entries = list(entries)
@@ -340,7 +367,7 @@ def sym_invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: 
                 if slot in op.optional_inputs and op.active_inputs_rule is None:
                     raise MXNetError(f"operator {op.name}: optional input {slot!r} must be given when a "
                                      f"later input is given")
-                vattrs = {}
+                vattrs: dict = {}
                 entries.append((Node(None, f"{node_name}_{slot}", vattrs), 0))
             else:
                 entries.append(_entry_of(x, op, slot))

@@ -1,9 +1,10 @@
 """Common subexpression elimination: identical deterministic nodes on identical inputs merge."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from ...ir.graph import Graph, Node, transform
+from ...ops.registry import OpDef
 
 
 def _key(node: Node, inputs: tuple) -> Any:
@@ -11,14 +12,15 @@ def _key(node: Node, inputs: tuple) -> Any:
         attrs = tuple(sorted((k, repr(v)) for k, v in node.attrs.items()))
     except TypeError:
         return None
-    return (node.op.name, attrs, tuple((id(n), k) for n, k in inputs))
+    return (cast(OpDef, node.op).name, attrs, tuple((id(n), k) for n, k in inputs))
 
 
 def cse(graph: Graph) -> Graph:
     seen: dict = {}
 
     def visit(node: Node, inputs: tuple) -> Any:
-        if node.op.random or node.op.aux or node.op.train_aware:
+        op = cast(OpDef, node.op)  # transform() visits operator nodes only
+        if op.random or op.aux or op.train_aware:
             return None
         key = _key(node, inputs)
         if key is None:

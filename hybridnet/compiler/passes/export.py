@@ -1,10 +1,11 @@
 """Rewrites that make a traced graph loadable by real MXNet 1.9.1."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from ...ir.graph import Graph, Node, transform
 from ...ops import registry as _reg
+from ...ops.registry import OpDef
 
 _ELEMWISE_TO_BROADCAST = {"elemwise_add": "broadcast_add", "elemwise_sub": "broadcast_sub",
                           "elemwise_mul": "broadcast_mul", "elemwise_div": "broadcast_div"}
@@ -20,7 +21,7 @@ def broadcast_where_shapes_differ(graph: Graph, input_shapes: dict) -> Graph:
         res = None
 
     def visit(node: Node, inputs: tuple) -> Any:
-        target = _ELEMWISE_TO_BROADCAST.get(node.op.name)
+        target = _ELEMWISE_TO_BROADCAST.get(cast(OpDef, node.op).name)  # operator nodes only
         if target is None:
             return None
         if res is not None:
@@ -36,9 +37,10 @@ def broadcast_where_shapes_differ(graph: Graph, input_shapes: dict) -> Graph:
 def remove_amp_cast(graph: Graph) -> Graph:
     """Drop ``amp_cast``/``amp_multicast`` nodes (MXNet's export(remove_amp_cast=True))."""
     def visit(node: Node, inputs: tuple) -> Any:
-        if node.op.name == "amp_cast":
+        name = cast(OpDef, node.op).name  # transform() visits operator nodes only
+        if name == "amp_cast":
             return [inputs[0]]
-        if node.op.name == "amp_multicast":
+        if name == "amp_multicast":
             return list(inputs)
         return None
 

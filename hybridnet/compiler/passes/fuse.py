@@ -1,15 +1,16 @@
 """Fusion: -pick(log_softmax(x), label) (Gluon's SoftmaxCrossEntropyLoss) -> one cross-entropy op."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from ...ir.graph import Graph, Node, transform
 from ...ops import registry as _reg
+from ...ops.registry import OpDef
 
 
 def _match(node: Node, users: dict, outputs: set) -> Any:
     """(log_softmax node, pick node) when ``node`` is the negation ending the pattern."""
-    if node.op.name != "_mul_scalar" or float(node.attrs.get("scalar", 1.0)) != -1.0:
+    if cast(OpDef, node.op).name != "_mul_scalar" or float(node.attrs.get("scalar", 1.0)) != -1.0:
         return None
     pick = node.inputs[0][0]
     if pick.op is None or pick.op.name != "pick" or pick.attrs.get("mode", "clip") != "clip":
@@ -36,7 +37,7 @@ def fuse_softmax_ce(graph: Graph) -> Graph:
     def visit(node: Node, inputs: tuple) -> Any:
         for (src, k), new in zip(node.inputs, inputs):
             rewritten[(id(src), k)] = new
-        if node.op.name == "mean":
+        if cast(OpDef, node.op).name == "mean":  # transform() visits operator nodes only
             return _absorb_mean(node, inputs)
         found = _match(node, users, outputs)
         if found is None:
