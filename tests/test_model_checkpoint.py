@@ -10,9 +10,7 @@ import hybridnet as mx
 from hybridnet import model, nd
 from hybridnet.base import MXNetError
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "fixtures", "mxnet")
-if not os.path.isdir(FIXTURES):
-    FIXTURES = os.environ.get("HYBRIDNET_FIXTURES", "/work/shared/fixtures/mxnet")
+from fixture_paths import MXNET as FIXTURES  # noqa: E402
 CASES = sorted(os.listdir(FIXTURES)) if os.path.isdir(FIXTURES) else []
 needs_fixtures = pytest.mark.skipif(not CASES, reason="shared/fixtures/mxnet not found")
 

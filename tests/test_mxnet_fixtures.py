@@ -9,9 +9,7 @@ import pytest
 import hybridnet as mx
 from hybridnet import gluon, nd
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "fixtures", "mxnet")
-if not os.path.isdir(FIXTURES):
-    FIXTURES = os.environ.get("HYBRIDNET_FIXTURES", "/work/shared/fixtures/mxnet")
+from fixture_paths import MXNET as FIXTURES  # noqa: E402
 CASES = sorted(os.listdir(FIXTURES)) if os.path.isdir(FIXTURES) else []
 pytestmark = pytest.mark.skipif(not CASES, reason="shared/fixtures/mxnet not found")
 

@@ -273,7 +273,11 @@ from hybridnet import gluon
 
 
 def test_every_mxnet_name_exists():
-    with open("/work/shared/spec/mxnet-gluon-api.json") as f:
+    from fixture_paths import ROOT
+    spec = os.path.join(os.path.dirname(ROOT), "spec", "mxnet-gluon-api.json")
+    if not os.path.exists(spec):
+        pytest.skip("shared/spec not found")
+    with open(spec) as f:
         names = json.load(f)["test_utils"]
     missing = [n for n in names if not hasattr(tu, n)]
     assert missing == []

@@ -21,10 +21,7 @@ from hybridnet.ir.graph import Graph, Node
 from hybridnet.ops import registry
 
 RTOL, ATOL = 1e-4, 1e-5
-FIXTURES = os.environ.get("HYBRIDNET_FIXTURES", "/work/shared/fixtures/mxnet")
-_here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "fixtures", "mxnet")
-if os.path.isdir(_here):
-    FIXTURES = _here
+from fixture_paths import MXNET as FIXTURES  # noqa: E402
 CASES = sorted(os.listdir(FIXTURES)) if os.path.isdir(FIXTURES) else []
 
 

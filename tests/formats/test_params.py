@@ -12,7 +12,9 @@ import pytest
 from hybridnet.base import BFLOAT16_NP, MXNetError
 from hybridnet.formats import params as P
 
-FIXTURES = Path("/work/shared/fixtures/mxnet")
+from fixture_paths import MXNET as _MXNET  # noqa: E402
+
+FIXTURES = Path(_MXNET)
 PARAM_FILES = sorted(FIXTURES.glob("*/*.params")) if FIXTURES.is_dir() else []
 
 # spec A.12: mx.nd.save('tiny.params', {'arg:w': mx.nd.array(np.arange(6).reshape(2, 3))})

@@ -16,7 +16,9 @@ from hybridnet.ir.graph import Graph, Node
 from hybridnet.ops import registry
 from hybridnet.ops.registry import OpDef
 
-FIXTURES = Path("/work/shared/fixtures/mxnet")
+from fixture_paths import MXNET as _MXNET  # noqa: E402
+
+FIXTURES = Path(_MXNET)
 CASES = sorted(p.name for p in FIXTURES.iterdir() if (p / "model-symbol.json").exists()) \
     if FIXTURES.is_dir() else []
 

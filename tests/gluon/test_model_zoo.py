@@ -12,7 +12,7 @@ import hybridnet.name as _name
 from hybridnet import autograd, gluon, nd
 from hybridnet.gluon.model_zoo import model_store, vision
 
-FIX = "/work/shared/fixtures"
+from fixture_paths import ROOT as FIX  # noqa: E402
 ZOO = os.path.join(FIX, "mxnet-zoo", "params.json")
 MOBILENET_CASE = os.path.join(FIX, "mxnet", "mobilenet0_25")
 

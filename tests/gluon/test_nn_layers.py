@@ -17,7 +17,7 @@ from hybridnet.base import MXNetError
 from hybridnet.gluon import nn
 from hybridnet.gluon.parameter import DeferredInitializationError
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "fixtures", "mxnet")
+from fixture_paths import MXNET as FIXTURES  # noqa: E402
 _erf = np.vectorize(math.erf)
 
 
