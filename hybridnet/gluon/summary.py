@@ -28,7 +28,7 @@ def summary(block: Any, *inputs: Any) -> None:
 
     def register(b: Any) -> None:
         def hook(blk: Any, _: Any, out: Any) -> None:
-            key = f"{blk.__class__.__name__}-{len(rows) + 1}"
+            key = f"{blk.__class__.__name__}-{len(rows)}"  # rows holds "Input" first: layers count from 1
             params, trainable, shared = 0, 0, 0
             for p in blk._reg_params.values():
                 n = int(np.prod(p.data().shape))

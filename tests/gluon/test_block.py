@@ -313,3 +313,20 @@ def test_deferred_error_before_initialize():
     net = Affine()
     with pytest.raises(MXNetError, match="has not been initialized"):
         net(_x(2, 3))
+
+
+def test_summary_lists_layers_shapes_and_parameter_counts(capsys):
+    from hybridnet.gluon import nn
+    net = nn.HybridSequential()
+    net.add(nn.Dense(3, in_units=4), nn.BatchNorm(in_channels=3), nn.Dense(2))
+    net.initialize()
+    net.summary(nd.ones((5, 4)))
+    out = capsys.readouterr().out
+    lines = [line.split() for line in out.splitlines()]
+    rows = {r[0]: r[1:] for r in lines if r and ("-" in r[0] and r[0][-1].isdigit() or r[0] == "Input")}
+    assert rows["Input"] == ["(5,", "4)", "0"]
+    assert rows["Dense-1"][-1] == "15" and rows["BatchNorm-2"][-1] == "12" and rows["Dense-3"][-1] == "8"
+    assert "Total params: 35" in out and "Trainable params: 29" in out and "Non-trainable params: 6" in out
+    net.hybridize()
+    with pytest.raises(AssertionError, match="before net.hybridize"):
+        net.summary(nd.ones((5, 4)))
