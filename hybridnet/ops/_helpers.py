@@ -1,13 +1,14 @@
 """Small attribute and shape helpers shared by the operator families."""
 from __future__ import annotations
 
+import ast
 from typing import Any, Optional
 
 import numpy as np
 
 from ..base import MXNetError
 
-__all__ = ["ints", "per_dim", "shape_known", "fill_shape"]
+__all__ = ["ints", "floats", "per_dim", "shape_known", "fill_shape"]
 
 
 def ints(v: Any) -> tuple:
@@ -17,6 +18,21 @@ def ints(v: Any) -> tuple:
     if isinstance(v, (int, np.integer)):
         return (int(v),)
     return tuple(int(i) for i in v)
+
+
+def floats(v: Any, who: str, name: str) -> tuple:
+    """A tuple of floats from a number, list, tuple or MXNet string spelling ("(0.5, 0.25)")."""
+    if isinstance(v, str):
+        try:
+            v = ast.literal_eval(v)
+        except (ValueError, SyntaxError):
+            raise MXNetError(f"{who}: cannot parse {name}={v!r}; expected e.g. (0.5, 0.25)") from None
+    if isinstance(v, (int, float, np.number)):
+        return (float(v),)
+    try:
+        return tuple(float(x) for x in v)
+    except TypeError:
+        raise MXNetError(f"{who}: {name} must be a number or a sequence of numbers, got {v!r}") from None
 
 
 def per_dim(v: Any, n: int, default: int, what: str, op: str) -> tuple:

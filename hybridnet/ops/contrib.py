@@ -26,6 +26,7 @@ from torch import Tensor
 
 from ..base import MXNetError
 from .attrs import AnyValue, Dtype, OptFloat, Shape
+from ._helpers import floats as _floats
 from .registry import Sample, get, register
 
 __all__: list = []
@@ -41,22 +42,6 @@ def _meta(t: Tensor) -> bool:
 def _f32(v: float) -> float:
     """The value an MXNet ``float`` parameter holds (single precision)."""
     return float(np.float32(v))
-
-
-def _floats(v: Any, who: str, name: str) -> tuple:
-    """A tuple of floats from a number, list, tuple or MXNet string spelling."""
-    if isinstance(v, str):
-        import ast
-        try:
-            v = ast.literal_eval(v)
-        except (ValueError, SyntaxError):
-            raise MXNetError(f"{who}: cannot parse {name}={v!r}; expected e.g. (0.5, 0.25)") from None
-    if isinstance(v, (int, float, np.number)):
-        return (float(v),)
-    try:
-        return tuple(float(x) for x in v)
-    except TypeError:
-        raise MXNetError(f"{who}: {name} must be a number or a sequence of numbers, got {v!r}") from None
 
 
 def _u(*shape: int) -> np.ndarray:

@@ -16,7 +16,6 @@ inference), so a hybridized graph draws exactly once per call.
 """
 from __future__ import annotations
 
-import ast
 from typing import Any, Callable
 
 import numpy as np
@@ -26,6 +25,7 @@ from torch import Tensor
 
 from ..base import MXNetError
 from .attrs import AnyValue, Shape
+from ._helpers import floats as _floats
 from .registry import Sample, register
 
 __all__: list = []
@@ -79,20 +79,6 @@ def _uniform(lo: float, hi: float) -> float:
     if hi > lo:
         return float(torch.empty((), dtype=torch.float64).uniform_(lo, hi).item())
     return float(lo)
-
-
-def _floats(v: Any, who: str, name: str) -> tuple:
-    if isinstance(v, str):
-        try:
-            v = ast.literal_eval(v)
-        except (ValueError, SyntaxError):
-            raise MXNetError(f"{who}: cannot parse {name}={v!r}; expected e.g. (0.5, 0.5, 0.5)") from None
-    if isinstance(v, (int, float, np.number)):
-        return (float(v),)
-    try:
-        return tuple(float(x) for x in v)
-    except TypeError:
-        raise MXNetError(f"{who}: {name} must be a number or a sequence of numbers, got {v!r}") from None
 
 
 def _hw(t: Tensor) -> tuple:

@@ -22,6 +22,7 @@ import torch
 from ..base import MXNetError, dtype_name, dtype_torch
 from .attrs import Dtype, Shape
 from .creation import device_of
+from ._helpers import ints as sample_shape  # a shape attribute (int, list or tuple) as a tuple
 from .registry import Sample, register
 
 __all__ = ["sample_shape"]
@@ -31,15 +32,6 @@ _BF16 = "bfloat16"
 
 
 # ---- helpers ---------------------------------------------------------------------------------
-def sample_shape(shape: Any) -> tuple:
-    """Normalise a ``shape`` attribute (int, list or tuple) to a tuple of ints."""
-    if shape is None:
-        return ()
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
-    return tuple(int(s) for s in shape)
-
-
 def _out_shape(op: str, shape: Any) -> tuple:
     """Output shape of a scalar-parameter sampler; MXNet 1.x's empty shape means one sample."""
     s = sample_shape(shape)
