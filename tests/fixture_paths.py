@@ -17,3 +17,16 @@ def _find() -> str:
 ROOT = _find()
 MXNET = os.environ.get("HYBRIDNET_FIXTURES") or os.path.join(ROOT, "mxnet")
 ZOO = os.path.join(ROOT, "mxnet-zoo")
+
+
+def load_case(name: str) -> tuple:
+    """(case folder, case.json as a dict, input arrays, output arrays) of one MXNet fixture."""
+    import json
+
+    import numpy as np
+    d = os.path.join(MXNET, name)
+    with open(os.path.join(d, "case.json")) as f:
+        case = json.load(f)
+    inputs = [np.load(os.path.join(d, i["file"])) for i in case["inputs"]]
+    outputs = [np.load(os.path.join(d, o["file"])) for o in case["outputs"]]
+    return d, case, inputs, outputs

@@ -1,6 +1,5 @@
 """mx.model checkpoints: save_checkpoint/load_checkpoint round trips, the arg:/aux: split, and
 real MXNet 1.9.1 checkpoints (../shared/fixtures/mxnet) loaded and run through Symbol.bind."""
-import json
 import os
 
 import numpy as np
@@ -10,7 +9,7 @@ import hybridnet as mx
 from hybridnet import model, nd
 from hybridnet.base import MXNetError
 
-from fixture_paths import MXNET as FIXTURES  # noqa: E402
+from fixture_paths import MXNET as FIXTURES, load_case  # noqa: E402
 CASES = sorted(os.listdir(FIXTURES)) if os.path.isdir(FIXTURES) else []
 needs_fixtures = pytest.mark.skipif(not CASES, reason="shared/fixtures/mxnet not found")
 
@@ -114,11 +113,7 @@ def test_load_params_errors(tmp_path):
 
 
 def _case(name):
-    d = os.path.join(FIXTURES, name)
-    with open(os.path.join(d, "case.json")) as f:
-        case = json.load(f)
-    inputs = [np.load(os.path.join(d, i["file"])) for i in case["inputs"]]
-    outputs = [np.load(os.path.join(d, o["file"])) for o in case["outputs"]]
+    d, case, inputs, outputs = load_case(name)
     tol = case.get("suggested_tolerance", {})
     return d, case, inputs, outputs, dict(rtol=tol.get("rtol", 1e-4), atol=tol.get("atol", 1e-5))
 

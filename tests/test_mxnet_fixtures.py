@@ -1,6 +1,5 @@
 """Models exported by real MXNet 1.9.1 (../shared/fixtures/mxnet): load, run, round-trip, and
 rebuild each model here from its recorded source to compare exports byte for byte."""
-import json
 import os
 
 import numpy as np
@@ -10,17 +9,9 @@ import hybridnet as mx
 from hybridnet import gluon, nd
 
 from fixture_paths import MXNET as FIXTURES  # noqa: E402
+from fixture_paths import load_case as _case  # noqa: E402
 CASES = sorted(os.listdir(FIXTURES)) if os.path.isdir(FIXTURES) else []
 pytestmark = pytest.mark.skipif(not CASES, reason="shared/fixtures/mxnet not found")
-
-
-def _case(name):
-    d = os.path.join(FIXTURES, name)
-    with open(os.path.join(d, "case.json")) as f:
-        case = json.load(f)
-    inputs = [np.load(os.path.join(d, i["file"])) for i in case["inputs"]]
-    outputs = [np.load(os.path.join(d, o["file"])) for o in case["outputs"]]
-    return d, case, inputs, outputs
 
 
 def _tol(case):

@@ -3,7 +3,6 @@ onnx.checker and, run in onnxruntime, reproduces hybridnet's outputs (rtol 1e-4,
 
 onnx and onnxruntime are optional: the tests that need them skip cleanly without them.
 """
-import json
 import os
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from hybridnet.ops import registry
 
 RTOL, ATOL = 1e-4, 1e-5
 from fixture_paths import MXNET as FIXTURES  # noqa: E402
+from fixture_paths import load_case as _case  # noqa: E402
 CASES = sorted(os.listdir(FIXTURES)) if os.path.isdir(FIXTURES) else []
 
 
@@ -250,15 +250,6 @@ def test_broadcast_scalar_reshape_net(rt, tmp_path):
 
 
 # ---- MXNet's own files ----------------------------------------------------------------------------
-def _case(name):
-    d = os.path.join(FIXTURES, name)
-    with open(os.path.join(d, "case.json")) as f:
-        case = json.load(f)
-    xs = [np.load(os.path.join(d, i["file"])) for i in case["inputs"]]
-    ys = [np.load(os.path.join(d, o["file"])) for o in case["outputs"]]
-    return d, case, xs, ys
-
-
 @pytest.mark.skipif(not CASES, reason="shared/fixtures/mxnet not found")
 @pytest.mark.parametrize("name", CASES)
 def test_mxnet_fixture_exports(rt, tmp_path, name):
