@@ -42,6 +42,16 @@ def _run_sequence(children: Any, x: Any, args: tuple) -> Any:
     return x
 
 
+
+def _scale_shift_params(block: Any, shape: tuple, center: bool, scale: bool, gamma_init: Any,
+                        beta_init: Any) -> tuple:
+    """gamma and beta of a normalization layer; ``scale``/``center`` False freeze them (grad_req null)."""
+    gamma = block.params.get("gamma", grad_req="write" if scale else "null", shape=shape, init=gamma_init,
+                             allow_deferred_init=True)
+    beta = block.params.get("beta", grad_req="write" if center else "null", shape=shape, init=beta_init,
+                            allow_deferred_init=True)
+    return gamma, beta
+
 class Sequential(Block):
     """Stacks Blocks sequentially (``net.add(...)``; ``net[i]``, ``net[a:b]``, ``len(net)``)."""
 
@@ -333,12 +343,8 @@ class InstanceNorm(HybridBlock):
         self._kwargs = {"eps": epsilon, "axis": axis, "center": center, "scale": scale}
         self._axis = axis
         self._epsilon = epsilon
-        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null",
-                                     shape=(in_channels,), init=gamma_initializer,
-                                     allow_deferred_init=True)
-        self.beta = self.params.get("beta", grad_req="write" if center else "null",
-                                    shape=(in_channels,), init=beta_initializer,
-                                    allow_deferred_init=True)
+        self.gamma, self.beta = _scale_shift_params(self, (in_channels,), center, scale,
+                                                    gamma_initializer, beta_initializer)
 
     def hybrid_forward(self, F: Any, x: Any, gamma: Any, beta: Any) -> Any:
         if self._axis == 1:
@@ -362,12 +368,8 @@ class LayerNorm(HybridBlock):
         self._epsilon = epsilon
         self._center = center
         self._scale = scale
-        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null",
-                                     shape=(in_channels,), init=gamma_initializer,
-                                     allow_deferred_init=True)
-        self.beta = self.params.get("beta", grad_req="write" if center else "null",
-                                    shape=(in_channels,), init=beta_initializer,
-                                    allow_deferred_init=True)
+        self.gamma, self.beta = _scale_shift_params(self, (in_channels,), center, scale,
+                                                    gamma_initializer, beta_initializer)
 
     def hybrid_forward(self, F: Any, data: Any, gamma: Any, beta: Any) -> Any:
         return F.LayerNorm(data, gamma=gamma, beta=beta, axis=self._axis, eps=self._epsilon)
@@ -390,12 +392,8 @@ class GroupNorm(HybridBlock):
         self._epsilon = epsilon
         self._center = center
         self._scale = scale
-        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null",
-                                     shape=(num_groups,), init=gamma_initializer,
-                                     allow_deferred_init=True)
-        self.beta = self.params.get("beta", grad_req="write" if center else "null",
-                                    shape=(num_groups,), init=beta_initializer,
-                                    allow_deferred_init=True)
+        self.gamma, self.beta = _scale_shift_params(self, (num_groups,), center, scale,
+                                                    gamma_initializer, beta_initializer)
 
     def hybrid_forward(self, F: Any, data: Any, gamma: Any, beta: Any) -> Any:
         return F.GroupNorm(data, gamma=gamma, beta=beta, num_groups=self._num_groups, eps=self._epsilon)
