@@ -148,7 +148,24 @@ class DataIter:
         return None
 
 
-class ResizeIter(DataIter):
+class _CurrentBatchAccess:
+    """getdata/getlabel/getindex/getpad read the batch ``next()`` stored in ``current_batch``."""
+    current_batch: Any
+
+    def getdata(self) -> Any:
+        return self.current_batch.data
+
+    def getlabel(self) -> Any:
+        return self.current_batch.label
+
+    def getindex(self) -> Any:
+        return self.current_batch.index
+
+    def getpad(self) -> Any:
+        return self.current_batch.pad
+
+
+class ResizeIter(_CurrentBatchAccess, DataIter):
     """Present ``data_iter`` as an iterator of exactly ``size`` batches per epoch: it restarts
     the wrapped iterator when that ends early and stops after ``size`` batches
     (MXNet's ``io.ResizeIter``). ``reset_internal`` resets the wrapped iterator on ``reset()``."""
@@ -186,17 +203,6 @@ class ResizeIter(DataIter):
         self.cur += 1
         return True
 
-    def getdata(self) -> Any:
-        return self.current_batch.data
-
-    def getlabel(self) -> Any:
-        return self.current_batch.label
-
-    def getindex(self) -> Any:
-        return self.current_batch.index
-
-    def getpad(self) -> Any:
-        return self.current_batch.pad
 
 
 class _PrefetchState:
@@ -231,7 +237,7 @@ def _prefetch_worker(state: _PrefetchState, i: int) -> None:
         state.ready[i].set()
 
 
-class PrefetchingIter(DataIter):
+class PrefetchingIter(_CurrentBatchAccess, DataIter):
     """Fetch batches from one or more iterators in background threads (MXNet's
     ``io.PrefetchingIter``). With several iterators each batch concatenates their data and label
     lists, and they must stay in step. ``rename_data``/``rename_label``: one dict per iterator
@@ -332,17 +338,6 @@ class PrefetchingIter(DataIter):
             return self.current_batch
         raise StopIteration
 
-    def getdata(self) -> Any:
-        return self.current_batch.data
-
-    def getlabel(self) -> Any:
-        return self.current_batch.label
-
-    def getindex(self) -> Any:
-        return self.current_batch.index
-
-    def getpad(self) -> Any:
-        return self.current_batch.pad
 
 
 _LAST_BATCH_MODES = ("pad", "discard", "roll_over")
