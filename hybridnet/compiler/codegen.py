@@ -19,18 +19,38 @@ __all__ = ["CompiledGraph", "compile_graph"]
 
 
 def _is_literal(v: Any) -> bool:
-    if v is None or isinstance(v, (bool, int, str)):
+    """Whether ``repr(v)`` is a Python literal that evaluates back to ``v`` (exact types only:
+    a subclass could override ``__repr__``)."""
+    t = type(v)
+    if v is None or t in (bool, int, str):
         return True
-    if isinstance(v, float):
+    if t is float:
         return math.isfinite(v)
-    if isinstance(v, (tuple, list)):
+    if t in (tuple, list):
         return all(_is_literal(x) for x in v)
     return False
 
 
+def _comment(name: str) -> str:
+    """A node name as it may appear in the source: ``ascii()`` of it, inside a comment.
+
+    ``ascii`` escapes every control and non-ASCII character, so no line break (``\\n``,
+    ``\\r``, form feed, U+2028...) can end the comment and start code."""
+    return "# " + ascii(name)[:120]
+
+
+_NOT_IDENT = re.compile(r"[^A-Za-z0-9_]")
+_MAX_IDENT = 48
+
+
 def _ident(name: str, used: set, prefix: str = "v") -> str:
-    base = re.sub(r"\W", "_", name)
-    if not base or base[0].isdigit() or keyword.iskeyword(base):
+    """A fresh ASCII identifier derived from ``name`` (which may come from a file).
+
+    Only ``[A-Za-z0-9_]`` survives, so Unicode look-alikes that Python would fold together
+    under NFKC, control characters and quotes can never reach the source or merge two values.
+    """
+    base = _NOT_IDENT.sub("_", name)[:_MAX_IDENT]
+    if not base or base[0].isdigit() or keyword.iskeyword(base) or base.startswith("__"):
         base = f"{prefix}_{base}"
     cand, k = base, 1
     while cand in used:
@@ -59,6 +79,8 @@ class CompiledGraph:
 def compile_graph(graph: Graph, input_order: Optional[Sequence[Node]] = None,
                   fn_name: str = "graph_fn") -> CompiledGraph:
     """Compile ``graph``; arguments follow ``input_order`` (default: the graph's variables)."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", fn_name) or keyword.iskeyword(fn_name):
+        raise ValueError(f"compile_graph: fn_name must be an ASCII identifier, got {fn_name!r}")
     nodes = graph.nodes
     variables = list(input_order) if input_order is not None else graph.variables()
     used: set = {"_train", fn_name}
@@ -107,14 +129,14 @@ def compile_graph(graph: Graph, input_order: Optional[Sequence[Node]] = None,
         if nout == 1:
             out = _ident(n.name, used)
             names[(id(n), 0)] = out
-            lines.append(f"    {out} = {call}  # {n.name}")
+            lines.append(f"    {out} = {call}  {_comment(n.name)}")
         else:
             outs = []
             for k in range(nout):
                 o = _ident(f"{n.name}_{k}", used)
                 names[(id(n), k)] = o
                 outs.append(o)
-            lines.append(f"    {', '.join(outs)} = {call}  # {n.name}")
+            lines.append(f"    {', '.join(outs)} = {call}  {_comment(n.name)}")
         dead = sorted({names[(id(src), k)] for src, k in n.inputs
                        if last_use.get((id(src), k)) == i and (id(src), k) not in outputs})
         if dead:
