@@ -11,6 +11,8 @@ from .base import MXNetError  # noqa: F401
 from .context import Context, cpu, gpu, cpu_pinned, num_gpus, current_context  # noqa: F401
 from . import context  # noqa: F401
 from . import base  # noqa: F401
+from . import util  # noqa: F401
+from .util import is_np_shape, set_np_shape, np_shape, use_np_shape, is_np_array  # noqa: F401
 from . import ops  # noqa: F401
 from . import autograd  # noqa: F401
 from . import ndarray  # noqa: F401

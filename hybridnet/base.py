@@ -7,11 +7,57 @@ import numpy as np
 import torch
 
 __all__ = ["MXNetError", "dtype_np", "dtype_torch", "dtype_flag", "dtype_from_flag", "dtype_name",
-           "numeric_types", "integer_types", "string_types", "NotGiven"]
+           "numeric_types", "integer_types", "string_types", "NotGiven", "NotImplementedForSymbol",
+           "NotSupportedForSparseNDArray", "py_str", "mx_real_t"]
 
 
 class MXNetError(RuntimeError):
     """The error MXNet users catch: bad operator input, bad files, bad graphs."""
+
+
+class NotImplementedForSymbol(MXNetError):
+    """An NDArray-only feature used on a Symbol (MXNet's ``mxnet.base.NotImplementedForSymbol``)."""
+
+    def __init__(self, function: Any, alias: Any = None, *args: Any):
+        super().__init__()
+        self.function = getattr(function, "__name__", str(function))
+        self.alias, self.args = alias, [str(type(a)) for a in args]
+
+    def __str__(self) -> str:
+        msg = f"Function {self.function}"
+        if self.alias:
+            msg += f" (namely operator \"{self.alias}\")"
+        if self.args:
+            msg += " with arguments (" + ", ".join(self.args) + ")"
+        return msg + " is not implemented for Symbol and only available in NDArray."
+
+
+class NotSupportedForSparseNDArray(MXNetError):
+    """A dense-only feature used on a sparse array (MXNet's name)."""
+
+    def __init__(self, function: Any, alias: Any = None, *args: Any):
+        super().__init__()
+        self.function = getattr(function, "__name__", str(function))
+        self.alias, self.args = alias, [str(type(a)) for a in args]
+
+    def __str__(self) -> str:
+        msg = f"Function {self.function}"
+        if self.alias:
+            msg += f" (namely operator \"{self.alias}\")"
+        return msg + " is not supported for SparseNDArray and only available in NDArray."
+
+
+def py_str(x: Any) -> str:
+    """Bytes from a C string (MXNet's ``py_str``): UTF-8 decoded; a str passes through."""
+    return x.decode("utf-8") if isinstance(x, (bytes, bytearray)) else str(x)
+
+
+def _as_list(obj: Any) -> list:
+    """``obj`` if it is a list or tuple (as a list), else ``[obj]`` (MXNet's ``_as_list``)."""
+    return list(obj) if isinstance(obj, (list, tuple)) else [obj]
+
+
+mx_real_t = np.float32  # MXNet's default real type
 
 
 numeric_types = (float, int, np.generic)

@@ -925,9 +925,7 @@ def get_cuda_compute_capability(ctx: Context) -> int:
     return major * 10 + minor
 
 
-def use_np(func: Any) -> Any:
-    """MXNet switches to its NumPy front-end here; hybridnet has only mx.nd, so this raises."""
-    raise MXNetError("use_np: hybridnet implements the MXNet 1.x mx.nd API only (no mx.np)")
+from .util import use_np  # noqa: E402,F401  (the mx.np front-end switch; see util)
 
 
 # ---- small array builders (MXNet's large-tensor and linalg test helpers) -----------------------

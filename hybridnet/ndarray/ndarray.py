@@ -34,6 +34,13 @@ __all__ = ["NDArray", "invoke", "array", "from_torch", "from_numpy", "from_dlpac
            "to_dlpack_for_read", "to_dlpack_for_write", "waitall"]
 
 _STATE = _ag.STATE
+
+# MXNet's storage-type and grad_req codes (``mxnet.ndarray.ndarray`` internals libraries read)
+_STORAGE_TYPE_UNDEFINED, _STORAGE_TYPE_DEFAULT, _STORAGE_TYPE_ROW_SPARSE, _STORAGE_TYPE_CSR = -1, 0, 1, 2
+_STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
+_STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
+_GRAD_REQ_MAP = {"null": 0, "write": 1, "add": 3}
+py_slice = slice  # MXNet shadows ``slice`` with the operator and keeps the builtin under this name
 _set_grad = torch._C._set_grad_enabled
 _is_grad = torch.is_grad_enabled
 _Tensor = torch.Tensor

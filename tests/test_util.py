@@ -1,0 +1,56 @@
+"""mxnet.util / mxnet.base names real code imports: per-thread switches and small helpers."""
+import threading
+
+import pytest
+
+import hybridnet as mx
+from hybridnet import base, util
+
+
+def test_np_shape_scope_decorator_and_thread_local():
+    assert not mx.is_np_shape()
+    with mx.np_shape(True):
+        assert mx.is_np_shape()
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(mx.is_np_shape()))
+        t.start()
+        t.join()
+        assert seen == [False]  # MXNet keeps the switch per thread
+    assert not mx.is_np_shape()
+
+    @mx.use_np_shape
+    def f():
+        return mx.is_np_shape()
+    assert f() is True and not mx.is_np_shape()
+    assert util.set_np_shape(True) is False
+    assert util.set_np_shape(False) is True
+
+
+def test_np_array_front_end_is_refused_clearly():
+    assert util.is_np_array() is False
+
+    @util.use_np
+    def g():
+        return 1
+    with pytest.raises(mx.MXNetError, match="mx.nd"):
+        g()
+    import hybridnet.numpy as mnp
+    assert not hasattr(mnp, "zeros")
+    with pytest.raises(mx.MXNetError, match="mx.nd.zeros"):
+        mnp.zeros((2,))
+
+
+def test_base_helpers():
+    assert base.py_str(b"caf\xc3\xa9") == "café" and base.py_str("x") == "x"
+    assert base._as_list(3) == [3] and base._as_list((1, 2)) == [1, 2]
+    err = base.NotImplementedForSymbol(test_base_helpers, "+", 1)
+    assert isinstance(err, mx.MXNetError)
+    assert "test_base_helpers" in str(err) and "only available in NDArray" in str(err)
+    assert base.mx_real_t().dtype.name == "float32"
+
+
+def test_ndarray_internals():
+    from hybridnet.ndarray import ndarray as ndm
+    assert ndm.py_slice is slice
+    assert ndm._STORAGE_TYPE_STR_TO_ID["row_sparse"] == 1
+    assert ndm._STORAGE_TYPE_ID_TO_STR[2] == "csr"
