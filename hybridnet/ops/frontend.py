@@ -53,8 +53,10 @@ def _doc(op: OpDef, fname: str) -> str:
 
 def make_function(op: OpDef, fname: str, dispatch: Callable, hint: "str | None" = None) -> Callable:
     """A function named ``fname`` calling ``dispatch`` for operator ``op``."""
-    if keyword.iskeyword(fname) or not fname.isidentifier():
-        raise ValueError(f"cannot make a function called {fname!r}")
+    for ident in (fname, *op.inputs, *op.attrs):
+        if keyword.iskeyword(ident) or not (ident.isascii() and ident.isidentifier()):
+            raise ValueError(f"operator {op.name!r}: {ident!r} is not an ASCII identifier; "
+                             "generated functions take only such names")
     body = ["    _attrs = {}"]
     for a in op.attrs:
         if a == "num_args":
