@@ -21,7 +21,9 @@ __all__ = ["make_function", "signature_text"]
 def signature_text(op: OpDef) -> str:
     """Parameter list of the generated function (also used for stubs)."""
     params = []
-    if op.variadic:
+    if op.dynamic_inputs:
+        params.append("*inputs")
+    elif op.variadic:
         params.append(f"*{op.inputs[0]}")
     else:
         params.extend(f"{i}=None" for i in op.inputs)
@@ -29,6 +31,8 @@ def signature_text(op: OpDef) -> str:
     if op.variadic and "num_args" in op.attrs:
         params.append("num_args=_N")  # accepted as in MXNet, checked against the inputs
     params.extend(["out=None", "name=None", "attr=None"])
+    if op.open_attrs:
+        params.append("**kwargs")
     return ", ".join(params)
 
 
@@ -60,7 +64,11 @@ def make_function(op: OpDef, fname: str, dispatch: Callable, hint: "str | None" 
         if a == "num_args":
             continue
         body.append(f"    if {a} is not _N: _attrs[{a!r}] = {a}")
-    if op.variadic:
+    if op.prepare_call is not None:
+        # open operators: the operator itself sorts keyword arguments into inputs and attributes
+        body.append("    inputs, _attrs = _op.prepare_call(inputs, {**kwargs, **_attrs})")
+        inputs = "inputs"
+    elif op.variadic:
         inputs = op.inputs[0]
         if "num_args" in op.attrs:
             body.append(f"    if num_args is not _N and num_args != len({inputs}):")

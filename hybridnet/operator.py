@@ -1,0 +1,198 @@
+"""Custom operators in Python (MXNet's ``mx.operator``).
+
+A user subclasses ``CustomOp`` (the computation: ``forward``/``backward`` on NDArrays) and
+``CustomOpProp`` (the facts: arguments, outputs, auxiliary states, shape and type rules), then
+registers the prop with ``@mx.operator.register("name")``. ``mx.nd.Custom(*inputs,
+op_type="name", **kwargs)`` and ``mx.sym.Custom(...)`` apply it; the operator itself is
+``Custom`` in the registry (``hybridnet/ops/custom.py``), so it runs eagerly with autograd, in
+hybridized graphs and Executors, and round-trips through ``-symbol.json`` like any other.
+The legacy ``PythonOp``/``NumpyOp``/``NDArrayOp`` interfaces are not supported.
+"""
+from __future__ import annotations
+
+import collections
+from typing import Any, Callable, Sequence
+
+import torch
+
+from . import autograd as _autograd
+from .base import MXNetError
+from .context import Context
+from .ndarray.ndarray import NDArray
+from .ops import custom as _custom
+from .ops import registry as _registry
+from .symbol.symbol import Symbol
+
+__all__ = ["CustomOp", "CustomOpProp", "register", "get_all_registered_operators",
+           "get_operator_arguments", "OperatorArguments", "PythonOp", "NumpyOp", "NDArrayOp"]
+
+
+class CustomOp:
+    """The computation of a custom operator (MXNet's ``mx.operator.CustomOp``).
+
+    ``forward`` writes ``out_data`` and ``backward`` writes ``in_grad``, each honouring ``req``
+    ('null', 'write', 'inplace' or 'add'); ``assign`` does that for one array.
+    """
+
+    def __init__(self) -> None:
+        pass
+
+    def forward(self, is_train: bool, req: Sequence[str], in_data: Sequence[NDArray],
+                out_data: Sequence[NDArray], aux: Sequence[NDArray]) -> None:
+        """Compute the outputs from ``in_data`` into ``out_data`` (override)."""
+
+    def backward(self, req: Sequence[str], out_grad: Sequence[NDArray], in_data: Sequence[NDArray],
+                 out_data: Sequence[NDArray], in_grad: Sequence[NDArray], aux: Sequence[NDArray]) -> None:
+        """Compute the input gradients into ``in_grad`` (override)."""
+
+    def assign(self, dst: NDArray, req: str, src: Any) -> None:
+        """Store ``src`` into ``dst`` as ``req`` says: 'null' skips, 'write'/'inplace'
+        overwrite, 'add' accumulates."""
+        if req == "null":
+            return
+        if req in ("write", "inplace"):
+            dst[:] = src
+        elif req == "add":
+            dst[:] += src
+        else:
+            raise MXNetError(f"CustomOp.assign: invalid req {req!r}; expected 'null', 'write', "
+                             f"'inplace' or 'add'")
+
+
+class CustomOpProp:
+    """The facts of a custom operator (MXNet's ``mx.operator.CustomOpProp``).
+
+    Constructor arguments are the keyword arguments given to ``Custom``, as strings.
+    ``need_top_grad`` says whether backward reads the output gradients (MXNet's default
+    ``declare_backward_dependency`` uses it).
+    """
+
+    def __init__(self, need_top_grad: bool = True):
+        self.need_top_grad_ = need_top_grad
+
+    def list_arguments(self) -> list:
+        return ["data"]
+
+    def list_outputs(self) -> list:
+        return ["output"]
+
+    def list_auxiliary_states(self) -> list:
+        return []
+
+    def infer_shape(self, in_shape: list) -> tuple:
+        """(input shapes, output shapes[, aux shapes]); by default every output has the
+        first input's shape."""
+        return in_shape, (in_shape[0],) * len(self.list_outputs()), ()
+
+    def infer_type(self, in_type: list) -> tuple:
+        """(input types, output types[, aux types]); by default everything has the first
+        input's type."""
+        return (in_type, [in_type[0]] * len(self.list_outputs()),
+                [in_type[0]] * len(self.list_auxiliary_states()))
+
+    def infer_storage_type(self, in_stype: list) -> tuple:
+        """Storage types: only 'default' (dense) is supported by this default rule."""
+        for i, stype in enumerate(in_stype):
+            if stype != "default":
+                raise MXNetError(f"CustomOpProp.infer_storage_type: input {i} has storage type "
+                                 f"{stype!r}; the default rule allows only 'default'. Override "
+                                 f"infer_storage_type for sparse inputs")
+        return in_stype, ["default"] * len(self.list_outputs()), \
+            ["default"] * len(self.list_auxiliary_states())
+
+    def infer_storage_type_backward(self, ograd_stype: list, in_stype: list, out_stype: list,
+                                    igrad_stype: list, aux_stype: list) -> tuple:
+        """Storage types of the backward pass: everything dense by default."""
+        for what, stypes in (("ograd_stype", ograd_stype), ("igrad_stype", igrad_stype)):
+            for i, stype in enumerate(stypes):
+                if stype not in ("default", "undefined"):
+                    raise MXNetError(f"CustomOpProp.infer_storage_type_backward: {what}[{i}] is "
+                                     f"{stype!r}; the default rule allows only 'default'")
+        lists = [ograd_stype, in_stype, out_stype, igrad_stype, aux_stype]
+        return tuple(["default"] * len(x) for x in lists)
+
+    def declare_backward_dependency(self, out_grad: list, in_data: list, out_data: list) -> list:
+        """Ids of the blobs backward reads: output gradients when ``need_top_grad``, inputs
+        and outputs always."""
+        deps = list(out_grad) if self.need_top_grad_ else []
+        return deps + list(in_data) + list(out_data)
+
+    def create_operator(self, ctx: Context, in_shapes: list, in_dtypes: list) -> CustomOp:
+        """The CustomOp that runs the computation (override)."""
+        return CustomOp()
+
+
+def register(reg_name: str) -> Callable[[type], type]:
+    """Class decorator: register a CustomOpProp subclass as ``op_type=reg_name``."""
+    def deco(prop_cls: type) -> type:
+        if not (isinstance(prop_cls, type) and issubclass(prop_cls, CustomOpProp)):
+            raise TypeError(f"mx.operator.register({reg_name!r}) decorates CustomOpProp subclasses, "
+                            f"got {prop_cls!r}")
+        _custom.register_prop(reg_name, prop_cls)
+        return prop_cls
+    return deco
+
+
+def get_all_registered_operators() -> list:
+    """Names of every registered operator (canonical names and aliases)."""
+    return sorted(_registry.names())
+
+
+OperatorArguments = collections.namedtuple("OperatorArguments", ["narg", "names", "types"])
+
+
+def get_operator_arguments(op_name: str) -> OperatorArguments:
+    """The attribute names and kinds of operator ``op_name``."""
+    op = _registry.get(op_name)
+    names = [a.name for a in op.attrs.values()]
+    types = [a.kind for a in op.attrs.values()]
+    return OperatorArguments(len(names), names, types)
+
+
+class _LegacyOp:
+    """MXNet's pre-CustomOp Python operator interfaces, which hybridnet does not support."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        raise MXNetError(f"mx.operator.{type(self).__name__} (the legacy Python operator "
+                         f"interface) is not supported by hybridnet; write a CustomOp and "
+                         f"CustomOpProp, register it with @mx.operator.register(name) and call "
+                         f"mx.nd.Custom / mx.sym.Custom(..., op_type=name)")
+
+
+class PythonOp(_LegacyOp):
+    """Not supported: use CustomOp/CustomOpProp."""
+
+
+class NumpyOp(PythonOp):
+    """Not supported: use CustomOp/CustomOpProp."""
+
+
+class NDArrayOp(PythonOp):
+    """Not supported: use CustomOp/CustomOpProp."""
+
+
+class _Runtime:
+    """The NDArray side of the Custom kernel (see ``ops.custom.Runtime``)."""
+
+    @staticmethod
+    def wrap(t: torch.Tensor) -> NDArray:
+        return NDArray(t)
+
+    @staticmethod
+    def unwrap(a: NDArray) -> torch.Tensor:
+        return a._t
+
+    @staticmethod
+    def context(device: torch.device) -> Context:
+        return Context.from_torch(device)
+
+    @staticmethod
+    def is_input(value: Any) -> bool:
+        return isinstance(value, (NDArray, Symbol))
+
+    @staticmethod
+    def paused(is_train: bool) -> Any:
+        return _autograd.pause(train_mode=is_train)
+
+
+_custom.install_runtime(_Runtime())
