@@ -6,7 +6,7 @@ registers the prop with ``@mx.operator.register("name")``. ``mx.nd.Custom(*input
 op_type="name", **kwargs)`` and ``mx.sym.Custom(...)`` apply it; the operator itself is
 ``Custom`` in the registry (``hybridnet/ops/custom.py``), so it runs eagerly with autograd, in
 hybridized graphs and Executors, and round-trips through ``-symbol.json`` like any other.
-The legacy ``PythonOp``/``NumpyOp``/``NDArrayOp`` interfaces are not supported.
+The legacy ``PythonOp``/``NumpyOp``/``NDArrayOp`` interfaces run as Custom nodes too.
 """
 from __future__ import annotations
 
@@ -149,26 +149,104 @@ def get_operator_arguments(op_name: str) -> OperatorArguments:
     return OperatorArguments(len(names), names, types)
 
 
-class _LegacyOp:
-    """MXNet's pre-CustomOp Python operator interfaces, which hybridnet does not support."""
+class PythonOp:
+    """MXNet's legacy Python operator interface, run as a ``Custom`` node.
 
-    def __init__(self, *args: Any, **kwargs: Any):
-        raise MXNetError(f"mx.operator.{type(self).__name__} (the legacy Python operator "
-                         f"interface) is not supported by hybridnet; write a CustomOp and "
-                         f"CustomOpProp, register it with @mx.operator.register(name) and call "
-                         f"mx.nd.Custom / mx.sym.Custom(..., op_type=name)")
+    Subclasses override ``forward(in_data, out_data)``, ``backward(out_grad, in_data, out_data,
+    in_grad)``, ``infer_shape``, ``list_arguments`` and ``list_outputs``; ``get_symbol(*args,
+    **kwargs)`` (or calling the instance) gives a Symbol applying it. The default computes the
+    identity. ``NumpyOp`` hands NumPy arrays to forward/backward, ``NDArrayOp`` NDArrays.
+    """
+    _arrays = "ndarray"
 
+    def __init__(self, need_top_grad: bool = True):
+        self.need_top_grad_ = need_top_grad
 
-class PythonOp(_LegacyOp):
-    """Not supported: use CustomOp/CustomOpProp."""
+    def __call__(self, *args: Any, **kwargs: Any) -> Symbol:
+        return self.get_symbol(*args, **kwargs)
+
+    def get_symbol(self, *args: Any, **kwargs: Any) -> Symbol:
+        """A Symbol applying this operator to the given input symbols."""
+        op_type = f"_python_op_{type(self).__name__}_{id(self):x}"
+        _custom.register_prop(op_type, _legacy_prop(self))
+        return _symbol_custom(*args, op_type=op_type, **kwargs)
+
+    def forward(self, in_data: list, out_data: list) -> None:
+        out_data[0][:] = in_data[0]
+
+    def backward(self, out_grad: list, in_data: list, out_data: list, in_grad: list) -> None:
+        in_grad[0][:] = out_grad[0]
+
+    def infer_shape(self, in_shape: list) -> tuple:
+        return in_shape, [in_shape[0]]
+
+    def list_outputs(self) -> list:
+        return ["output"]
+
+    def list_arguments(self) -> list:
+        return ["data"]
+
+    def need_top_grad(self) -> bool:
+        return self.need_top_grad_
 
 
 class NumpyOp(PythonOp):
-    """Not supported: use CustomOp/CustomOpProp."""
+    """A legacy Python operator whose forward/backward see NumPy arrays (results copied back)."""
+    _arrays = "numpy"
 
 
 class NDArrayOp(PythonOp):
-    """Not supported: use CustomOp/CustomOpProp."""
+    """A legacy Python operator whose forward/backward see NDArrays."""
+
+
+class _LegacyAdapter(CustomOp):
+    """Runs a PythonOp's forward/backward inside the Custom operator."""
+
+    def __init__(self, legacy: PythonOp):
+        super().__init__()
+        self.legacy = legacy
+
+    def _call(self, fn: Callable, inputs: list, outputs: list) -> None:
+        if self.legacy._arrays != "numpy":
+            fn(*inputs, outputs)
+            return
+        np_outs = [o.asnumpy() for o in outputs]
+        fn(*[[a.asnumpy() for a in group] for group in inputs], np_outs)
+        for o, v in zip(outputs, np_outs):
+            o[:] = v
+
+    def forward(self, is_train: bool, req: Sequence[str], in_data: Sequence[NDArray],
+                out_data: Sequence[NDArray], aux: Sequence[NDArray]) -> None:
+        self._call(self.legacy.forward, [list(in_data)], list(out_data))
+
+    def backward(self, req: Sequence[str], out_grad: Sequence[NDArray], in_data: Sequence[NDArray],
+                 out_data: Sequence[NDArray], in_grad: Sequence[NDArray], aux: Sequence[NDArray]) -> None:
+        self._call(self.legacy.backward, [list(out_grad), list(in_data), list(out_data)], list(in_grad))
+
+
+def _legacy_prop(legacy: PythonOp) -> type:
+    """A CustomOpProp class describing ``legacy`` (one per PythonOp instance)."""
+    class LegacyProp(CustomOpProp):
+        def __init__(self) -> None:
+            super().__init__(need_top_grad=legacy.need_top_grad())
+
+        def list_arguments(self) -> list:
+            return legacy.list_arguments()
+
+        def list_outputs(self) -> list:
+            return legacy.list_outputs()
+
+        def infer_shape(self, in_shape: list) -> tuple:
+            return legacy.infer_shape(in_shape)
+
+        def create_operator(self, ctx: Context, in_shapes: list, in_dtypes: list) -> CustomOp:
+            return _LegacyAdapter(legacy)
+    return LegacyProp
+
+
+def _symbol_custom(*args: Any, **kwargs: Any) -> Symbol:
+    from . import symbol as _sym
+    return _sym.Custom(*args, **kwargs)
 
 
 class _Runtime:

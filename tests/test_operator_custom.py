@@ -283,6 +283,20 @@ def test_no_input_op_and_default_prop() -> None:
     assert out.asnumpy().sum() == 6
 
 
-def test_legacy_python_ops_refused_clearly() -> None:
-    with pytest.raises(MXNetError, match="CustomOp"):
-        mx.operator.NumpyOp()
+def test_legacy_numpy_op_runs_in_an_executor() -> None:
+    class Double(mx.operator.NumpyOp):
+        def forward(self, in_data, out_data):
+            out_data[0][:] = 2 * in_data[0]
+
+        def backward(self, out_grad, in_data, out_data, in_grad):
+            in_grad[0][:] = 2 * out_grad[0]
+
+    y = Double().get_symbol(mx.sym.var("X"), name="double")
+    x, dx = mx.nd.array(X), mx.nd.zeros(X.shape)
+    exe = y.bind(mx.cpu(), args=[x], args_grad={"X": dx})
+    out = exe.forward(is_train=True)[0]
+    exe.backward(mx.nd.array(GY))
+    np.testing.assert_allclose(out.asnumpy(), 2 * X, rtol=1e-6)
+    np.testing.assert_allclose(dx.asnumpy(), 2 * GY, rtol=1e-6)
+    ident = mx.operator.NDArrayOp()(mx.sym.var("X"))
+    np.testing.assert_allclose(ident.eval(X=x)[0].asnumpy(), X, rtol=1e-6)

@@ -224,7 +224,7 @@ class Executor:
                 raise MXNetError(f"backward: {len(out_grads)} output gradients for {len(outs)} outputs")
             grads = [torch.ones_like(o) if g is None else _tensor(g, o) for g, o in zip(out_grads, outs)]
             for g, o in zip(grads, outs):
-                if g.shape != o.shape:
+                if o.requires_grad and g.shape != o.shape:
                     raise MXNetError(f"backward: output gradient of shape {tuple(g.shape)} for an output "
                                      f"of shape {tuple(o.shape)}")
         pairs = [(o, g) for o, g in zip(outs, grads) if o.requires_grad]
@@ -283,7 +283,9 @@ def simple_bind(sym: Any, ctx: Optional[Context], grad_req: Any, type_dict: Opti
     """Allocate arguments (zeros), gradients and aux states from inferred shapes, then bind."""
     ctx = ctx or current_context()
     g = sym._graph()
-    res = infer_graph(g, {k: tuple(v) for k, v in shapes.items()}, type_dict or {})
+    # keyword arguments that are not shapes are ignored, as MXNet's simple_bind does
+    shapes = {k: tuple(v) for k, v in shapes.items() if isinstance(v, (tuple, list))}
+    res = infer_graph(g, shapes, type_dict or {})
     device = ctx.torch_device
 
     def alloc(v: Any) -> NDArray:
