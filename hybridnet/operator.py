@@ -142,11 +142,41 @@ OperatorArguments = collections.namedtuple("OperatorArguments", ["narg", "names"
 
 
 def get_operator_arguments(op_name: str) -> OperatorArguments:
-    """The attribute names and kinds of operator ``op_name``."""
+    """Inputs then attributes of operator ``op_name`` with MXNet's type descriptions
+    (``'NDArray-or-Symbol'``, ``"{'relu', 'tanh'}, required"``, ``"int, optional, default='1'"``)."""
     op = _registry.get(op_name)
-    names = [a.name for a in op.attrs.values()]
-    types = [a.kind for a in op.attrs.values()]
+    array = "NDArray-or-Symbol[]" if op.variadic else "NDArray-or-Symbol"
+    names = [] if op.dynamic_inputs else list(op.inputs)
+    types = [array] * len(names)
+    for a in op.attrs.values():
+        if a.name == "num_args" and op.variadic:
+            continue
+        names.append(a.name)
+        types.append(_describe_attr(a))
     return OperatorArguments(len(names), names, types)
+
+
+_KIND_TEXT = {"int": "int", "float": "float", "bool": "boolean", "str": "string", "shape": "Shape(tuple)",
+              "axis": "Shape or None", "dtype": "dtype or None", "optint": "int or None",
+              "optfloat": "float or None", "optbool": "boolean or None", "any": "any"}
+
+
+def _describe_attr(a: Any) -> str:
+    """One attribute's type text as MXNet's parameter docs spell it."""
+    if a.kind == "enum":
+        text = "{" + ", ".join(repr(c) for c in sorted(c for c in a.choices if c is not None)) + "}"
+    else:
+        text = _KIND_TEXT.get(a.kind, a.kind)
+    if a.required:
+        return f"{text}, required"
+    d = a.default
+    if isinstance(d, bool):
+        shown = str(int(d))
+    elif isinstance(d, float) or d is None:
+        shown = str(d)
+    else:
+        shown = f"'{d}'"
+    return f"{text}, optional, default={shown}"
 
 
 class PythonOp:

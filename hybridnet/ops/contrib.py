@@ -77,7 +77,7 @@ def _np_allclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=True):
     na, nb = np.isnan(a), np.isnan(b)
     rtol, atol = np.float32(rtol), np.float32(atol)
     ok = np.where(na | nb, equal_nan & (na == nb), np.abs(a - b) <= atol + rtol * np.abs(b))
-    return np.array([1 if ok.all() else 0], dtype=np.uint8)
+    return np.array(1 if ok.all() else 0, dtype=np.uint8)
 
 
 def _allclose_samples() -> list:
@@ -96,17 +96,17 @@ def _allclose_samples() -> list:
 @register("_contrib_allclose", differentiable=False, samples=_allclose_samples)
 def _contrib_allclose(a: Tensor, b: Tensor, *, rtol: float = 1e-5, atol: float = 1e-8,
                       equal_nan: bool = True) -> Tensor:
-    """uint8 array of shape (1,): 1 if ``|a - b| <= atol + rtol * |b|`` everywhere (NaNs equal
+    """uint8 scalar array (shape (), as MXNet's TShape(0)): 1 if ``|a - b| <= atol + rtol * |b|`` everywhere (NaNs equal
     when ``equal_nan``), else 0 (MXNet's ``contrib.allclose``)."""
     if tuple(a.shape) != tuple(b.shape):
         raise MXNetError(f"allclose: inputs must have the same shape, got {tuple(a.shape)} and "
                          f"{tuple(b.shape)}")
     if _meta(a):
-        return torch.empty((1,), dtype=torch.uint8, device="meta")
+        return torch.empty((), dtype=torch.uint8, device="meta")
     na, nb = torch.isnan(a), torch.isnan(b)
     close = (a - b).abs() <= _f32(atol) + _f32(rtol) * b.abs()
     ok = torch.where(na | nb, (na == nb) & bool(equal_nan), close)
-    return ok.all().reshape(1).to(torch.uint8)
+    return ok.all().to(torch.uint8)
 
 
 # ---- simple elementwise contribs --------------------------------------------------------------

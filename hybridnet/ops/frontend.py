@@ -212,3 +212,19 @@ def make_split_v2(split_op: Callable) -> Callable:
     split_v2.__doc__ = ("Split an array along ``axis`` into ``indices_or_sections`` equal parts (int) "
                         "or at the given indices (tuple), as MXNet's split_v2.")
     return split_v2
+
+
+def make_histogram(hist_op: Callable, is_array: Callable[[Any], bool]) -> Callable:
+    """MXNet's Python-level ``histogram(a, bins=10, range=None)``: ``bins`` is an int (equal
+    bins over ``range``) or an array of bin edges."""
+    def histogram(a: Any, bins: Any = 10, range: Any = None, **kwargs: Any) -> Any:  # noqa: A002
+        if is_array(bins):
+            return hist_op(a, bins, **kwargs)
+        if isinstance(bins, int) and not isinstance(bins, bool):
+            if range is None:
+                raise ValueError("histogram: range=(min, max) is required with an int number of bins")
+            return hist_op(a, bin_cnt=bins, range=tuple(range), **kwargs)
+        raise ValueError(f"histogram: bins must be an int or an array of edges, got {bins!r}")
+    histogram.__doc__ = ("(counts, bin edges) of all elements of ``a``: ``bins`` equal-width bins over "
+                         "``range``, or the edges given as an array, as MXNet's histogram.")
+    return histogram

@@ -514,7 +514,10 @@ def _np_lrelu(x, gamma=None, act_type="leaky", slope=0.25, lower_bound=0.125, up
     if act_type == "leaky":
         return np.where(x > 0, x, slope * x)
     if act_type == "prelu":
-        g = gamma.reshape((1, -1) + (1,) * (x.ndim - 2)) if gamma.size > 1 else gamma.reshape(())
+        if gamma.ndim > 1:
+            g = gamma.reshape(gamma.shape + (1,) * (x.ndim - gamma.ndim))
+        else:
+            g = gamma.reshape((1, -1) + (1,) * (x.ndim - 2)) if gamma.size > 1 else gamma.reshape(())
         return np.where(x > 0, x, g * x)
     if act_type == "elu":
         return np.where(x > 0, x, slope * np.expm1(x))
@@ -539,6 +542,7 @@ def _lrelu_samples() -> list:
         Sample((x,), {"act_type": "leaky", "slope": 0.1}, ref=_np_lrelu),
         Sample((x, r.uniform(0.1, 0.5, (3,))), {"act_type": "prelu"}, ref=_np_lrelu),
         Sample((x, np.array([0.3])), {"act_type": "prelu"}, ref=_np_lrelu),
+        Sample((x, r.uniform(0.1, 0.5, (2, 3))), {"act_type": "prelu"}, ref=_np_lrelu),
         Sample((x,), {"act_type": "elu", "slope": 0.7}, ref=_np_lrelu),
         Sample((x,), {"act_type": "selu"}, ref=_np_lrelu),
         Sample((x,), {"act_type": "gelu"}, ref=_np_lrelu),
@@ -552,13 +556,17 @@ def LeakyReLU(data: Tensor, gamma: Optional[Tensor] = None, *,
               act_type: Literal["elu", "gelu", "leaky", "prelu", "rrelu", "selu"] = "leaky",
               slope: float = 0.25, lower_bound: float = 0.125, upper_bound: float = 0.334,
               is_train: bool = False) -> Any:
-    """Leaky ReLU family: leaky (slope), prelu (learned gamma over axis 1), elu, selu, gelu (erf),
+    """Leaky ReLU family: leaky (slope), prelu (learned gamma over axis 1, or of rank > 1
+    broadcast over the leading axes), elu, selu, gelu (erf),
     rrelu (random slope in [lower, upper] when training, their mean otherwise; outputs (out, mask))."""
     if act_type == "leaky":
         return F.leaky_relu(data, slope)
     if act_type == "prelu":
         if gamma is None:
             raise MXNetError("LeakyReLU: act_type='prelu' needs the gamma input (shape (C,) or (1,))")
+        if gamma.dim() > 1:  # MXNet: a gamma of rank > 1 broadcasts over data's leading axes
+            g = gamma.reshape(tuple(gamma.shape) + (1,) * (data.dim() - gamma.dim()))
+            return torch.where(data > 0, data, g * data)
         return F.prelu(data, gamma.reshape(-1))
     if act_type == "elu":
         return F.elu(data, slope)

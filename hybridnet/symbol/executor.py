@@ -219,7 +219,7 @@ class Executor:
             elif isinstance(out_grads, dict):
                 names = self._symbol.list_outputs()
                 out_grads = [out_grads.get(n) for n in names]
-            out_grads = list(out_grads)
+            out_grads = list(out_grads)[: len(outs)]  # extra head gradients are ignored, as in MXNet
             if len(out_grads) != len(outs):
                 raise MXNetError(f"backward: {len(out_grads)} output gradients for {len(outs)} outputs")
             grads = [torch.ones_like(o) if g is None else _tensor(g, o) for g, o in zip(out_grads, outs)]
