@@ -86,7 +86,7 @@ class Executor:
         self._grad_req = {n: (reqs.get(n, "null") if g_ is not None else "null")
                           for n, g_ in zip(self._arg_names, self.grad_arrays)}
         self._compiled = compile_graph(g, g.arguments() + g.aux_variables())
-        self.outputs: list = self._allocate_outputs()
+        self._outputs: Optional[list] = None  # allocated on first use (bind stays cheap)
         self._last_train = False
         self._out_tensors: Optional[tuple] = None
         self._leaves: list = []
@@ -111,6 +111,13 @@ class Executor:
             outs.append(NDArray(torch.zeros(s, dtype=dtype_torch(d or "float32"),
                                             device=self._ctx.torch_device)))
         return outs
+
+    @property
+    def outputs(self) -> list:
+        """The output arrays: from bind on (zeros of the inferred shapes), updated by forward."""
+        if self._outputs is None:
+            self._outputs = self._allocate_outputs()
+        return self._outputs
 
     @property
     def arg_dict(self) -> dict:
@@ -156,13 +163,14 @@ class Executor:
             outs = self._compiled.fn(*args, _train=is_train)
         self._last_train = is_train
         self._out_tensors = outs if need_grad else None
-        if len(self.outputs) == len(outs) and all(o.shape == t.shape and o.dtype == t.dtype
-                                                   for o, t in zip(self.outputs, outs)):
+        held = self._outputs
+        if held is not None and len(held) == len(outs) and all(
+                o.shape == t.shape and o.dtype == t.dtype for o, t in zip(held, outs)):
             with torch.no_grad():
-                for o, t in zip(self.outputs, outs):
+                for o, t in zip(held, outs):
                     o._t.copy_(t.detach())
         else:
-            self.outputs = [NDArray(t.detach()) for t in outs]
+            self._outputs = [NDArray(t.detach()) for t in outs]
         if self._monitor is not None:
             self._run_monitor(args, is_train)
         return outs
