@@ -232,13 +232,15 @@ def _ravel_multi_index(data, *, shape: Shape):
     Sample((np.array([22.0, 41.0, 37.0]),), {"shape": (7, 6)},
            ref=lambda d, shape: np.stack(np.unravel_index(d.astype(np.int64), shape)).astype(d.dtype))])
 def _unravel_index(data, *, shape: Shape):
-    """Multi-indices (len(shape), N...) into ``shape`` from flat indices (in data's dtype)."""
+    """Multi-indices (len(shape), N...) into ``shape`` from flat indices (in data's dtype).
+    The leading dimension is not wrapped, so it may be -1 (unknown), as in MXNet."""
     shp = as_tuple(shape)
     rem = _idx(data)
     parts = []
-    for d in reversed(shp):
+    for d in reversed(shp[1:]):
         parts.append(torch.remainder(rem, d))
         rem = torch.div(rem, d, rounding_mode="floor")
+    parts.append(rem if shp[0] < 0 else torch.remainder(rem, shp[0]))
     return torch.stack(parts[::-1]).to(data.dtype)
 
 

@@ -422,6 +422,9 @@ def Pooling(data: Tensor, *, kernel: Shape = (), pool_type: Literal["avg", "lp",
         out = _global_pool(data, pool_type, p_value)
     else:
         k, s, p, fits = _pool_geometry(kernel, stride, pad, n)
+        if pooling_convention == "same" and any(p):
+            raise MXNetError(f"Pooling: pooling_convention='same' computes its own padding; "
+                             f"pad={p} must be 0 (leave it out)")
         if pooling_convention == "valid" and fits and pool_type == "max":
             out = _MAXPOOL[n](data, k, s, p)
         elif pooling_convention == "valid" and fits and pool_type == "avg":
@@ -448,7 +451,9 @@ def _pool_geometry(kernel: Any, stride: Any, pad: Any, n: int) -> tuple:
         raise MXNetError(f"Pooling: kernel={tuple(k)} needs {len(k) + 2}-D data, got {n + 2}-D data; "
                          f"give a kernel with one value per spatial axis or set global_pool=True")
     s = _per_dim(stride, n, 1, "stride", "Pooling")
-    p = _per_dim(pad, n, 0, "pad", "Pooling")
+    zeros = _ints(pad)
+    # an all-zero pad of any length means no padding (MXNet reads only the first n values)
+    p = (0,) * n if zeros and not any(zeros) else _per_dim(pad, n, 0, "pad", "Pooling")
     geom = (k, s, p, all(2 * p[i] <= k[i] for i in range(n)))
     try:
         if len(_POOL_GEOM) > 512:
