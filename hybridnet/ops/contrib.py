@@ -1339,7 +1339,7 @@ def _bn_nout(attrs: dict) -> int:
 
 
 def _np_bn(x, g, b, mm, mv, eps=1e-3, momentum=0.9, fix_gamma=True, use_global_stats=False,
-           output_mean_var=False, axis=1, train=False, relu=False, **_):
+           output_mean_var=False, axis=1, train=False, relu=False, var_out=False, **_):
     ax = axis % x.ndim
     red = tuple(i for i in range(x.ndim) if i != ax)
     shp = [1] * x.ndim
@@ -1352,7 +1352,7 @@ def _np_bn(x, g, b, mm, mv, eps=1e-3, momentum=0.9, fix_gamma=True, use_global_s
     out = (x - mean.reshape(shp)) / np.sqrt(var.reshape(shp) + eps) * gg.reshape(shp) + b.reshape(shp)
     if relu:
         out = np.maximum(out, 0)
-    return [out, mean, 1 / np.sqrt(var + eps)] if output_mean_var else out
+    return [out, mean, var if var_out else 1 / np.sqrt(var + eps)] if output_mean_var else out
 
 
 def _bn_samples(relu: bool, extra: dict) -> Callable[[], list]:
@@ -1363,7 +1363,8 @@ def _bn_samples(relu: bool, extra: dict) -> Callable[[], list]:
         mm, mv = r.randn(3) * 0.1, r.uniform(0.5, 2, 3)
 
         def ref(*a, **k):
-            return _np_bn(*a, relu=relu, **{kk: v for kk, v in k.items() if kk not in ("key", "ndev")})
+            return _np_bn(*a, relu=relu, var_out="key" in k,
+                          **{kk: v for kk, v in k.items() if kk not in ("key", "ndev")})
 
         def trained(*a, **k):
             return ref(*a, train=True, **k)
@@ -1388,10 +1389,15 @@ def _contrib_SyncBatchNorm(data: Tensor, gamma: Tensor, beta: Tensor, moving_mea
                            output_mean_var: bool = False, ndev: int = 1, key: str,
                            is_train: bool = False) -> Any:
     """Cross-device batch normalization over axis 1 (MXNet's SyncBatchNorm). In one process
-    there is one device, so it is BatchNorm (``ndev`` and ``key`` are accepted and unused)."""
-    return _bn_kernel()(data, gamma, beta, moving_mean, moving_var, eps=eps, momentum=momentum,
-                        fix_gamma=fix_gamma, use_global_stats=use_global_stats,
-                        output_mean_var=output_mean_var, axis=1, is_train=is_train)
+    there is one device, so it is BatchNorm (``ndev`` and ``key`` are accepted and unused),
+    except that its third output is the variance, not BatchNorm's inverse std."""
+    res = _bn_kernel()(data, gamma, beta, moving_mean, moving_var, eps=eps, momentum=momentum,
+                       fix_gamma=fix_gamma, use_global_stats=use_global_stats,
+                       output_mean_var=output_mean_var, axis=1, is_train=is_train)
+    if not output_mean_var:
+        return res
+    out, mean, invstd = res
+    return out, mean, invstd.reciprocal().square() - eps
 
 
 @register("_contrib_BatchNormWithReLU", aux=("moving_mean", "moving_var"), num_outputs=_bn_nout,
