@@ -257,6 +257,8 @@ def _np_index_array(x: np.ndarray, axes: Any = None) -> np.ndarray:
 def _contrib_index_array(data, *, axes: Axis = None):
     """int64 array of shape data.shape + (len(axes),) holding each element's index (on ``axes``)."""
     axs = range(data.dim()) if axes is None else [norm_axis(a, data.dim(), "index_array") for a in as_tuple(axes)]
+    if data.dim() == 0:  # a scalar has no axes: shape () + (0,)
+        return torch.zeros((0,), dtype=torch.int64, device=data.device)
     grids = torch.meshgrid(*[torch.arange(n, device=data.device) for n in data.shape], indexing="ij")
     return torch.stack([grids[a] for a in axs], dim=-1).to(torch.int64)
 

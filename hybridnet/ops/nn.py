@@ -1066,13 +1066,14 @@ def Dropout(data: Tensor, *, p: float = 0.5, mode: Literal["always", "training"]
     (or mode='always'). ``axes`` share one mask value along those axes (variational dropout)."""
     if not (is_train or mode == "always") or p <= 0.0:
         return data
+    if p >= 1.0:
+        # MXNet scales the all-zero mask by 1/(1-p) = inf: every output is NaN (0 * inf)
+        return data * float("nan")
     if not axes:
         return F.dropout(data, p, True)
     shape = list(data.shape)
     for a in _ints(axes):
         shape[a] = 1
-    if p >= 1.0:
-        return data * 0
     mask = torch.empty(shape, dtype=data.dtype, device=data.device).bernoulli_(1.0 - p)
     return data * (mask / (1.0 - p))
 
