@@ -1181,6 +1181,11 @@ def CTCLoss(data: Tensor, label: Tensor, data_lengths: Optional[Tensor] = None,
     else:
         dl = torch.full((N,), T, dtype=torch.int64)
     x = data.float() if data.dtype in (torch.float16, torch.bfloat16) else data
+    if use_data_lengths:
+        # steps past a sequence's length are never read: zero them so that whatever they hold
+        # (MXNet allows NaN padding) cannot reach the loss or the gradient
+        valid = torch.arange(T, device=x.device).reshape(T, 1, 1) < dl.to(x.device).reshape(1, N, 1)
+        x = torch.where(valid, x, torch.zeros((), dtype=x.dtype, device=x.device))
     logp = F.log_softmax(x, 2)
     loss = F.ctc_loss(logp, lab.clamp(min=0), dl, ll, blank=blank, reduction="none", zero_infinity=False)
     return loss.to(data.dtype)

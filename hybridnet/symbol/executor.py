@@ -145,7 +145,7 @@ class Executor:
 
     def set_monitor_callback(self, callback: Callable[[str, NDArray], Any], monitor_all: bool = False) -> None:
         """Call ``callback(name, array)`` after each forward for every operator output
-        (``monitor_all``: also every operator input, named ``<node>_<input>``)."""
+        (``monitor_all``: before them every input, under its own name and as ``<node>_<input>``)."""
         self._monitor = (callback, bool(monitor_all))
 
     # -- running ------------------------------------------------------------------------------
@@ -189,9 +189,10 @@ class Executor:
         for node in self._graph.nodes:
             if node.op is None:
                 continue
-            if monitor_all:
+            if monitor_all:  # each input under its own name, then as this node's input slot
                 for slot, (src, k) in zip(node.input_names(), node.inputs):
                     t = var_values.get(id(src)) if src.op is None else by_entry[(id(src), k)]
+                    callback(src.output_names()[k], NDArray(t.detach()))
                     callback(f"{node.name}_{slot}", NDArray(t.detach()))
             for k, name in enumerate(node.output_names()):
                 callback(name, NDArray(by_entry[(id(node), k)]))
