@@ -12,6 +12,7 @@ from typing import Any, Callable, cast
 import numpy as np
 import torch
 
+from ._helpers import fill_shape
 from .registry import Sample, register
 
 _rng = np.random.RandomState(0)
@@ -207,19 +208,27 @@ def _binary_samples(ref: Callable, lo: float, hi: float, grad: bool, broadcast: 
     return samples
 
 
-def _make_binary(opname: str, fn: Callable, aliases: tuple, samples: Callable, grad: bool, doc: str) -> None:
+def _same_shape_inputs(attrs: dict, shapes: list) -> list:
+    """elemwise_* (MXNet's ElemwiseShape): an input of unknown shape has the known one's."""
+    return [shapes[0]] + [fill_shape(s, shapes[0]) for s in shapes[1:]]
+
+
+def _make_binary(opname: str, fn: Callable, aliases: tuple, samples: Callable, grad: bool, doc: str,
+                 same_shape: bool = False) -> None:
     def kernel(lhs, rhs):  # type: ignore[no-untyped-def]
         return fn(lhs, rhs)
     kernel.__name__ = opname
     kernel.__doc__ = doc
-    register(opname, aliases=aliases, samples=samples, differentiable=grad)(kernel)
+    register(opname, aliases=aliases, samples=samples, differentiable=grad,
+             param_shapes=_same_shape_inputs if same_shape else None)(kernel)
 
 
 for _name, _fn, _ref, _grad, _elem_aliases, _bc_aliases, (_lo, _hi) in _BINARY:
     if _elem_aliases is not None:
         # elemwise_add & co. are their own operators in MXNet's JSON (a + b on Symbols).
         _make_binary(f"elemwise_{_name}", _fn, _elem_aliases, _binary_samples(_ref, _lo, _hi, _grad, False),
-                     _grad, f"Elementwise {_name} (broadcasts when shapes differ, unlike MXNet).")
+                     _grad, f"Elementwise {_name} (broadcasts when shapes differ, unlike MXNet).",
+                     same_shape=True)
     _make_binary(f"broadcast_{_name}", _fn, _bc_aliases, _binary_samples(_ref, _lo, _hi, _grad, True),
                  _grad, f"Broadcasting {_name}.")
 
