@@ -11,7 +11,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from ..base import MXNetError, dtype_torch
+from ..base import MXNetError, MXNetIndexError, dtype_torch
 from .attrs import AnyValue, Axis, Dtype, OptInt, Shape
 from .reduce import as_tuple, norm_axis
 from .registry import Sample, register
@@ -165,6 +165,13 @@ def gather_nd(data, indices):
     m = idx.shape[0]
     if m > data.dim():
         raise MXNetError(f"gather_nd: indices.shape[0]={m} exceeds data's {data.dim()} dims")
+    if data.device.type != "meta":
+        for k in range(m):
+            n = data.shape[k]
+            bad = (idx[k] >= n) | (idx[k] < -n)
+            if bool(bad.any()):
+                raise MXNetIndexError(f"gather_nd: index {int(idx[k][bad][0])} is out of bounds for "
+                                      f"axis {k} with size {n}")
     return data[tuple(idx[k] for k in range(m))]
 
 
