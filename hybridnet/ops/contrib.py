@@ -1606,3 +1606,69 @@ def _np_encdec_val(kv, att, heads):
     Lq = att.shape[1]
     out = np.einsum("bhij,jbhd->ibhd", att.reshape(B, heads, Lq, Lk), v)
     return out.reshape(Lq, B, heads * d)
+
+
+# ---- PSROIPooling (R-FCN) ---------------------------------------------------------------------
+def _psroi_bins(roi: list, spatial_scale: float, pooled: int, H: int, W: int) -> list:
+    """[(ph, pw, h0, h1, w0, w1)] for one roi [b, x1, y1, x2, y2] (MXNet's rounding and clipping)."""
+    sw, sh = round(roi[1]) * spatial_scale, round(roi[2]) * spatial_scale
+    ew, eh = (round(roi[3]) + 1.0) * spatial_scale, (round(roi[4]) + 1.0) * spatial_scale
+    bh, bw = max(eh - sh, 0.1) / pooled, max(ew - sw, 0.1) / pooled
+    bins = []
+    for ph in range(pooled):
+        for pw in range(pooled):
+            h0 = min(max(math.floor(ph * bh + sh), 0), H)
+            h1 = min(max(math.ceil((ph + 1) * bh + sh), 0), H)
+            w0 = min(max(math.floor(pw * bw + sw), 0), W)
+            w1 = min(max(math.ceil((pw + 1) * bw + sw), 0), W)
+            bins.append((ph, pw, h0, h1, w0, w1))
+    return bins
+
+
+def _np_psroipool(data, rois, spatial_scale=1.0, output_dim=1, pooled_size=1, group_size=0):  # type: ignore[no-untyped-def]
+    gs = group_size or pooled_size
+    N, C, H, W = data.shape
+    out = np.zeros((rois.shape[0], output_dim, pooled_size, pooled_size), dtype=data.dtype)
+    for r, roi in enumerate(rois.tolist()):
+        for ph, pw, h0, h1, w0, w1 in _psroi_bins(roi, spatial_scale, pooled_size, H, W):
+            if h1 <= h0 or w1 <= w0:
+                continue
+            gh, gw = min(ph * gs // pooled_size, gs - 1), min(pw * gs // pooled_size, gs - 1)
+            for c in range(output_dim):
+                out[r, c, ph, pw] = data[int(roi[0]), (c * gs + gh) * gs + gw, h0:h1, w0:w1].mean()
+    return out
+
+
+@register("_contrib_PSROIPooling", samples=lambda: [
+    Sample((np.random.RandomState(41).rand(1, 8, 6, 7), np.array([[0, 3, 5, 60, 80], [0, 0, 0, 30, 20.]])),
+           {"spatial_scale": 0.0625, "output_dim": 2, "pooled_size": 2}, ref=_np_psroipool, grad_inputs=(0,)),
+    Sample((np.random.RandomState(42).rand(2, 18, 5, 5), np.array([[1, 1, 1, 3, 4.]])),
+           {"spatial_scale": 1.0, "output_dim": 2, "pooled_size": 3}, ref=_np_psroipool, grad_inputs=(0,))])
+def _contrib_PSROIPooling(data: Tensor, rois: Tensor, *, spatial_scale: float, output_dim: int,
+                          pooled_size: int, group_size: int = 0) -> Tensor:
+    """Position-sensitive ROI average pooling (R-FCN): bin (i, j) of output channel c averages
+    input channel (c * g + gi) * g + gj over the bin, g = group_size (default pooled_size).
+    rois (R, 5) = [batch_index, x1, y1, x2, y2] in image pixels; empty bins give 0; rois get
+    no gradient. Output (R, output_dim, pooled_size, pooled_size)."""
+    gs = group_size or pooled_size
+    N, C, H, W = data.shape
+    R = rois.shape[0]
+    if C != output_dim * gs * gs:
+        raise MXNetError(f"PSROIPooling: data has {C} channels; expected output_dim * group_size^2 = "
+                         f"{output_dim} * {gs}^2 = {output_dim * gs * gs}")
+    if data.device.type == "meta":
+        return torch.empty((R, output_dim, pooled_size, pooled_size), dtype=data.dtype, device="meta")
+    zero = data.new_zeros((output_dim,))
+    outs = []
+    for roi in rois.detach().to("cpu", torch.float64).tolist():
+        b = int(roi[0])
+        cells = []
+        for ph, pw, h0, h1, w0, w1 in _psroi_bins(roi, spatial_scale, pooled_size, H, W):
+            if h1 <= h0 or w1 <= w0:
+                cells.append(zero)
+                continue
+            gh, gw = min(ph * gs // pooled_size, gs - 1), min(pw * gs // pooled_size, gs - 1)
+            channels = torch.arange(output_dim, device=data.device) * gs * gs + gh * gs + gw
+            cells.append(data[b, channels, h0:h1, w0:w1].mean(dim=(1, 2)))
+        outs.append(torch.stack(cells, 1).reshape(output_dim, pooled_size, pooled_size))
+    return torch.stack(outs) if outs else data.new_zeros((0, output_dim, pooled_size, pooled_size))
