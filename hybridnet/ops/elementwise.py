@@ -161,7 +161,7 @@ def _npcmp(fn: Callable) -> Callable:
     return lambda a, b: fn(a, b).astype(np.result_type(a, b))
 
 
-def _mod(a: Any, b: Any) -> Tensor:
+def _mod(a: Any, b: Any) -> torch.Tensor:
     """Python-style remainder (sign of the divisor) that is 0 where the divisor is 0, as MXNet's
     mod (torch raises for integer division by zero and gives NaN for floats)."""
     if not isinstance(b, torch.Tensor):

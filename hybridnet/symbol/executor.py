@@ -191,7 +191,7 @@ class Executor:
                 continue
             if monitor_all:  # each input under its own name, then as this node's input slot
                 for slot, (src, k) in zip(node.input_names(), node.inputs):
-                    t = var_values.get(id(src)) if src.op is None else by_entry[(id(src), k)]
+                    t = var_values[id(src)] if src.op is None else by_entry[(id(src), k)]
                     callback(src.output_names()[k], NDArray(t.detach()))
                     callback(f"{node.name}_{slot}", NDArray(t.detach()))
             for k, name in enumerate(node.output_names()):
