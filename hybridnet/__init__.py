@@ -24,6 +24,7 @@ from . import attribute  # noqa: F401
 from .attribute import AttrScope  # noqa: F401
 from . import symbol  # noqa: F401
 from . import symbol as sym  # noqa: F401
+from . import operator  # noqa: F401
 from . import io  # noqa: F401
 from . import model  # noqa: F401
 from . import onnx  # noqa: F401

@@ -7,12 +7,17 @@ import numpy as np
 import torch
 
 __all__ = ["MXNetError", "dtype_np", "dtype_torch", "dtype_flag", "dtype_from_flag", "dtype_name",
-           "numeric_types", "integer_types", "string_types", "NotGiven", "NotImplementedForSymbol",
+           "numeric_types", "integer_types", "string_types", "NotGiven", "NotImplementedForSymbol", "MXNetIndexError",
            "NotSupportedForSparseNDArray", "py_str", "mx_real_t"]
 
 
 class MXNetError(RuntimeError):
     """The error MXNet users catch: bad operator input, bad files, bad graphs."""
+
+
+class MXNetIndexError(MXNetError, IndexError):
+    """An out-of-range index in an operator: MXNet raises IndexError for these (its error
+    registry maps them), so this is both an MXNetError and an IndexError."""
 
 
 class NotImplementedForSymbol(MXNetError):

@@ -13,8 +13,12 @@ are not supported (clear MXNetError).
 """
 from __future__ import annotations
 
+import errno
+import json
+import logging
 import numbers
 import os
+import platform
 import sys
 import time
 import traceback
@@ -31,6 +35,8 @@ from .context import Context, current_context
 from .ndarray import ndarray as _ndm
 from .ndarray.ndarray import NDArray, array
 from .symbol import Symbol  # re-exported as mx.test_utils.Symbol, as in MXNet
+
+mx = sys.modules[__name__.rpartition(".")[0]]  # the package, bound as ``mx`` like MXNet's module does
 
 __all__ = ["default_context", "set_default_context", "default_dtype", "default_rtols", "default_atols",
            "default_numeric_eps", "effective_dtype", "get_tolerance", "get_tols", "get_atol", "get_rtol",
@@ -52,7 +58,11 @@ __all__ = ["default_context", "set_default_context", "default_dtype", "default_r
            "gen_buckets_probs_with_ppf", "mean_check", "var_check", "chi_square_check", "verify_generator",
            "check_gluon_hybridize_consistency", "Feature", "Features", "feature_list", "download",
            "download_model", "get_mnist", "get_mnist_pkl", "get_mnist_ubyte", "get_mnist_iterator",
-           "get_cifar10", "get_zip_data", "get_bz2_data", "get_im2rec_path"]
+           "get_cifar10", "get_zip_data", "get_bz2_data", "get_im2rec_path",
+           # modules MXNet's test_utils imports at top level (it has no __all__, so
+           # ``from mxnet.test_utils import *`` gives them to test files)
+           "mx", "np", "npt", "rnd", "sys", "os", "time", "traceback", "numbers", "platform",
+           "errno", "logging", "json", "OrderedDict", "contextmanager", "array", "MXNetError"]
 
 
 # ---- contexts, dtypes and tolerances ---------------------------------------------------------

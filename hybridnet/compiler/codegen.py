@@ -115,13 +115,23 @@ def compile_graph(graph: Graph, input_order: Optional[Sequence[Node]] = None,
             g[kname] = n.op.kernel
         args = [names[(id(src), k)] for src, k in n.inputs]
         kw = []
-        for key, val in n.kernel_attrs().items():
+        kattrs = n.kernel_attrs()
+        open_attrs = {k: v for k, v in kattrs.items() if k not in n.op.attrs}
+        for key, val in kattrs.items():
+            if key in open_attrs:
+                continue
             if _is_literal(val):
                 kw.append(f"{key}={val!r}")
             else:
                 cname = _ident(f"c{i}_{key}", used, "c")
                 g[cname] = val
                 kw.append(f"{key}={cname}")
+        if open_attrs:
+            # undeclared attribute names (Custom's kwargs, possibly from a file) never become
+            # source text: they travel as one dict constant under a name made here
+            cname = _ident(f"c{i}_params", used, "c")
+            g[cname] = open_attrs
+            kw.append(f"**{cname}")
         if n.op.train_aware:
             kw.append("is_train=_train")
         call = f"{kname}({', '.join(args + kw)})"

@@ -62,10 +62,13 @@ class Node:
 
     def aux_slots(self) -> tuple:
         """Indices of inputs that the operator mutates (auxiliary states)."""
-        if self.op is None or not self.op.aux:
+        if self.op is None:
+            return ()
+        aux = self.op.aux_inputs(self.attrs)
+        if not aux:
             return ()
         names = self.input_names()
-        return tuple(i for i, n in enumerate(names) if n in self.op.aux)
+        return tuple(i for i, n in enumerate(names) if n in aux)
 
     def kernel_attrs(self) -> dict:
         return self.op.kernel_attrs(self.attrs) if self.op is not None else {}

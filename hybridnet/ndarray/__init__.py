@@ -42,4 +42,5 @@ from .utils import *  # noqa: E402,F401,F403  (creation, save/load, add/subtract
 from .utils import __all__ as _utils_all  # noqa: E402
 
 split_v2 = _frontend.make_split_v2(_FUNCS["_split_v2"])
+histogram = _frontend.make_histogram(_FUNCS["_histogram"], lambda x: isinstance(x, NDArray))
 NDArray.split_v2 = lambda self, *a, **k: split_v2(self, *a, **k)  # type: ignore[attr-defined]

@@ -16,7 +16,7 @@ from .ndarray import (NDArray, _device, _nograd_needed, from_dlpack, from_numpy,
 
 __all__ = ["zeros", "ones", "full", "empty", "arange", "eye", "linspace", "save", "load",
            "load_frombuffer", "concatenate", "moveaxis", "onehot_encode", "from_numpy",
-           "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write", "histogram"] + list(_frontend.MIXED)
+           "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write"] + list(_frontend.MIXED)
 
 
 def _ctx(ctx: Optional[Context]) -> Context:
@@ -96,20 +96,6 @@ def concatenate(arrays: list, axis: int = 0, always_copy: bool = True) -> NDArra
     except (RuntimeError, IndexError) as e:
         shapes = [a.shape for a in arrays]
         raise MXNetError(f"concatenate: cannot join shapes {shapes} along axis {axis}: {e}") from None
-
-
-def histogram(a: NDArray, bins: Any = 10, range: Optional[tuple] = None) -> tuple:  # noqa: A002
-    """(counts, bin_edges) of ``a``: ``bins`` equal bins over ``range`` or explicit edges (an NDArray)."""
-    x = a._t.detach().reshape(-1).to(torch.float64)
-    if isinstance(bins, NDArray):
-        edges = bins._t.detach().to(torch.float64)
-    else:
-        if range is None:
-            raise ValueError("histogram: pass range=(min, max) together with an int number of bins")
-        edges = torch.linspace(float(range[0]), float(range[1]), int(bins) + 1, dtype=torch.float64,
-                               device=x.device)
-    counts = torch.histogram(x.cpu(), edges.cpu()).hist.to(torch.int64).to(x.device)
-    return NDArray(counts), NDArray(edges.to(a._t.dtype))
 
 
 def moveaxis(tensor: NDArray, source: int, destination: int) -> NDArray:

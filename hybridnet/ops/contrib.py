@@ -77,7 +77,7 @@ def _np_allclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=True):
     na, nb = np.isnan(a), np.isnan(b)
     rtol, atol = np.float32(rtol), np.float32(atol)
     ok = np.where(na | nb, equal_nan & (na == nb), np.abs(a - b) <= atol + rtol * np.abs(b))
-    return np.array([1 if ok.all() else 0], dtype=np.uint8)
+    return np.array(1 if ok.all() else 0, dtype=np.uint8)
 
 
 def _allclose_samples() -> list:
@@ -96,17 +96,17 @@ def _allclose_samples() -> list:
 @register("_contrib_allclose", differentiable=False, samples=_allclose_samples)
 def _contrib_allclose(a: Tensor, b: Tensor, *, rtol: float = 1e-5, atol: float = 1e-8,
                       equal_nan: bool = True) -> Tensor:
-    """uint8 array of shape (1,): 1 if ``|a - b| <= atol + rtol * |b|`` everywhere (NaNs equal
+    """uint8 scalar array (shape (), as MXNet's TShape(0)): 1 if ``|a - b| <= atol + rtol * |b|`` everywhere (NaNs equal
     when ``equal_nan``), else 0 (MXNet's ``contrib.allclose``)."""
     if tuple(a.shape) != tuple(b.shape):
         raise MXNetError(f"allclose: inputs must have the same shape, got {tuple(a.shape)} and "
                          f"{tuple(b.shape)}")
     if _meta(a):
-        return torch.empty((1,), dtype=torch.uint8, device="meta")
+        return torch.empty((), dtype=torch.uint8, device="meta")
     na, nb = torch.isnan(a), torch.isnan(b)
     close = (a - b).abs() <= _f32(atol) + _f32(rtol) * b.abs()
     ok = torch.where(na | nb, (na == nb) & bool(equal_nan), close)
-    return ok.all().reshape(1).to(torch.uint8)
+    return ok.all().to(torch.uint8)
 
 
 # ---- simple elementwise contribs --------------------------------------------------------------
@@ -1339,7 +1339,7 @@ def _bn_nout(attrs: dict) -> int:
 
 
 def _np_bn(x, g, b, mm, mv, eps=1e-3, momentum=0.9, fix_gamma=True, use_global_stats=False,
-           output_mean_var=False, axis=1, train=False, relu=False, **_):
+           output_mean_var=False, axis=1, train=False, relu=False, var_out=False, **_):
     ax = axis % x.ndim
     red = tuple(i for i in range(x.ndim) if i != ax)
     shp = [1] * x.ndim
@@ -1352,7 +1352,7 @@ def _np_bn(x, g, b, mm, mv, eps=1e-3, momentum=0.9, fix_gamma=True, use_global_s
     out = (x - mean.reshape(shp)) / np.sqrt(var.reshape(shp) + eps) * gg.reshape(shp) + b.reshape(shp)
     if relu:
         out = np.maximum(out, 0)
-    return [out, mean, 1 / np.sqrt(var + eps)] if output_mean_var else out
+    return [out, mean, var if var_out else 1 / np.sqrt(var + eps)] if output_mean_var else out
 
 
 def _bn_samples(relu: bool, extra: dict) -> Callable[[], list]:
@@ -1363,7 +1363,8 @@ def _bn_samples(relu: bool, extra: dict) -> Callable[[], list]:
         mm, mv = r.randn(3) * 0.1, r.uniform(0.5, 2, 3)
 
         def ref(*a, **k):
-            return _np_bn(*a, relu=relu, **{kk: v for kk, v in k.items() if kk not in ("key", "ndev")})
+            return _np_bn(*a, relu=relu, var_out="key" in k,
+                          **{kk: v for kk, v in k.items() if kk not in ("key", "ndev")})
 
         def trained(*a, **k):
             return ref(*a, train=True, **k)
@@ -1388,10 +1389,15 @@ def _contrib_SyncBatchNorm(data: Tensor, gamma: Tensor, beta: Tensor, moving_mea
                            output_mean_var: bool = False, ndev: int = 1, key: str,
                            is_train: bool = False) -> Any:
     """Cross-device batch normalization over axis 1 (MXNet's SyncBatchNorm). In one process
-    there is one device, so it is BatchNorm (``ndev`` and ``key`` are accepted and unused)."""
-    return _bn_kernel()(data, gamma, beta, moving_mean, moving_var, eps=eps, momentum=momentum,
-                        fix_gamma=fix_gamma, use_global_stats=use_global_stats,
-                        output_mean_var=output_mean_var, axis=1, is_train=is_train)
+    there is one device, so it is BatchNorm (``ndev`` and ``key`` are accepted and unused),
+    except that its third output is the variance, not BatchNorm's inverse std."""
+    res = _bn_kernel()(data, gamma, beta, moving_mean, moving_var, eps=eps, momentum=momentum,
+                       fix_gamma=fix_gamma, use_global_stats=use_global_stats,
+                       output_mean_var=output_mean_var, axis=1, is_train=is_train)
+    if not output_mean_var:
+        return res
+    out, mean, invstd = res
+    return out, mean, invstd.reciprocal().square() - eps
 
 
 @register("_contrib_BatchNormWithReLU", aux=("moving_mean", "moving_var"), num_outputs=_bn_nout,
@@ -1600,3 +1606,69 @@ def _np_encdec_val(kv, att, heads):
     Lq = att.shape[1]
     out = np.einsum("bhij,jbhd->ibhd", att.reshape(B, heads, Lq, Lk), v)
     return out.reshape(Lq, B, heads * d)
+
+
+# ---- PSROIPooling (R-FCN) ---------------------------------------------------------------------
+def _psroi_bins(roi: list, spatial_scale: float, pooled: int, H: int, W: int) -> list:
+    """[(ph, pw, h0, h1, w0, w1)] for one roi [b, x1, y1, x2, y2] (MXNet's rounding and clipping)."""
+    sw, sh = round(roi[1]) * spatial_scale, round(roi[2]) * spatial_scale
+    ew, eh = (round(roi[3]) + 1.0) * spatial_scale, (round(roi[4]) + 1.0) * spatial_scale
+    bh, bw = max(eh - sh, 0.1) / pooled, max(ew - sw, 0.1) / pooled
+    bins = []
+    for ph in range(pooled):
+        for pw in range(pooled):
+            h0 = min(max(math.floor(ph * bh + sh), 0), H)
+            h1 = min(max(math.ceil((ph + 1) * bh + sh), 0), H)
+            w0 = min(max(math.floor(pw * bw + sw), 0), W)
+            w1 = min(max(math.ceil((pw + 1) * bw + sw), 0), W)
+            bins.append((ph, pw, h0, h1, w0, w1))
+    return bins
+
+
+def _np_psroipool(data, rois, spatial_scale=1.0, output_dim=1, pooled_size=1, group_size=0):  # type: ignore[no-untyped-def]
+    gs = group_size or pooled_size
+    N, C, H, W = data.shape
+    out = np.zeros((rois.shape[0], output_dim, pooled_size, pooled_size), dtype=data.dtype)
+    for r, roi in enumerate(rois.tolist()):
+        for ph, pw, h0, h1, w0, w1 in _psroi_bins(roi, spatial_scale, pooled_size, H, W):
+            if h1 <= h0 or w1 <= w0:
+                continue
+            gh, gw = min(ph * gs // pooled_size, gs - 1), min(pw * gs // pooled_size, gs - 1)
+            for c in range(output_dim):
+                out[r, c, ph, pw] = data[int(roi[0]), (c * gs + gh) * gs + gw, h0:h1, w0:w1].mean()
+    return out
+
+
+@register("_contrib_PSROIPooling", samples=lambda: [
+    Sample((np.random.RandomState(41).rand(1, 8, 6, 7), np.array([[0, 3, 5, 60, 80], [0, 0, 0, 30, 20.]])),
+           {"spatial_scale": 0.0625, "output_dim": 2, "pooled_size": 2}, ref=_np_psroipool, grad_inputs=(0,)),
+    Sample((np.random.RandomState(42).rand(2, 18, 5, 5), np.array([[1, 1, 1, 3, 4.]])),
+           {"spatial_scale": 1.0, "output_dim": 2, "pooled_size": 3}, ref=_np_psroipool, grad_inputs=(0,))])
+def _contrib_PSROIPooling(data: Tensor, rois: Tensor, *, spatial_scale: float, output_dim: int,
+                          pooled_size: int, group_size: int = 0) -> Tensor:
+    """Position-sensitive ROI average pooling (R-FCN): bin (i, j) of output channel c averages
+    input channel (c * g + gi) * g + gj over the bin, g = group_size (default pooled_size).
+    rois (R, 5) = [batch_index, x1, y1, x2, y2] in image pixels; empty bins give 0; rois get
+    no gradient. Output (R, output_dim, pooled_size, pooled_size)."""
+    gs = group_size or pooled_size
+    N, C, H, W = data.shape
+    R = rois.shape[0]
+    if C != output_dim * gs * gs:
+        raise MXNetError(f"PSROIPooling: data has {C} channels; expected output_dim * group_size^2 = "
+                         f"{output_dim} * {gs}^2 = {output_dim * gs * gs}")
+    if data.device.type == "meta":
+        return torch.empty((R, output_dim, pooled_size, pooled_size), dtype=data.dtype, device="meta")
+    zero = data.new_zeros((output_dim,))
+    outs = []
+    for roi in rois.detach().to("cpu", torch.float64).tolist():
+        b = int(roi[0])
+        cells = []
+        for ph, pw, h0, h1, w0, w1 in _psroi_bins(roi, spatial_scale, pooled_size, H, W):
+            if h1 <= h0 or w1 <= w0:
+                cells.append(zero)
+                continue
+            gh, gw = min(ph * gs // pooled_size, gs - 1), min(pw * gs // pooled_size, gs - 1)
+            channels = torch.arange(output_dim, device=data.device) * gs * gs + gh * gs + gw
+            cells.append(data[b, channels, h0:h1, w0:w1].mean(dim=(1, 2)))
+        outs.append(torch.stack(cells, 1).reshape(output_dim, pooled_size, pooled_size))
+    return torch.stack(outs) if outs else data.new_zeros((0, output_dim, pooled_size, pooled_size))

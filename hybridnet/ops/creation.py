@@ -68,10 +68,14 @@ def _arange(*, start: float, stop: OptFloat = None, step: float = 1.0, repeat: i
     n = int(np.ceil((stop - start) / step))
     if n < 0:
         raise MXNetError(f"_arange: empty or negative range start={start} stop={stop} step={step}")
+    out_dtype = dtype_torch(dtype or "float32")
+    if not out_dtype.is_floating_point:
+        # MXNet casts start and step to the output dtype before stepping (as NumPy does)
+        start, step = int(start), int(step)
     t = torch.arange(n, dtype=torch.float64, device=device_of(ctx)) * step + start
     if repeat != 1:
         t = t.repeat_interleave(repeat)
-    return t.to(dtype_torch(dtype or "float32"))
+    return t.to(out_dtype)
 
 
 @register("_eye", samples=lambda: [Sample((), {"N": 3, "M": 4, "k": 1},

@@ -7,11 +7,12 @@ input dtype (0/1 values), as MXNet does.
 from __future__ import annotations
 
 import math
-from typing import Callable, cast
+from typing import Any, Callable, cast
 
 import numpy as np
 import torch
 
+from ._helpers import fill_shape
 from .registry import Sample, register
 
 _rng = np.random.RandomState(0)
@@ -160,13 +161,27 @@ def _npcmp(fn: Callable) -> Callable:
     return lambda a, b: fn(a, b).astype(np.result_type(a, b))
 
 
+def _mod(a: Any, b: Any) -> torch.Tensor:
+    """Python-style remainder (sign of the divisor) that is 0 where the divisor is 0, as MXNet's
+    mod (torch raises for integer division by zero and gives NaN for floats)."""
+    if not isinstance(b, torch.Tensor):
+        b = torch.as_tensor(b, dtype=a.dtype if isinstance(a, torch.Tensor) else None,
+                            device=a.device if isinstance(a, torch.Tensor) else None)
+    if not isinstance(a, torch.Tensor):
+        a = torch.as_tensor(a, dtype=b.dtype, device=b.device)
+    zero = b == 0
+    safe = torch.where(zero, torch.ones_like(b), b)
+    r = torch.remainder(a, safe)
+    return torch.where(zero, torch.zeros_like(r), r)
+
+
 # name, torch fn, numpy ref, differentiable, (elemwise_ aliases), (broadcast_ aliases), input range
 _BINARY: list = [
     ("add", torch.add, np.add, True, ("_add", "_plus", "_Plus"), ("broadcast_plus",), (-2, 2)),
     ("sub", torch.sub, np.subtract, True, ("_sub", "_minus", "_Minus"), ("broadcast_minus",), (-2, 2)),
     ("mul", torch.mul, np.multiply, True, ("_mul", "_Mul"), (), (-2, 2)),
     ("div", torch.div, np.divide, True, ("_div", "_Div"), (), (0.5, 2)),
-    ("mod", torch.remainder, np.mod, False, None, ("_mod",), (0.5, 3)),
+    ("mod", _mod, np.mod, False, None, ("_mod",), (0.5, 3)),
     ("power", torch.pow, np.power, True, None, ("_power", "_Power"), (0.5, 2)),
     ("maximum", torch.maximum, np.maximum, True, None, ("_maximum", "_Maximum"), (-2, 2)),
     ("minimum", torch.minimum, np.minimum, True, None, ("_minimum", "_Minimum"), (-2, 2)),
@@ -193,19 +208,27 @@ def _binary_samples(ref: Callable, lo: float, hi: float, grad: bool, broadcast: 
     return samples
 
 
-def _make_binary(opname: str, fn: Callable, aliases: tuple, samples: Callable, grad: bool, doc: str) -> None:
+def _same_shape_inputs(attrs: dict, shapes: list) -> list:
+    """elemwise_* (MXNet's ElemwiseShape): an input of unknown shape has the known one's."""
+    return [shapes[0]] + [fill_shape(s, shapes[0]) for s in shapes[1:]]
+
+
+def _make_binary(opname: str, fn: Callable, aliases: tuple, samples: Callable, grad: bool, doc: str,
+                 same_shape: bool = False) -> None:
     def kernel(lhs, rhs):  # type: ignore[no-untyped-def]
         return fn(lhs, rhs)
     kernel.__name__ = opname
     kernel.__doc__ = doc
-    register(opname, aliases=aliases, samples=samples, differentiable=grad)(kernel)
+    register(opname, aliases=aliases, samples=samples, differentiable=grad,
+             param_shapes=_same_shape_inputs if same_shape else None)(kernel)
 
 
 for _name, _fn, _ref, _grad, _elem_aliases, _bc_aliases, (_lo, _hi) in _BINARY:
     if _elem_aliases is not None:
         # elemwise_add & co. are their own operators in MXNet's JSON (a + b on Symbols).
         _make_binary(f"elemwise_{_name}", _fn, _elem_aliases, _binary_samples(_ref, _lo, _hi, _grad, False),
-                     _grad, f"Elementwise {_name} (broadcasts when shapes differ, unlike MXNet).")
+                     _grad, f"Elementwise {_name} (broadcasts when shapes differ, unlike MXNet).",
+                     same_shape=True)
     _make_binary(f"broadcast_{_name}", _fn, _bc_aliases, _binary_samples(_ref, _lo, _hi, _grad, True),
                  _grad, f"Broadcasting {_name}.")
 
@@ -239,8 +262,8 @@ _make_scalar("_rminus_scalar", lambda x, s: s - x, lambda x, scalar: scalar - x,
 _make_scalar("_mul_scalar", lambda x, s: x * s, lambda x, scalar: x * scalar, True, -2, 2, ("_MulScalar",))
 _make_scalar("_div_scalar", lambda x, s: x / s, lambda x, scalar: x / scalar, True, -2, 2, ("_DivScalar",))
 _make_scalar("_rdiv_scalar", lambda x, s: s / x, lambda x, scalar: scalar / x, True, 0.5, 2, ("_RDivScalar",))
-_make_scalar("_mod_scalar", lambda x, s: torch.remainder(x, s), lambda x, scalar: np.mod(x, scalar), False, 0.1, 3, ("_ModScalar",))
-_make_scalar("_rmod_scalar", lambda x, s: torch.remainder(torch.full_like(x, s), x), lambda x, scalar: np.mod(scalar, x), False, 0.5, 3, ("_RModScalar",))
+_make_scalar("_mod_scalar", lambda x, s: _mod(x, s), lambda x, scalar: np.mod(x, scalar), False, 0.1, 3, ("_ModScalar",))
+_make_scalar("_rmod_scalar", lambda x, s: _mod(torch.full_like(x, s), x), lambda x, scalar: np.mod(scalar, x), False, 0.5, 3, ("_RModScalar",))
 _make_scalar("_power_scalar", lambda x, s: x ** s, lambda x, scalar: x ** scalar, True, 0.5, 2, ("_PowerScalar",))
 _make_scalar("_rpower_scalar", lambda x, s: torch.pow(torch.as_tensor(s, dtype=x.dtype), x), lambda x, scalar: np.power(scalar, x), True, -1, 1, ("_RPowerScalar",))
 _make_scalar("_maximum_scalar", lambda x, s: torch.clamp(x, min=s), lambda x, scalar: np.maximum(x, scalar), True, -2, 2, ("_MaximumScalar",), 0.3)

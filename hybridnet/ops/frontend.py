@@ -21,7 +21,9 @@ __all__ = ["make_function", "signature_text"]
 def signature_text(op: OpDef) -> str:
     """Parameter list of the generated function (also used for stubs)."""
     params = []
-    if op.variadic:
+    if op.dynamic_inputs:
+        params.append("*inputs")
+    elif op.variadic:
         params.append(f"*{op.inputs[0]}")
     else:
         params.extend(f"{i}=None" for i in op.inputs)
@@ -29,6 +31,8 @@ def signature_text(op: OpDef) -> str:
     if op.variadic and "num_args" in op.attrs:
         params.append("num_args=_N")  # accepted as in MXNet, checked against the inputs
     params.extend(["out=None", "name=None", "attr=None"])
+    if op.open_attrs:
+        params.append("**kwargs")
     return ", ".join(params)
 
 
@@ -62,7 +66,11 @@ def make_function(op: OpDef, fname: str, dispatch: Callable, hint: "str | None" 
         if a == "num_args":
             continue
         body.append(f"    if {a} is not _N: _attrs[{a!r}] = {a}")
-    if op.variadic:
+    if op.prepare_call is not None:
+        # open operators: the operator itself sorts keyword arguments into inputs and attributes
+        body.append("    inputs, _attrs = _op.prepare_call(inputs, {**kwargs, **_attrs})")
+        inputs = "inputs"
+    elif op.variadic:
         inputs = op.inputs[0]
         if "num_args" in op.attrs:
             body.append(f"    if num_args is not _N and num_args != len({inputs}):")
@@ -206,3 +214,19 @@ def make_split_v2(split_op: Callable) -> Callable:
     split_v2.__doc__ = ("Split an array along ``axis`` into ``indices_or_sections`` equal parts (int) "
                         "or at the given indices (tuple), as MXNet's split_v2.")
     return split_v2
+
+
+def make_histogram(hist_op: Callable, is_array: Callable[[Any], bool]) -> Callable:
+    """MXNet's Python-level ``histogram(a, bins=10, range=None)``: ``bins`` is an int (equal
+    bins over ``range``) or an array of bin edges."""
+    def histogram(a: Any, bins: Any = 10, range: Any = None, **kwargs: Any) -> Any:  # noqa: A002
+        if is_array(bins):
+            return hist_op(a, bins, **kwargs)
+        if isinstance(bins, int) and not isinstance(bins, bool):
+            if range is None:
+                raise ValueError("histogram: range=(min, max) is required with an int number of bins")
+            return hist_op(a, bin_cnt=bins, range=tuple(range), **kwargs)
+        raise ValueError(f"histogram: bins must be an int or an array of edges, got {bins!r}")
+    histogram.__doc__ = ("(counts, bin edges) of all elements of ``a``: ``bins`` equal-width bins over "
+                         "``range``, or the edges given as an array, as MXNet's histogram.")
+    return histogram

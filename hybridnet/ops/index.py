@@ -11,7 +11,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from ..base import MXNetError, dtype_torch
+from ..base import MXNetError, MXNetIndexError, dtype_torch
 from .attrs import AnyValue, Axis, Dtype, OptInt, Shape
 from .reduce import as_tuple, norm_axis
 from .registry import Sample, register
@@ -165,6 +165,13 @@ def gather_nd(data, indices):
     m = idx.shape[0]
     if m > data.dim():
         raise MXNetError(f"gather_nd: indices.shape[0]={m} exceeds data's {data.dim()} dims")
+    if data.device.type != "meta":
+        for k in range(m):
+            n = data.shape[k]
+            bad = (idx[k] >= n) | (idx[k] < -n)
+            if bool(bad.any()):
+                raise MXNetIndexError(f"gather_nd: index {int(idx[k][bad][0])} is out of bounds for "
+                                      f"axis {k} with size {n}")
     return data[tuple(idx[k] for k in range(m))]
 
 
@@ -232,13 +239,15 @@ def _ravel_multi_index(data, *, shape: Shape):
     Sample((np.array([22.0, 41.0, 37.0]),), {"shape": (7, 6)},
            ref=lambda d, shape: np.stack(np.unravel_index(d.astype(np.int64), shape)).astype(d.dtype))])
 def _unravel_index(data, *, shape: Shape):
-    """Multi-indices (len(shape), N...) into ``shape`` from flat indices (in data's dtype)."""
+    """Multi-indices (len(shape), N...) into ``shape`` from flat indices (in data's dtype).
+    The leading dimension is not wrapped, so it may be -1 (unknown), as in MXNet."""
     shp = as_tuple(shape)
     rem = _idx(data)
     parts = []
-    for d in reversed(shp):
+    for d in reversed(shp[1:]):
         parts.append(torch.remainder(rem, d))
         rem = torch.div(rem, d, rounding_mode="floor")
+    parts.append(rem if shp[0] < 0 else torch.remainder(rem, shp[0]))
     return torch.stack(parts[::-1]).to(data.dtype)
 
 
@@ -255,6 +264,8 @@ def _np_index_array(x: np.ndarray, axes: Any = None) -> np.ndarray:
 def _contrib_index_array(data, *, axes: Axis = None):
     """int64 array of shape data.shape + (len(axes),) holding each element's index (on ``axes``)."""
     axs = range(data.dim()) if axes is None else [norm_axis(a, data.dim(), "index_array") for a in as_tuple(axes)]
+    if data.dim() == 0:  # a scalar has no axes: shape () + (0,)
+        return torch.zeros((0,), dtype=torch.int64, device=data.device)
     grids = torch.meshgrid(*[torch.arange(n, device=data.device) for n in data.shape], indexing="ij")
     return torch.stack([grids[a] for a in axs], dim=-1).to(torch.int64)
 

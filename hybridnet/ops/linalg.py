@@ -441,3 +441,70 @@ def _linalg_slogdet(A):
     _square("linalg.slogdet", A)
     sign, logdet = torch.linalg.slogdet(A)
     return _to_scalar_shape(sign, A), _to_scalar_shape(logdet, A)
+
+
+# ---- LQ and symmetric eigen decompositions ---------------------------------------------------
+def _np_gelqf(A: np.ndarray) -> tuple:
+    q, r = np.linalg.qr(np.swapaxes(A, -1, -2))
+    return np.swapaxes(q, -1, -2), np.swapaxes(r, -1, -2)
+
+
+@register("_linalg_gelqf", num_outputs=2, output_names=("Q", "L"), samples=lambda: [
+    Sample((_u(2, 3),), ref=_np_gelqf),
+    Sample((_u(2, 3, 4),), ref=_np_gelqf)])
+def _linalg_gelqf(A):
+    """LQ factorization A = L Q of each (x, y) matrix with x <= y: Q (x, y) has orthonormal rows,
+    L (x, x) is lower triangular (LAPACK gelqf signs). Outputs (Q, L)."""
+    if A.dim() < 2 or A.shape[-2] > A.shape[-1]:
+        raise MXNetError(f"linalg.gelqf: input must be (a batch of) (x, y) matrices with x <= y, got "
+                         f"shape {tuple(A.shape)}")
+    q, r = torch.linalg.qr(A.transpose(-1, -2))
+    return q.transpose(-1, -2), r.transpose(-1, -2)
+
+
+def _eigvec_signs(u: torch.Tensor) -> torch.Tensor:
+    """Flip each row of ``u`` so that its entry of largest magnitude is positive (MXNet)."""
+    k = u.abs().argmax(dim=-1, keepdim=True)
+    sign = torch.where(torch.gather(u, -1, k) < 0, -1.0, 1.0).to(u.dtype)
+    return u * sign
+
+
+class _Syevd(torch.autograd.Function):
+    """Symmetric eigendecomposition with MXNet's backward (a symmetric gradient)."""
+
+    @staticmethod
+    def forward(ctx, A):  # type: ignore[no-untyped-def,override]
+        lam, v = torch.linalg.eigh(A)
+        u = _eigvec_signs(v.transpose(-1, -2))
+        ctx.save_for_backward(u, lam)
+        return u, lam
+
+    @staticmethod
+    def backward(ctx, gu, gl):  # type: ignore[no-untyped-def,override]
+        u, lam = ctx.saved_tensors
+        temp = gu @ u.transpose(-1, -2)
+        denom = 2 * (lam.unsqueeze(-1) - lam.unsqueeze(-2))
+        off = (temp - temp.transpose(-1, -2)) / torch.where(denom == 0, torch.ones_like(denom), denom)
+        eye = torch.eye(lam.shape[-1], dtype=torch.bool, device=lam.device)
+        mid = torch.where(eye, torch.diag_embed(gl), off)
+        return u.transpose(-1, -2) @ mid @ u
+
+
+def _np_syevd(A: np.ndarray) -> tuple:
+    lam, v = np.linalg.eigh(A)
+    u = np.swapaxes(v, -1, -2)
+    k = np.argmax(np.abs(u), axis=-1)[..., None]
+    u = u * np.where(np.take_along_axis(u, k, -1) < 0, -1.0, 1.0)
+    return u, lam
+
+
+@register("_linalg_syevd", num_outputs=2, output_names=("U", "L"), samples=lambda: [
+    Sample((_spd(),), ref=_np_syevd, grad=False),
+    Sample((_spd(2),), ref=_np_syevd, grad=False)])
+def _linalg_syevd(A):
+    """Eigendecomposition A = U^T diag(L) U of each symmetric matrix: rows of U are the
+    eigenvectors (largest-magnitude entry positive), L the eigenvalues in ascending order."""
+    _square("linalg.syevd", A)
+    if A.device.type == "meta":
+        return torch.empty_like(A), A.new_empty(A.shape[:-1])
+    return _Syevd.apply(A)

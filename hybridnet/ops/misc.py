@@ -463,7 +463,11 @@ def Correlation(data1: Tensor, data2: Tensor, *, kernel_size: int = 1, max_displ
         dy = (tc // gw - r) * stride2
         dx = (tc % gw - r) * stride2
         b = p2[:, :, md + dy:md + dy + hs, md + dx:md + dx + ws]
-        v = (a * b) if is_multiply else torch.abs(a - b)
+        if is_multiply:
+            v = a * b
+        else:  # |a - b| whose gradient at a == b is +1 for a (MXNet's sign rule), not 0
+            d = a - b
+            v = torch.where(d >= 0, d, -d)
         maps.append(v.sum(1))
     m = torch.stack(maps, 1)  # (N, gw*gw, hs, ws)
     return F.avg_pool2d(m, kernel_size, stride1) / C

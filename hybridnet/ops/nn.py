@@ -422,6 +422,9 @@ def Pooling(data: Tensor, *, kernel: Shape = (), pool_type: Literal["avg", "lp",
         out = _global_pool(data, pool_type, p_value)
     else:
         k, s, p, fits = _pool_geometry(kernel, stride, pad, n)
+        if pooling_convention == "same" and any(p):
+            raise MXNetError(f"Pooling: pooling_convention='same' computes its own padding; "
+                             f"pad={p} must be 0 (leave it out)")
         if pooling_convention == "valid" and fits and pool_type == "max":
             out = _MAXPOOL[n](data, k, s, p)
         elif pooling_convention == "valid" and fits and pool_type == "avg":
@@ -448,7 +451,9 @@ def _pool_geometry(kernel: Any, stride: Any, pad: Any, n: int) -> tuple:
         raise MXNetError(f"Pooling: kernel={tuple(k)} needs {len(k) + 2}-D data, got {n + 2}-D data; "
                          f"give a kernel with one value per spatial axis or set global_pool=True")
     s = _per_dim(stride, n, 1, "stride", "Pooling")
-    p = _per_dim(pad, n, 0, "pad", "Pooling")
+    zeros = _ints(pad)
+    # an all-zero pad of any length means no padding (MXNet reads only the first n values)
+    p = (0,) * n if zeros and not any(zeros) else _per_dim(pad, n, 0, "pad", "Pooling")
     geom = (k, s, p, all(2 * p[i] <= k[i] for i in range(n)))
     try:
         if len(_POOL_GEOM) > 512:
@@ -514,7 +519,10 @@ def _np_lrelu(x, gamma=None, act_type="leaky", slope=0.25, lower_bound=0.125, up
     if act_type == "leaky":
         return np.where(x > 0, x, slope * x)
     if act_type == "prelu":
-        g = gamma.reshape((1, -1) + (1,) * (x.ndim - 2)) if gamma.size > 1 else gamma.reshape(())
+        if gamma.ndim > 1:
+            g = gamma.reshape(gamma.shape + (1,) * (x.ndim - gamma.ndim))
+        else:
+            g = gamma.reshape((1, -1) + (1,) * (x.ndim - 2)) if gamma.size > 1 else gamma.reshape(())
         return np.where(x > 0, x, g * x)
     if act_type == "elu":
         return np.where(x > 0, x, slope * np.expm1(x))
@@ -539,6 +547,7 @@ def _lrelu_samples() -> list:
         Sample((x,), {"act_type": "leaky", "slope": 0.1}, ref=_np_lrelu),
         Sample((x, r.uniform(0.1, 0.5, (3,))), {"act_type": "prelu"}, ref=_np_lrelu),
         Sample((x, np.array([0.3])), {"act_type": "prelu"}, ref=_np_lrelu),
+        Sample((x, r.uniform(0.1, 0.5, (2, 3))), {"act_type": "prelu"}, ref=_np_lrelu),
         Sample((x,), {"act_type": "elu", "slope": 0.7}, ref=_np_lrelu),
         Sample((x,), {"act_type": "selu"}, ref=_np_lrelu),
         Sample((x,), {"act_type": "gelu"}, ref=_np_lrelu),
@@ -552,13 +561,17 @@ def LeakyReLU(data: Tensor, gamma: Optional[Tensor] = None, *,
               act_type: Literal["elu", "gelu", "leaky", "prelu", "rrelu", "selu"] = "leaky",
               slope: float = 0.25, lower_bound: float = 0.125, upper_bound: float = 0.334,
               is_train: bool = False) -> Any:
-    """Leaky ReLU family: leaky (slope), prelu (learned gamma over axis 1), elu, selu, gelu (erf),
+    """Leaky ReLU family: leaky (slope), prelu (learned gamma over axis 1, or of rank > 1
+    broadcast over the leading axes), elu, selu, gelu (erf),
     rrelu (random slope in [lower, upper] when training, their mean otherwise; outputs (out, mask))."""
     if act_type == "leaky":
         return F.leaky_relu(data, slope)
     if act_type == "prelu":
         if gamma is None:
             raise MXNetError("LeakyReLU: act_type='prelu' needs the gamma input (shape (C,) or (1,))")
+        if gamma.dim() > 1:  # MXNet: a gamma of rank > 1 broadcasts over data's leading axes
+            g = gamma.reshape(tuple(gamma.shape) + (1,) * (data.dim() - gamma.dim()))
+            return torch.where(data > 0, data, g * data)
         return F.prelu(data, gamma.reshape(-1))
     if act_type == "elu":
         return F.elu(data, slope)
@@ -1053,13 +1066,14 @@ def Dropout(data: Tensor, *, p: float = 0.5, mode: Literal["always", "training"]
     (or mode='always'). ``axes`` share one mask value along those axes (variational dropout)."""
     if not (is_train or mode == "always") or p <= 0.0:
         return data
+    if p >= 1.0:
+        # MXNet scales the all-zero mask by 1/(1-p) = inf: every output is NaN (0 * inf)
+        return data * float("nan")
     if not axes:
         return F.dropout(data, p, True)
     shape = list(data.shape)
     for a in _ints(axes):
         shape[a] = 1
-    if p >= 1.0:
-        return data * 0
     mask = torch.empty(shape, dtype=data.dtype, device=data.device).bernoulli_(1.0 - p)
     return data * (mask / (1.0 - p))
 
@@ -1167,6 +1181,11 @@ def CTCLoss(data: Tensor, label: Tensor, data_lengths: Optional[Tensor] = None,
     else:
         dl = torch.full((N,), T, dtype=torch.int64)
     x = data.float() if data.dtype in (torch.float16, torch.bfloat16) else data
+    if use_data_lengths:
+        # steps past a sequence's length are never read: zero them so that whatever they hold
+        # (MXNet allows NaN padding) cannot reach the loss or the gradient
+        valid = torch.arange(T, device=x.device).reshape(T, 1, 1) < dl.to(x.device).reshape(1, N, 1)
+        x = torch.where(valid, x, torch.zeros((), dtype=x.dtype, device=x.device))
     logp = F.log_softmax(x, 2)
     loss = F.ctc_loss(logp, lab.clamp(min=0), dl, ll, blank=blank, reduction="none", zero_infinity=False)
     return loss.to(data.dtype)

@@ -275,7 +275,11 @@ def InstanceNorm(data: Tensor, gamma: Tensor, beta: Tensor, *, eps: float = 1e-3
     """Normalize every (sample, channel) over its spatial axes, then per-channel gamma/beta."""
     if data.dim() < 3:
         raise MXNetError(f"InstanceNorm: data must be (N, C, ...) with at least 3 dims, got {tuple(data.shape)}")
-    return F.instance_norm(data, None, None, gamma, beta, True, 0.0, eps)
+    axes = tuple(range(2, data.dim()))
+    mean = data.mean(dim=axes, keepdim=True)
+    var = (data - mean).square().mean(dim=axes, keepdim=True)  # one spatial element is allowed
+    shape = (1, -1) + (1,) * (data.dim() - 2)
+    return (data - mean) * torch.rsqrt(var + eps) * gamma.reshape(shape) + beta.reshape(shape)
 
 
 # ---- GroupNorm --------------------------------------------------------------------------------

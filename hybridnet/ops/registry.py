@@ -46,7 +46,7 @@ class OpDef:
                  num_outputs: "int | Callable[[dict], int]" = 1,
                  output_names: "Sequence[str] | Callable[[dict], list] | None" = None,
                  total_outputs: "int | Callable[[dict], int] | None" = None,
-                 aux: Sequence[str] = (),
+                 aux: "Sequence[str] | Callable[[dict], Sequence[str]]" = (),
                  active_inputs: Optional[Callable[[dict], Sequence[str]]] = None,
                  param_shapes: Optional[Callable[[dict, ShapeList], ShapeList]] = None,
                  infer_shape: Optional[Callable[[dict, ShapeList], list]] = None,
@@ -55,7 +55,8 @@ class OpDef:
                  random: bool = False, differentiable: bool = True,
                  samples: Optional[Callable[[], list]] = None,
                  hint: Optional[str] = None, doc: Optional[str] = None,
-                 onnx: Optional[Callable] = None):
+                 onnx: Optional[Callable] = None,
+                 prepare_call: Optional[Callable[[tuple, dict], tuple]] = None):
         self.name = name
         self.kernel = kernel
         self.aliases = tuple(aliases)
@@ -73,6 +74,9 @@ class OpDef:
         self.infer_inputs_rule = infer_inputs
         self.samples = samples
         self.onnx_rule = onnx  # ONNX lowering (see formats/onnx.py); None: the table there
+        # open operators (MXNet's Custom): the front-end hands (positional inputs, keyword
+        # arguments) to this hook, which returns (inputs in slot order, attributes)
+        self.prepare_call = prepare_call
         self.doc = doc if doc is not None else (inspect.getdoc(kernel) or "")
 
         sig = inspect.signature(kernel)
@@ -81,12 +85,22 @@ class OpDef:
         self.optional_inputs: frozenset = frozenset()
         self.variadic = False
         self.train_aware = False
+        # open attributes (a ``**params`` kernel parameter): any attribute name is accepted and
+        # kept as the string MXNet stores (Custom's user kwargs)
+        self.open_attrs = False
+        # dynamic inputs (``*inputs`` plus an ``active_inputs`` rule): the input slots are named
+        # by the rule from the attributes, as for Custom (its prop's list_arguments)
+        self.dynamic_inputs = False
         self.attrs: dict[str, Attr] = {}
         inputs, optional = [], set()
         for p in sig.parameters.values():
-            if p.kind == p.VAR_POSITIONAL:
+            if p.kind == p.VAR_POSITIONAL and active_inputs is not None:
+                self.dynamic_inputs = True
+            elif p.kind == p.VAR_POSITIONAL:
                 self.variadic = True
                 inputs.append(p.name)
+            elif p.kind == p.VAR_KEYWORD:
+                self.open_attrs = True
             elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
                 inputs.append(p.name)
                 if p.default is None:
@@ -100,7 +114,8 @@ class OpDef:
                 self.attrs[p.name] = Attr(p.name, kind, default, choices)
         self.inputs = tuple(inputs)
         self.optional_inputs = frozenset(optional)
-        self.aux = tuple(aux)
+        self.aux_rule = aux if callable(aux) else None
+        self.aux: tuple = () if callable(aux) else tuple(aux)
         for a in self.aux:
             if a not in self.inputs:
                 raise ValueError(f"{name}: auxiliary input {a!r} is not an input of the kernel")
@@ -139,10 +154,19 @@ class OpDef:
             return tuple(self.active_inputs_rule(attrs))
         return self.inputs
 
+    def input_slots(self, attrs: dict) -> tuple:
+        """Names of the input slots, in order (dynamic operators: from the attributes)."""
+        return self.active_inputs(attrs) if self.dynamic_inputs else self.inputs
+
+    def aux_inputs(self, attrs: dict) -> tuple:
+        """Names of the inputs the operator mutates (auxiliary states), given its attributes."""
+        return tuple(self.aux_rule(attrs)) if self.aux_rule is not None else self.aux
+
     def kernel_attrs(self, attrs: dict) -> dict:
-        """The attributes the kernel takes: hidden ``__x__`` keys and ``num_args`` removed."""
+        """The attributes the kernel takes: hidden ``__x__`` keys and ``num_args`` removed
+        (open operators also take every undeclared attribute)."""
         return {k: v for k, v in attrs.items()
-                if k in self.attrs and k != "num_args" and not k.startswith("__")}
+                if (k in self.attrs or self.open_attrs) and k != "num_args" and not k.startswith("__")}
 
     def arity_ok(self, n: int, attrs: dict) -> bool:
         """Whether a node of this operator may have ``n`` inputs."""
@@ -154,7 +178,7 @@ class OpDef:
 
     def check_attrs(self, attrs: dict) -> None:
         for k in attrs:
-            if k not in self.attrs and not (k.startswith("__") and k.endswith("__")):
+            if k not in self.attrs and not self.open_attrs and not (k.startswith("__") and k.endswith("__")):
                 raise MXNetError(f"operator {self.name} has no attribute {k!r}; "
                                  f"its attributes are {sorted(self.attrs)}")
         for k, a in self.attrs.items():
@@ -172,6 +196,9 @@ class OpDef:
                 out[k] = s
                 continue
             a = self.attrs.get(k)
+            if a is None and self.open_attrs:
+                out[k] = s  # open attributes stay the strings MXNet stores
+                continue
             if a is None:
                 raise MXNetError(f"operator {self.name} has no attribute {k!r}; "
                                  f"its attributes are {sorted(self.attrs)}")

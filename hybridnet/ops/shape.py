@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from ..base import MXNetError, dtype_torch
+from ..util import is_np_shape
 from .attrs import Axis, Dtype, OptInt, Shape
 from .reduce import as_tuple, norm_axis
 from .shape_rules import concat_inputs, reshape_input
@@ -273,8 +274,12 @@ def reverse(data, *, axis: Shape):
     Sample((_u(2, 3),), {"reps": (3,)}, ref=lambda x, reps: np.tile(x, reps)),
     Sample((_u(2, 3),), {"reps": (2, 1, 2)}, ref=lambda x, reps: np.tile(x, reps))])
 def tile(data, *, reps: Shape):
-    """Repeat the whole array ``reps`` times per axis (NumPy tile semantics)."""
-    return data.tile(tuple(as_tuple(reps)))
+    """Repeat the whole array ``reps`` times per axis (NumPy tile semantics). Negative reps
+    are an error; so is 0 unless NumPy shape semantics are on (0 means unknown in MXNet 1.x)."""
+    r = tuple(as_tuple(reps))
+    if any(x < 0 for x in r) or (not is_np_shape() and any(x == 0 for x in r)):
+        raise MXNetError(f"tile: reps={r} must be positive (0 is allowed only with mx.np_shape())")
+    return data.tile(r)
 
 
 @register("repeat", samples=lambda: [
@@ -722,12 +727,20 @@ def diag(data, *, k: int = 0, axis1: int = 0, axis2: int = 1):
     a1, a2 = norm_axis(axis1, data.dim(), "diag"), norm_axis(axis2, data.dim(), "diag")
     if a1 == a2:
         raise MXNetError(f"diag: axis1 and axis2 cannot both be {a1}")
+    h, w = data.shape[a1], data.shape[a2]
+    if not -h < k < w:
+        raise MXNetError(f"diag: k={k} is out of range for axes of sizes {h} and {w}; "
+                         f"expected {-h} < k < {w}")
     return torch.diagonal(data, k, a1, a2)
 
 
-def _check4(op: str, data: torch.Tensor) -> None:
+def _check4(op: str, data: torch.Tensor, block_size: int) -> None:
     if data.dim() != 4:
         raise MXNetError(f"{op}: input must be 4-D (N, C, H, W), got {_shape_str(data)}")
+    if block_size <= 0:
+        raise MXNetError(f"{op}: block_size must be positive, got {block_size}")
+    if any(d == 0 for d in data.shape):
+        raise MXNetError(f"{op}: input dimensions cannot be 0, got {_shape_str(data)}")
 
 
 @register("depth_to_space", samples=lambda: [
@@ -735,7 +748,7 @@ def _check4(op: str, data: torch.Tensor) -> None:
     Sample((_u(2, 9, 1, 2),), {"block_size": 3}, ref=_np_depth_to_space)])
 def depth_to_space(data, *, block_size: int):
     """(N, C*b*b, H, W) -> (N, C, H*b, W*b), moving depth blocks into space (DCR order)."""
-    _check4("depth_to_space", data)
+    _check4("depth_to_space", data, block_size)
     n, c, h, w = data.shape
     b = block_size
     if c % (b * b):
@@ -760,7 +773,7 @@ def _np_depth_to_space(x: np.ndarray, block_size: int) -> np.ndarray:
     Sample((_u(2, 1, 3, 3),), {"block_size": 3}, ref=_np_space_to_depth)])
 def space_to_depth(data, *, block_size: int):
     """(N, C, H*b, W*b) -> (N, C*b*b, H, W), the inverse of depth_to_space."""
-    _check4("space_to_depth", data)
+    _check4("space_to_depth", data, block_size)
     n, c, h, w = data.shape
     b = block_size
     if h % b or w % b:

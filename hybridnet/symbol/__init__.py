@@ -112,4 +112,5 @@ def _executor():  # type: ignore[no-untyped-def]
     return executor
 
 split_v2 = _frontend.make_split_v2(_FUNCS["_split_v2"])
+histogram = _frontend.make_histogram(_FUNCS["_histogram"], lambda x: isinstance(x, Symbol))
 Symbol.split_v2 = lambda self, *a, **k: split_v2(self, *a, **k)  # type: ignore[attr-defined]

@@ -1,35 +1,65 @@
 """Executor: a bound Symbol (MXNet's ``bind``/``simple_bind``) running the compiled graph.
 
-Forward runs the graph's generated function; backward uses torch autograd through it and
-writes gradients per ``grad_req`` ('write', 'add', 'null').
+MXNet semantics kept here: output arrays exist from bind on and are updated in place by every
+forward; ``backward`` works after ``forward(is_train=False)`` or even without a forward (it
+runs the graph itself); gradients follow ``grad_req`` per argument ('write', 'add', 'null'),
+and arguments whose outputs do not depend on them get zero gradients under 'write'.
+Forward runs the graph's generated function; backward uses torch autograd through it.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
+import numpy as np
 import torch
 
-from ..base import MXNetError
+from ..base import MXNetError, dtype_torch
 from ..compiler.codegen import compile_graph
 from ..context import Context, current_context
+from ..ir.graph import Graph
 from ..ndarray.ndarray import NDArray
 from .infer import infer_graph
 
 __all__ = ["Executor", "simple_bind"]
 
+_REQS = ("null", "write", "add", "inplace")
 
-def _as_list(values: Any, names: list, what: str) -> list:
+
+def _as_list(values: Any, names: list, what: str, allow_missing: bool) -> list:
+    """Values in ``names`` order from a list or a name->value dict (extra dict keys ignored,
+    as MXNet does)."""
     if values is None:
         return [None] * len(names)
     if isinstance(values, dict):
-        unknown = set(values) - set(names)
-        if unknown:
-            raise MXNetError(f"bind: {what} has unknown names {sorted(unknown)}; expected {names}")
-        return [values.get(n) for n in names]
+        out = [values.get(n) for n in names]
+        if not allow_missing:
+            missing = [n for n, v in zip(names, out) if v is None]
+            if missing:
+                kind = "auxiliary states" if what == "aux_states" else "arguments"
+                raise MXNetError(f"bind: no value for {kind} {missing} in {what}; expected names {names}")
+        return out
     values = list(values)
     if len(values) != len(names):
         raise MXNetError(f"bind: {what} has {len(values)} entries for {len(names)} names {names}")
     return values
+
+
+def _grad_reqs(grad_req: Any, names: list) -> dict:
+    if isinstance(grad_req, str):
+        reqs = {n: grad_req for n in names}
+    elif isinstance(grad_req, dict):
+        reqs = {n: grad_req.get(n, "null") for n in names}
+    else:
+        reqs = dict(zip(names, grad_req))
+    for n, r in reqs.items():
+        if r not in _REQS:
+            raise MXNetError(f"bind: invalid grad_req {r!r} for {n!r}; expected one of {list(_REQS)}")
+    return {n: ("write" if r == "inplace" else r) for n, r in reqs.items()}
+
+
+def _tensor(x: Any, like: torch.Tensor) -> torch.Tensor:
+    t = x._t if isinstance(x, NDArray) else torch.as_tensor(np.asarray(x))
+    return t.to(dtype=like.dtype, device=like.device)
 
 
 class Executor:
@@ -43,32 +73,51 @@ class Executor:
         self._graph = g
         self._arg_names = [v.name for v in g.arguments()]
         self._aux_names = [v.name for v in g.aux_variables()]
-        arg_list = _as_list(args, self._arg_names, "args")
-        missing = [n for n, a in zip(self._arg_names, arg_list) if a is None]
-        if missing:
-            raise MXNetError(f"bind: no value for arguments {missing}")
-        self.arg_arrays = arg_list
-        aux_list = _as_list(aux_states, self._aux_names, "aux_states")
-        missing = [n for n, a in zip(self._aux_names, aux_list) if a is None]
-        if missing:
-            raise MXNetError(f"bind: no value for auxiliary states {missing}")
-        self.aux_arrays = aux_list
-        if isinstance(grad_req, str):
-            reqs = {n: grad_req for n in self._arg_names}
-        elif isinstance(grad_req, dict):
-            reqs = {n: grad_req.get(n, "null") for n in self._arg_names}
-        else:
-            reqs = dict(zip(self._arg_names, grad_req))
-        grads = _as_list(args_grad, self._arg_names, "args_grad")
-        self.grad_arrays = grads
+        self.arg_arrays = _as_list(args, self._arg_names, "args", allow_missing=False)
+        self.aux_arrays = _as_list(aux_states, self._aux_names, "aux_states", allow_missing=False)
+        for what, names, arrays in (("args", self._arg_names, self.arg_arrays),
+                                    ("aux_states", self._aux_names, self.aux_arrays)):
+            for n, a in zip(names, arrays):
+                if not isinstance(a, NDArray):
+                    raise MXNetError(f"bind: {what}[{n!r}] must be an NDArray, got {type(a).__name__}")
+        reqs = _grad_reqs(grad_req, self._arg_names)
+        self.grad_arrays = _as_list(args_grad, self._arg_names, "args_grad", allow_missing=True)
         # an argument without a gradient array gets no gradient, whatever grad_req says
         self._grad_req = {n: (reqs.get(n, "null") if g_ is not None else "null")
-                          for n, g_ in zip(self._arg_names, grads)}
-        order = g.arguments() + g.aux_variables()
-        self._compiled = compile_graph(g, order)
-        self.outputs: list = []
-        self._out_tensors: tuple = ()
+                          for n, g_ in zip(self._arg_names, self.grad_arrays)}
+        self._compiled = compile_graph(g, g.arguments() + g.aux_variables())
+        self._outputs: Optional[list] = None  # allocated on first use (bind stays cheap)
+        self._last_train = False
+        self._out_tensors: Optional[tuple] = None
         self._leaves: list = []
+        self._monitor: Optional[tuple] = None
+
+    def _allocate_outputs(self) -> list:
+        """Zero output arrays of the inferred shapes (MXNet's executor owns them from bind)."""
+        g = self._graph
+        shapes = {n: a.shape for n, a in zip(self._arg_names + self._aux_names,
+                                             self.arg_arrays + self.aux_arrays)}
+        dtypes = {n: a.dtype for n, a in zip(self._arg_names + self._aux_names,
+                                             self.arg_arrays + self.aux_arrays)}
+        try:
+            res = infer_graph(g, shapes, dtypes)
+        except MXNetError:
+            return []
+        outs = []
+        for node, k in g.outputs:
+            s, d = res.out_shapes[id(node)][k], res.out_dtypes[id(node)][k]
+            if s is None or any(x < 0 for x in s):
+                return []
+            outs.append(NDArray(torch.zeros(s, dtype=dtype_torch(d or "float32"),
+                                            device=self._ctx.torch_device)))
+        return outs
+
+    @property
+    def outputs(self) -> list:
+        """The output arrays: from bind on (zeros of the inferred shapes), updated by forward."""
+        if self._outputs is None:
+            self._outputs = self._allocate_outputs()
+        return self._outputs
 
     @property
     def arg_dict(self) -> dict:
@@ -94,84 +143,148 @@ class Executor:
     def debug_str(self) -> str:
         return self._compiled.source
 
-    def forward(self, is_train: bool = False, **kwargs: Any) -> list:
-        for k, v in kwargs.items():
-            if k not in self._arg_names:
-                raise MXNetError(f"forward: {k!r} is not an argument; arguments are {self._arg_names}")
-            target = self.arg_arrays[self._arg_names.index(k)]
-            src = v._t if isinstance(v, NDArray) else torch.as_tensor(v)
-            if tuple(src.shape) != target.shape:
-                raise MXNetError(f"forward: {k} has shape {tuple(src.shape)}, bound shape {target.shape}; "
-                                 f"use reshape() to change shapes")
-            with torch.no_grad():
-                target._t.copy_(src)
-        need_grad = is_train and any(r != "null" for r in self._grad_req.values())
+    def set_monitor_callback(self, callback: Callable[[str, NDArray], Any], monitor_all: bool = False) -> None:
+        """Call ``callback(name, array)`` after each forward for every operator output
+        (``monitor_all``: before them every input, under its own name and as ``<node>_<input>``)."""
+        self._monitor = (callback, bool(monitor_all))
+
+    # -- running ------------------------------------------------------------------------------
+    def _run(self, is_train: bool, need_grad: bool) -> tuple:
         args = []
         self._leaves = []
         for n, a in zip(self._arg_names, self.arg_arrays):
             t = a._t
-            if need_grad and self._grad_req[n] != "null":
+            if need_grad and self._grad_req[n] != "null" and t.is_floating_point():
                 t = t.detach().requires_grad_(True)
                 self._leaves.append((n, t))
             args.append(t)
         args += [a._t for a in self.aux_arrays]
         with torch.set_grad_enabled(need_grad):
             outs = self._compiled.fn(*args, _train=is_train)
-        self._out_tensors = outs
-        self.outputs = [NDArray(o.detach()) for o in outs]
+        self._last_train = is_train
+        self._out_tensors = outs if need_grad else None
+        held = self._outputs
+        if held is not None and len(held) == len(outs) and all(
+                o.shape == t.shape and o.dtype == t.dtype for o, t in zip(held, outs)):
+            with torch.no_grad():
+                for o, t in zip(held, outs):
+                    o._t.copy_(t.detach())
+        else:
+            self._outputs = [NDArray(t.detach()) for t in outs]
+        if self._monitor is not None:
+            self._run_monitor(args, is_train)
+        return outs
+
+    def _run_monitor(self, args: list, is_train: bool) -> None:
+        callback, monitor_all = self._monitor  # type: ignore[misc]
+        entries = [(n, k) for n in self._graph.nodes if n.op is not None for k in range(n.num_outputs())]
+        if not entries:
+            return
+        internals = Graph(entries)
+        order = self._graph.arguments() + self._graph.aux_variables()
+        with torch.no_grad():
+            values = compile_graph(internals, order).fn(*args, _train=is_train)
+        by_entry = {(id(n), k): v for (n, k), v in zip(entries, values)}
+        var_values = {id(v): t for v, t in zip(order, args)}
+        for node in self._graph.nodes:
+            if node.op is None:
+                continue
+            if monitor_all:  # each input under its own name, then as this node's input slot
+                for slot, (src, k) in zip(node.input_names(), node.inputs):
+                    t = var_values[id(src)] if src.op is None else by_entry[(id(src), k)]
+                    callback(src.output_names()[k], NDArray(t.detach()))
+                    callback(f"{node.name}_{slot}", NDArray(t.detach()))
+            for k, name in enumerate(node.output_names()):
+                callback(name, NDArray(by_entry[(id(node), k)]))
+
+    def forward(self, is_train: bool = False, **kwargs: Any) -> list:
+        for k, v in kwargs.items():
+            if k not in self._arg_names:
+                raise MXNetError(f"forward: {k!r} is not an argument; arguments are {self._arg_names}")
+            target = self.arg_arrays[self._arg_names.index(k)]
+            src = _tensor(v, target._t)
+            if tuple(src.shape) != target.shape:
+                raise MXNetError(f"forward: {k} has shape {tuple(src.shape)}, bound shape {target.shape}; "
+                                 f"use reshape() to change shapes")
+            with torch.no_grad():
+                target._t.copy_(src)
+        need_grad = is_train and any(r != "null" for r in self._grad_req.values())
+        self._run(is_train, need_grad)
         return self.outputs
 
     def backward(self, out_grads: Any = None, is_train: bool = True) -> None:
-        if not self._leaves:
-            raise MXNetError("backward: call forward(is_train=True) first, with args_grad bound "
-                             "and grad_req other than 'null'")
-        outs = [o for o in self._out_tensors]
+        """Gradients of the outputs (weighted by ``out_grads``, default ones) into the gradient
+        arrays; runs the graph first when the last forward kept no record of it."""
+        if not any(r != "null" for r in self._grad_req.values()):
+            return
+        if self._out_tensors is None:
+            self._run(self._last_train, True)
+        outs = list(self._out_tensors or ())
         if out_grads is None:
             grads = [torch.ones_like(o) for o in outs]
         else:
-            if isinstance(out_grads, NDArray):
+            if isinstance(out_grads, (NDArray, np.ndarray)):
                 out_grads = [out_grads]
-            grads = [g._t if isinstance(g, NDArray) else torch.as_tensor(g) for g in out_grads]
+            elif isinstance(out_grads, dict):
+                names = self._symbol.list_outputs()
+                out_grads = [out_grads.get(n) for n in names]
+            out_grads = list(out_grads)[: len(outs)]  # extra head gradients are ignored, as in MXNet
+            if len(out_grads) != len(outs):
+                raise MXNetError(f"backward: {len(out_grads)} output gradients for {len(outs)} outputs")
+            grads = [torch.ones_like(o) if g is None else _tensor(g, o) for g, o in zip(out_grads, outs)]
+            for g, o in zip(grads, outs):
+                if o.requires_grad and g.shape != o.shape:
+                    raise MXNetError(f"backward: output gradient of shape {tuple(g.shape)} for an output "
+                                     f"of shape {tuple(o.shape)}")
         pairs = [(o, g) for o, g in zip(outs, grads) if o.requires_grad]
-        if not pairs:
-            raise MXNetError("backward: no output depends on an argument with a gradient")
-        res = torch.autograd.grad([p[0] for p in pairs], [t for _, t in self._leaves],
-                                  [p[1] for p in pairs], allow_unused=True)
+        leaves = [t for _, t in self._leaves]
+        res: tuple = (None,) * len(leaves)
+        if pairs and leaves:
+            res = torch.autograd.grad([p[0] for p in pairs], leaves, [p[1] for p in pairs],
+                                      allow_unused=True, retain_graph=True)
+        done = {n for n, _ in self._leaves}
         with torch.no_grad():
             for (n, _), g in zip(self._leaves, res):
                 buf = self.grad_arrays[self._arg_names.index(n)]
                 if g is None:
                     if self._grad_req[n] == "write":
                         buf._t.zero_()
-                    continue
-                if self._grad_req[n] == "add":
-                    buf._t.add_(g)
+                elif self._grad_req[n] == "add":
+                    buf._t.add_(g.to(buf._t.dtype))
                 else:
                     buf._t.copy_(g)
+            for n, buf in zip(self._arg_names, self.grad_arrays):
+                if n not in done and buf is not None and self._grad_req[n] == "write":
+                    buf._t.zero_()  # an integer argument: no gradient flows to it
 
     def copy_params_from(self, arg_params: dict, aux_params: Optional[dict] = None,
                          allow_extra_params: bool = False) -> None:
         for name, arr in arg_params.items():
             if name in self._arg_names:
-                self.arg_dict[name]._t.copy_(arr._t)
+                dst = self.arg_dict[name]
+                dst._t.copy_(_tensor(arr, dst._t))
             elif not allow_extra_params:
                 raise MXNetError(f"copy_params_from: {name!r} is not an argument of the executor")
         for name, arr in (aux_params or {}).items():
             if name in self._aux_names:
-                self.aux_dict[name]._t.copy_(arr._t)
+                dst = self.aux_dict[name]
+                dst._t.copy_(_tensor(arr, dst._t))
             elif not allow_extra_params:
                 raise MXNetError(f"copy_params_from: {name!r} is not an auxiliary state")
 
     def reshape(self, partial_shaping: bool = False, allow_up_sizing: bool = False, **kwargs: Any) -> "Executor":
+        """A new executor for new input shapes, sharing the arrays whose shapes are unchanged."""
         shapes = {n: a.shape for n, a in self.arg_dict.items()}
         shapes.update({k: tuple(v) for k, v in kwargs.items()})
-        new = simple_bind(self._symbol, self._ctx, {n: r for n, r in self._grad_req.items()}, None, shapes)
-        for n, a in self.arg_dict.items():
-            if new.arg_dict[n].shape == a.shape:
-                new.arg_dict[n]._t.copy_(a._t)
-        for n, a in self.aux_dict.items():
-            if new.aux_dict[n].shape == a.shape:
-                new.aux_dict[n]._t.copy_(a._t)
+        dtypes = {n: a.dtype for n, a in self.arg_dict.items()}
+        new = simple_bind(self._symbol, self._ctx, dict(self._grad_req), dtypes,
+                          {k: v for k, v in shapes.items() if k in kwargs or not partial_shaping})
+        for names, old_arrays, new_arrays in ((self._arg_names, self.arg_arrays, new.arg_arrays),
+                                              (self._aux_names, self.aux_arrays, new.aux_arrays),
+                                              (self._arg_names, self.grad_arrays, new.grad_arrays)):
+            for i, (old, fresh) in enumerate(zip(old_arrays, new_arrays)):
+                if old is not None and fresh is not None and old.shape == fresh.shape:
+                    new_arrays[i] = old
         return new
 
 
@@ -179,9 +292,10 @@ def simple_bind(sym: Any, ctx: Optional[Context], grad_req: Any, type_dict: Opti
     """Allocate arguments (zeros), gradients and aux states from inferred shapes, then bind."""
     ctx = ctx or current_context()
     g = sym._graph()
-    res = infer_graph(g, {k: tuple(v) for k, v in shapes.items()}, type_dict or {})
+    # keyword arguments that are not shapes are ignored, as MXNet's simple_bind does
+    shapes = {k: tuple(v) for k, v in shapes.items() if isinstance(v, (tuple, list))}
+    res = infer_graph(g, shapes, type_dict or {})
     device = ctx.torch_device
-    from ..base import dtype_torch
 
     def alloc(v: Any) -> NDArray:
         s = res.var_shapes[id(v)]
@@ -192,11 +306,6 @@ def simple_bind(sym: Any, ctx: Optional[Context], grad_req: Any, type_dict: Opti
 
     args = {v.name: alloc(v) for v in g.arguments()}
     aux = {v.name: alloc(v) for v in g.aux_variables()}
-    if isinstance(grad_req, str):
-        reqs = {n: grad_req for n in args}
-    elif isinstance(grad_req, dict):
-        reqs = {n: grad_req.get(n, "null") for n in args}
-    else:
-        reqs = dict(zip(args, grad_req))
+    reqs = _grad_reqs(grad_req, list(args))
     grads = {n: NDArray(torch.zeros_like(a._t)) for n, a in args.items() if reqs[n] != "null"}
     return Executor(sym, ctx, args, grads, reqs, aux)

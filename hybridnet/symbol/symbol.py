@@ -349,7 +349,7 @@ def sym_invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: 
         attrs["num_args"] = len(entries)
     else:
         entries = []
-        given = {n: x for n, x in zip(op.inputs, inputs) if x is not None}
+        given = {n: x for n, x in zip(op.input_slots(attrs), inputs) if x is not None}
         active = op.active_inputs(attrs)
         # inputs given positionally in a slot the attributes switch off move to the next active
         # slot that has no value (e.g. RNN's sequence_length passed right after the state)

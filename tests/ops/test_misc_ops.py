@@ -225,7 +225,7 @@ def test_histogram_matches_numpy_edges_and_outliers():
     assert counts.asnumpy().tolist() == [0, 3]                           # range widened by 0.5
     with pytest.raises(MXNetError, match="needs range"):
         mx.nd._internal._histogram(nd(x), bin_cnt=3)
-    s = mx.sym.histogram(mx.sym.var("x"), bin_cnt=3, range=(0, 1))
+    s = mx.sym.histogram(mx.sym.var("x"), bins=3, range=(0, 1))  # MXNet's Python-level signature
     assert s.infer_shape(x=(7,))[1] == [(3,), (4,)]
 
 

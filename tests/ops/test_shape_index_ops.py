@@ -380,3 +380,14 @@ def test_frontend_names_exist() -> None:
         assert callable(getattr(mx.nd.linalg, name)), name
     for name in ("index_array", "index_copy", "boolean_mask"):
         assert callable(getattr(mx.nd.contrib, name)), name
+
+
+def test_gather_nd_out_of_bounds_is_index_error_and_mxnet_error() -> None:
+    data = mx.nd.array([[0, 1, 2], [3, 4, 5]])
+    for bad in ([[0, 1, 0], [0, 1, 3]], [[0, 1, 0], [0, 1, -5]]):
+        with pytest.raises(IndexError, match="out of bounds"):
+            mx.nd.gather_nd(data, mx.nd.array(bad))
+        with pytest.raises(MXNetError):
+            mx.nd.gather_nd(data, mx.nd.array(bad))
+    np.testing.assert_array_equal(mx.nd.gather_nd(data, mx.nd.array([[0, 1, -1], [0, 1, -2]])).asnumpy(),
+                                  [0, 4, 4])
