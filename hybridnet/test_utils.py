@@ -31,6 +31,7 @@ from .context import Context, current_context
 from .ndarray import ndarray as _ndm
 from .ndarray.ndarray import NDArray, array
 from .symbol import Symbol  # re-exported as mx.test_utils.Symbol, as in MXNet
+import hybridnet as mx  # noqa: E402  (MXNet's test_utils star-exports `mx`; tests rely on it)
 
 __all__ = ["default_context", "set_default_context", "default_dtype", "default_rtols", "default_atols",
            "default_numeric_eps", "effective_dtype", "get_tolerance", "get_tols", "get_atol", "get_rtol",
@@ -52,7 +53,10 @@ __all__ = ["default_context", "set_default_context", "default_dtype", "default_r
            "gen_buckets_probs_with_ppf", "mean_check", "var_check", "chi_square_check", "verify_generator",
            "check_gluon_hybridize_consistency", "Feature", "Features", "feature_list", "download",
            "download_model", "get_mnist", "get_mnist_pkl", "get_mnist_ubyte", "get_mnist_iterator",
-           "get_cifar10", "get_zip_data", "get_bz2_data", "get_im2rec_path"]
+           "get_cifar10", "get_zip_data", "get_bz2_data", "get_im2rec_path",
+           # MXNet's test_utils has no __all__, so `from mxnet.test_utils import *` also hands out
+           # the modules and classes it imports; MXNet's own tests use these names unqualified.
+           "mx", "np", "npt", "rnd", "NDArray", "array"]
 
 
 # ---- contexts, dtypes and tolerances ---------------------------------------------------------

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from .registry import Sample, register
+from .shape_rules import same_shape_inputs
 
 _rng = np.random.RandomState(0)
 
@@ -126,6 +127,14 @@ _unary("logical_not", lambda x: (x == 0).to(x.dtype), lambda x: (x == 0).astype(
 _unary("_copy", lambda x: x.clone(), lambda x: x.copy(), aliases=("identity",))
 _unary("BlockGrad", lambda x: x.detach().clone(), lambda x: x, aliases=("stop_gradient",), grad=False,
        doc="Identity in the forward pass; blocks gradients.")
+
+
+@register("_identity_with_attr_like_rhs", infer_inputs=same_shape_inputs, samples=lambda: [
+    Sample((_u(-1, 1, (3, 4)), _u(-1, 1, (3, 4))), ref=lambda lhs, rhs: lhs.copy(), grad_inputs=(0,))])
+def _identity_with_attr_like_rhs(lhs, rhs):
+    """``lhs`` unchanged, with the shape of ``rhs``: a shape constraint that lets inference flow
+    from ``lhs`` to ``rhs`` and back (no gradient reaches ``rhs``)."""
+    return lhs.clone()
 class _MakeLoss(torch.autograd.Function):
     """Identity forward; backward ignores the head gradient and returns ones (MXNet make_loss)."""
 
@@ -193,19 +202,22 @@ def _binary_samples(ref: Callable, lo: float, hi: float, grad: bool, broadcast: 
     return samples
 
 
-def _make_binary(opname: str, fn: Callable, aliases: tuple, samples: Callable, grad: bool, doc: str) -> None:
+def _make_binary(opname: str, fn: Callable, aliases: tuple, samples: Callable, grad: bool, doc: str,
+                 same_shape: bool = False) -> None:
     def kernel(lhs, rhs):  # type: ignore[no-untyped-def]
         return fn(lhs, rhs)
     kernel.__name__ = opname
     kernel.__doc__ = doc
-    register(opname, aliases=aliases, samples=samples, differentiable=grad)(kernel)
+    register(opname, aliases=aliases, samples=samples, differentiable=grad,
+             infer_inputs=same_shape_inputs if same_shape else None)(kernel)
 
 
 for _name, _fn, _ref, _grad, _elem_aliases, _bc_aliases, (_lo, _hi) in _BINARY:
     if _elem_aliases is not None:
         # elemwise_add & co. are their own operators in MXNet's JSON (a + b on Symbols).
         _make_binary(f"elemwise_{_name}", _fn, _elem_aliases, _binary_samples(_ref, _lo, _hi, _grad, False),
-                     _grad, f"Elementwise {_name} (broadcasts when shapes differ, unlike MXNet).")
+                     _grad, f"Elementwise {_name} (broadcasts when shapes differ, unlike MXNet).",
+                     same_shape=True)
     _make_binary(f"broadcast_{_name}", _fn, _bc_aliases, _binary_samples(_ref, _lo, _hi, _grad, True),
                  _grad, f"Broadcasting {_name}.")
 
