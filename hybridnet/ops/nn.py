@@ -87,6 +87,9 @@ def _fc_samples() -> list:
 def FullyConnected(data: Tensor, weight: Tensor, bias: Optional[Tensor] = None, *, num_hidden: int,
                    no_bias: bool = False, flatten: bool = True) -> Tensor:
     """y = x W^T + b. ``flatten`` views the input as (N, -1); otherwise it applies to the last axis."""
+    if weight.shape[0] != num_hidden:
+        raise ValueError(f"FullyConnected: weight has shape {tuple(weight.shape)}, but num_hidden={num_hidden} "
+                         f"needs {num_hidden} rows")
     if flatten and data.dim() != 2:
         data = data.reshape(data.shape[0], -1)
     return F.linear(data, weight, None if no_bias else bias)

@@ -58,13 +58,13 @@ def rnn_param_concat_inputs(attrs: dict, ins: list, outs: list) -> list:
     """_rnn_param_concat: like Concat, but several unknown inputs share the remainder equally
     (they are the i2h weights of the first layer, one per direction: MXNet's rule too)."""
     out = outs[0]
-    unknown = [i for i, s in enumerate(ins) if s is None]
-    if out is None or len(out) != 1 or not unknown or any(0 in s for s in ins if s is not None):
+    unknown = [i for i, s in enumerate(ins) if s is None or 0 in s]
+    if out is None or len(out) != 1 or not unknown or any(len(s) != 1 for s in ins if s is not None):
         return concat_inputs(attrs, ins, outs)
-    rest = out[0] - sum(s[0] for s in ins if s is not None)
+    rest = out[0] - sum(s[0] for i, s in enumerate(ins) if i not in unknown)
     if rest <= 0 or rest % len(unknown):
         return ins
-    return [(rest // len(unknown),) if s is None else s for s in ins]
+    return [(rest // len(unknown),) if i in unknown else s for i, s in enumerate(ins)]
 
 
 def reshape_input(attrs: dict, ins: list, outs: list) -> list:

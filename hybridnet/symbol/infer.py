@@ -199,11 +199,11 @@ def _forward(n: Node, sv: _Solver) -> bool:
     changed = False
     ins = [sv.get(e) for e in n.inputs]
     attrs = n.kernel_attrs()
-    # 1. parameter shapes from the data shape: computed without the parameters' own shapes, so a
-    #    given parameter shape that contradicts the data is reported
+    # 1. unknown parameter shapes from the data shape (a rule fills gaps: PReLU's gamma may
+    #    be (1,) or (channels,), so a known parameter shape is the kernel's to check)
     if op.param_shapes is not None and ins and ins[0] is not None:
         try:
-            filled = list(op.param_shapes(attrs, [ins[0]] + [None] * (len(ins) - 1)))
+            filled = list(op.param_shapes(attrs, list(ins)))
         except (ValueError, TypeError, IndexError, ZeroDivisionError) as e:
             if _fully_known(ins[0]):
                 raise MXNetError(f"shape inference for node {n.name!r} ({op.name}) failed: {e}; "
