@@ -18,10 +18,11 @@ class MXNetError(RuntimeError):
 class NotImplementedForSymbol(MXNetError):
     """An NDArray-only feature used on a Symbol (MXNet's ``mxnet.base.NotImplementedForSymbol``)."""
 
-    def __init__(self, function: Any, alias: Any = None, *args: Any):
+    def __init__(self, function: Any, alias: Any = None, *args: Any, hint: str = ""):
         super().__init__()
         self.function = getattr(function, "__name__", str(function))
         self.alias, self.args = alias, [str(type(a)) for a in args]
+        self.hint = hint
 
     def __str__(self) -> str:
         msg = f"Function {self.function}"
@@ -29,7 +30,8 @@ class NotImplementedForSymbol(MXNetError):
             msg += f" (namely operator \"{self.alias}\")"
         if self.args:
             msg += " with arguments (" + ", ".join(self.args) + ")"
-        return msg + " is not implemented for Symbol and only available in NDArray."
+        msg += " is not implemented for Symbol and only available in NDArray."
+        return f"{msg} {self.hint}" if self.hint else msg
 
 
 class NotSupportedForSparseNDArray(MXNetError):

@@ -22,6 +22,7 @@ from torch import Tensor
 from ..base import MXNetError, dtype_torch
 from .attrs import Dtype, OptFloat, OptInt, Shape
 from ._helpers import fill_shape as _fill, ints as _ints, per_dim as _per_dim
+from .shape_rules import same_shape_inputs
 from .registry import Sample, register
 
 __all__: list = []  # operators are reached through the registry / nd.* / sym.*
@@ -484,7 +485,7 @@ def _act_samples() -> list:
     return [Sample((x,), {"act_type": a}, ref=lambda x, act_type: _NP_ACT[act_type](x)) for a in _NP_ACT]
 
 
-@register("Activation", samples=_act_samples)
+@register("Activation", infer_inputs=same_shape_inputs, samples=_act_samples)
 def Activation(data: Tensor, *,
                act_type: Literal["log_sigmoid", "mish", "relu", "sigmoid", "softrelu", "softsign", "tanh"]
                ) -> Tensor:

@@ -44,7 +44,7 @@ def concat_inputs(attrs: dict, ins: list, outs: list) -> list:
     ins = [s if s is None or len(s) != len(out) else
            tuple(o if i != d and not v else v for i, (v, o) in enumerate(zip(s, out))) for s in ins]
     unknown = [i for i, s in enumerate(ins) if s is None or 0 in s]
-    if len(unknown) != 1:
+    if len(unknown) != 1 or not out[d]:
         return ins
     known = sum(s[d] for i, s in enumerate(ins) if i != unknown[0] and len(s) == len(out))
     shape = list(out)

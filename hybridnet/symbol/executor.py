@@ -133,10 +133,10 @@ class Executor:
                 out_grads = [out_grads]
             grads = [g._t if isinstance(g, NDArray) else torch.as_tensor(g) for g in out_grads]
         pairs = [(o, g) for o, g in zip(outs, grads) if o.requires_grad]
-        if not pairs:
-            raise MXNetError("backward: no output depends on an argument with a gradient")
+        # no output depends on the arguments (indices, stop_gradient...): zero gradients, as MXNet
         res = torch.autograd.grad([p[0] for p in pairs], [t for _, t in self._leaves],
-                                  [p[1] for p in pairs], allow_unused=True)
+                                  [p[1] for p in pairs], allow_unused=True) if pairs \
+            else [None] * len(self._leaves)
         with torch.no_grad():
             for (n, _), g in zip(self._leaves, res):
                 buf = self.grad_arrays[self._arg_names.index(n)]

@@ -173,12 +173,13 @@ def infer_graph(graph: Graph, shapes: dict, dtypes: Optional[dict] = None, parti
             sv.shape[(id(n), 0)] = s
             dt = dtypes.get(n.name)
             sv.dtype[(id(n), 0)] = dtype_name(dt) if dt is not None else _hint_dtype(n)
+    n_ops = sum(1 for n in nodes if n.op is not None)
     for _ in range(_MAX_SWEEPS):
         changed = False
         for n in nodes:
             if n.op is not None and id(n) not in sv.done:
                 changed |= _forward(n, sv)
-        if all(_fully_known(s) for s in sv.shape.values()):
+        if len(sv.done) == n_ops:  # every node computed from fully known inputs
             break
         changed |= _backward(nodes, sv)
         if not changed:
@@ -219,7 +220,7 @@ def _forward(n: Node, sv: _Solver) -> bool:
         ins = [sv.get(e) for e in n.inputs]
         if not all(_fully_known(s) for s in ins):
             try:
-                new_ins = rule(attrs, list(ins), [s if _fully_known(s) else None for s in outs])
+                new_ins = rule(attrs, list(ins), list(outs))
             except (ValueError, TypeError, IndexError, ZeroDivisionError):
                 new_ins = ins
             for i, new in enumerate(new_ins):
