@@ -202,6 +202,8 @@ def _heads_and_grads(heads: Any, head_grads: Any) -> tuple[list, list]:
         t = h._t
         if not t.requires_grad:
             raise MXNetError(_NOT_RECORDED.format(i=i, shape=h.shape))
+        if t.grad_fn is not None and t.grad_fn.metadata.get(_FREED):
+            raise MXNetError(_GRAPH_FREED.format(where="backward"))
         if g is None:
             gt = torch.ones_like(t)
         else:
@@ -215,12 +217,24 @@ def _heads_and_grads(heads: Any, head_grads: Any) -> tuple[list, list]:
     return ts, gs
 
 
+# Marks (in torch's per-node metadata) a head whose graph a backward without retain_graph
+# released: MXNet refuses a second backward through it even where torch kept nothing to free.
+_FREED = "hybridnet_graph_freed"
+_GRAPH_FREED = ("{where}: the graph of this head was freed by a previous backward(); pass "
+                "retain_graph=True to the first backward() to differentiate the same graph twice, "
+                "or recompute the head under autograd.record()")
+
+
+def _mark_freed(heads: list) -> None:
+    for t in heads:
+        if t.grad_fn is not None:
+            t.grad_fn.metadata[_FREED] = True
+
+
 def _engine_error(e: RuntimeError, where: str) -> MXNetError:
     msg = str(e)
     if "backward through the graph a second time" in msg or "have already been freed" in msg:
-        return MXNetError(f"{where}: the graph of this head was freed by a previous backward(); "
-                          f"pass retain_graph=True to the first backward() to differentiate the same "
-                          f"graph twice, or recompute the head under autograd.record()")
+        return MXNetError(_GRAPH_FREED.format(where=where))
     if "modified by an inplace operation" in msg:
         return MXNetError(f"{where}: an array needed for the gradient was modified in place after it "
                           f"was used inside autograd.record(); compute new arrays instead of "
@@ -244,6 +258,8 @@ def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False,
         raise _engine_error(e, "backward") from e
     finally:
         _ACTIVE_BACKWARD -= 1
+    if not retain_graph:
+        _mark_freed(ts)
 
 
 def grad(heads: Any, variables: Any, head_grads: Any = None, retain_graph: Optional[bool] = None,
@@ -272,13 +288,48 @@ def grad(heads: Any, variables: Any, head_grads: Any = None, retain_graph: Optio
                                       create_graph=create_graph, allow_unused=True)
     except RuntimeError as e:
         raise _engine_error(e, "grad") from e
+    if not retain_graph:
+        _mark_freed(ts)
     return [NDArray(torch.zeros_like(v._t) if g is None else g) for v, g in zip(variables, out)]
 
 
+# ---- recorded history (get_symbol) -------------------------------------------------------------
+# Under record(), every registry operator with a variable upstream leaves on its outputs the IR
+# entry that computed them: small Node objects holding no tensors. Arrays computed otherwise
+# (NDArray methods outside the registry, constants) appear as variables of the graph.
+_HIST_COUNT = {"var": 0, "op": 0}  # names for the recorded nodes: var0, var1..., <op>0, <op>1...
+
+
+def _history_entry(arr: Any) -> tuple:
+    from .ir.graph import Node
+    try:
+        return arr._hist
+    except AttributeError:
+        pass
+    entry = (Node(None, f"var{_HIST_COUNT['var']}"), 0)
+    _HIST_COUNT["var"] += 1
+    arr._hist = entry
+    return entry
+
+
+def record_history(op: Any, attrs: dict, inputs: Sequence, outputs: Sequence) -> None:
+    """Remember (on ``outputs``) that ``op`` computed them from ``inputs`` (called while recording)."""
+    from .ir.graph import Node
+    ins = [_history_entry(x) for x in inputs if x is not None]
+    node = Node(op, f"{op.hint}{_HIST_COUNT['op']}", {k: v for k, v in attrs.items() if k != "is_train"}, ins)
+    _HIST_COUNT["op"] += 1
+    for k, o in enumerate(outputs):
+        o._hist = (node, k)
+
+
 def get_symbol(x: Any) -> Any:
-    """Not supported: MXNet converts a recorded history to a Symbol; hybridize a block instead."""
-    raise MXNetError("autograd.get_symbol is not supported: hybridnet records with torch's "
-                     "engine; hybridize a HybridBlock (or use mx.sym) to obtain a graph instead")
+    """The computation recorded under ``record()`` that produced ``x``, as a Symbol (MXNet's
+    ``autograd.get_symbol``); variables and unrecorded inputs are its arguments."""
+    from .ndarray.ndarray import NDArray
+    from .symbol.symbol import Symbol
+    if not isinstance(x, NDArray):
+        raise TypeError(f"get_symbol: expected an NDArray, got {type(x).__name__}")
+    return Symbol([_history_entry(x)])
 
 
 # ---- custom functions ------------------------------------------------------------------------

@@ -144,14 +144,20 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
         if out is not None:
             if out.__class__ is not NDArray and isinstance(out, (list, tuple)):
                 out = out[0]
-            return _write_out(out, res)
-        return NDArray(res)
+            res = _write_out(out, res)
+        else:
+            res = NDArray(res)
+        if guard and _STATE.recording:
+            _ag.record_history(op, attrs, inputs, [res])
+        return res
     outs = [NDArray(r) for r in res]
     if out is not None:
         for o, r in zip(out if isinstance(out, (list, tuple)) else [out], outs):
             _write_out(o, r._t)
-        return out
-    return outs
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    if guard and _STATE.recording:
+        _ag.record_history(op, attrs, inputs, outs)
+    return out if out is not None else outs
 
 
 def _inplace_check(arr: "NDArray", what: str) -> torch.Tensor:
@@ -285,8 +291,9 @@ class NDArray:
     """An n-dimensional array on a device, with MXNet 1.x behaviour (wraps ``torch.Tensor`` ``_t``)."""
 
     # _t: the tensor. Optional (unset unless used): _grad, _grad_req (autograd variables),
-    # _fresh (gradient written since the Trainer last looked), _view (shares memory by MXNet's rules).
-    __slots__ = ("_t", "_grad", "_grad_req", "_fresh", "_view", "__weakref__")
+    # _fresh (gradient written since the Trainer last looked), _view (shares memory by MXNet's rules),
+    # _hist (the graph entry that computed it under autograd.record(); see autograd.get_symbol).
+    __slots__ = ("_t", "_grad", "_grad_req", "_fresh", "_view", "_hist", "__weakref__")
     # NumPy defers binary operators with an NDArray on the right to our reflected operators.
     __array_priority__ = 1000.0
 
@@ -520,6 +527,8 @@ class NDArray:
             raise MXNetError(f"gradient buffer {grad.shape} {dtype_name(grad._t.dtype)} @{grad.context} "
                              f"does not match the variable {self.shape} {dtype_name(t.dtype)} @{self.context}")
         self._t = t.detach().requires_grad_(grad_req != "null")
+        if hasattr(self, "_hist"):
+            del self._hist  # a new variable: no recorded history
         self._grad = grad
         self._grad_req = grad_req
         self._fresh = False
