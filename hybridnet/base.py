@@ -6,13 +6,18 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["MXNetError", "dtype_np", "dtype_torch", "dtype_flag", "dtype_from_flag", "dtype_name",
+__all__ = ["MXNetError", "ShapeError", "dtype_np", "dtype_torch", "dtype_flag", "dtype_from_flag", "dtype_name",
            "numeric_types", "integer_types", "string_types", "NotGiven", "NotImplementedForSymbol",
            "NotSupportedForSparseNDArray", "py_str", "mx_real_t"]
 
 
 class MXNetError(RuntimeError):
     """The error MXNet users catch: bad operator input, bad files, bad graphs."""
+
+
+class ShapeError(MXNetError, ValueError):
+    """A shape that does not fit: MXNet raises ValueError here (``x.reshape`` to another size);
+    catchable as MXNetError too."""
 
 
 class NotImplementedForSymbol(MXNetError):

@@ -30,7 +30,7 @@ import numpy as np
 from .atomic import write_atomic
 from ..base import BFLOAT16_NP, MXNetError
 
-__all__ = ["save", "load", "dumps", "loads", "LIST_MAGIC", "V1_MAGIC", "V2_MAGIC", "V3_MAGIC"]
+__all__ = ["save", "load", "dumps", "loads", "dump_record", "load_record", "LIST_MAGIC", "V1_MAGIC", "V2_MAGIC", "V3_MAGIC"]
 
 LIST_MAGIC = 0x112
 V1_MAGIC = 0xF993FAC8
@@ -135,6 +135,13 @@ def dumps(arrays: Sequence[np.ndarray], names: Optional[Sequence[str]] = None) -
     """The bytes MXNet's ``nd.save`` writes for ``arrays`` (named when ``names`` is given)."""
     enc, prepared = _prepare(arrays, names)
     return b"".join(_chunks(enc, prepared))
+
+
+def dump_record(array: np.ndarray) -> bytes:
+    """One array record alone (MXNet's ``MXNDArraySaveRawBytes``: what a pickled NDArray holds)."""
+    _, prepared = _prepare([array], None)
+    chunks = list(_chunks(None, prepared))
+    return b"".join(chunks[1:-1])  # without the list header and the names section
 
 
 def save(fname: PathLike, arrays: Sequence[np.ndarray], names: Optional[Sequence[str]] = None) -> None:
@@ -431,6 +438,18 @@ def loads(data: Union[bytes, bytearray, memoryview], *, on_none: str = "error") 
     if any(a is _None for a in arrays):
         return _handle_none(names, arrays, on_none)
     return names, arrays
+
+
+def load_record(data: Union[bytes, bytearray, memoryview]) -> np.ndarray:
+    """Parse one array record (``dump_record``, or the bytes of an MXNet NDArray pickle)."""
+    if isinstance(data, str) or not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"params.load_record expects bytes, got {type(data).__name__}")
+    r = _Reader(memoryview(data).cast("B"))
+    r.what = "array record"
+    a = _read_record(r)
+    if a is _None:
+        raise MXNetError("array record: an empty ('none') NDArray, which holds no data")
+    return a
 
 
 def _handle_none(names: Optional[list], arrays: list, on_none: str) -> tuple:

@@ -36,15 +36,19 @@ def _dense(stype: Optional[str], fn: str) -> None:
 
 
 def zeros(shape: Any, ctx: Optional[Context] = None, dtype: Any = None, stype: Optional[str] = None,
-          **kwargs: Any) -> NDArray:
-    """Array of zeros (MXNet ``nd.zeros(shape, ctx=None, dtype=None)``; float32 by default)."""
+          out: Optional[NDArray] = None, **kwargs: Any) -> NDArray:
+    """Array of zeros (MXNet ``nd.zeros(shape, ctx=None, dtype=None)``; float32 by default),
+    written into ``out`` when given."""
     _dense(stype, "zeros")
-    return invoke(_reg.get("_zeros"), (), {"shape": shape, "ctx": _ctx(ctx), "dtype": _dt(dtype)})
+    return invoke(_reg.get("_zeros"), (), {"shape": shape, "ctx": _ctx(ctx), "dtype": _dt(dtype), **kwargs},
+                  out=out)
 
 
-def ones(shape: Any, ctx: Optional[Context] = None, dtype: Any = None, **kwargs: Any) -> NDArray:
-    """Array of ones (float32 by default)."""
-    return invoke(_reg.get("_ones"), (), {"shape": shape, "ctx": _ctx(ctx), "dtype": _dt(dtype)})
+def ones(shape: Any, ctx: Optional[Context] = None, dtype: Any = None, out: Optional[NDArray] = None,
+         **kwargs: Any) -> NDArray:
+    """Array of ones (float32 by default), written into ``out`` when given."""
+    return invoke(_reg.get("_ones"), (), {"shape": shape, "ctx": _ctx(ctx), "dtype": _dt(dtype), **kwargs},
+                  out=out)
 
 
 def full(shape: Any, val: float, ctx: Optional[Context] = None, dtype: Any = None, out: Any = None) -> NDArray:
@@ -112,12 +116,31 @@ def histogram(a: NDArray, bins: Any = 10, range: Optional[tuple] = None) -> tupl
     return NDArray(counts), NDArray(edges.to(a._t.dtype))
 
 
-def moveaxis(tensor: NDArray, source: int, destination: int) -> NDArray:
-    """Move axis ``source`` to ``destination`` (a new array)."""
+def _axes(value: Any, ndim: int, what: str) -> tuple:
+    """``value`` (an int or a sequence of ints) as distinct axes in [0, ndim); ValueError otherwise."""
+    axes = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
+    out = []
+    for a in axes:
+        if not isinstance(a, (int, np.integer)) or not -ndim <= a < ndim:
+            raise ValueError(f"moveaxis: {what} axis {a!r} is out of range for an array with {ndim} "
+                             f"dimensions (valid: {-ndim} to {ndim - 1})")
+        out.append(int(a) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"moveaxis: repeated axis in {what} {value!r}")
+    return tuple(out)
+
+
+def moveaxis(tensor: NDArray, source: Any, destination: Any) -> NDArray:
+    """Move axes ``source`` to positions ``destination`` (ints or sequences; a new array)."""
+    src = _axes(source, tensor.ndim, "source")
+    dst = _axes(destination, tensor.ndim, "destination")
+    if len(src) != len(dst):
+        raise ValueError(f"moveaxis: source {source!r} and destination {destination!r} must have the "
+                         f"same number of elements")
     t = tensor._t
     if _nograd_needed(t):
         t = t.detach()
-    return NDArray(torch.movedim(t, source, destination).clone(memory_format=torch.contiguous_format))
+    return NDArray(torch.movedim(t, src, dst).clone(memory_format=torch.contiguous_format))
 
 
 def onehot_encode(indices: NDArray, out: NDArray) -> NDArray:

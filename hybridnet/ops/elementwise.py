@@ -169,12 +169,19 @@ def _npcmp(fn: Callable) -> Callable:
     return lambda a, b: fn(a, b).astype(np.result_type(a, b))
 
 
+def _div(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """MXNet divides integer arrays in their dtype, truncating (7 / 2 == 3, -7 / 2 == -3)."""
+    if not (a.is_floating_point() or b.is_floating_point() or a.is_complex() or b.is_complex()):
+        return torch.div(a, b, rounding_mode="trunc")
+    return torch.div(a, b)
+
+
 # name, torch fn, numpy ref, differentiable, (elemwise_ aliases), (broadcast_ aliases), input range
 _BINARY: list = [
     ("add", torch.add, np.add, True, ("_add", "_plus", "_Plus"), ("broadcast_plus",), (-2, 2)),
     ("sub", torch.sub, np.subtract, True, ("_sub", "_minus", "_Minus"), ("broadcast_minus",), (-2, 2)),
     ("mul", torch.mul, np.multiply, True, ("_mul", "_Mul"), (), (-2, 2)),
-    ("div", torch.div, np.divide, True, ("_div", "_Div"), (), (0.5, 2)),
+    ("div", _div, np.divide, True, ("_div", "_Div"), (), (0.5, 2)),
     ("mod", torch.remainder, np.mod, False, None, ("_mod",), (0.5, 3)),
     ("power", torch.pow, np.power, True, None, ("_power", "_Power"), (0.5, 2)),
     ("maximum", torch.maximum, np.maximum, True, None, ("_maximum", "_Maximum"), (-2, 2)),
