@@ -9,6 +9,7 @@ import torch
 
 from ..base import MXNetError, dtype_name
 from ..context import Context, current_context
+from ..util import is_np_shape
 from ..ops import frontend as _frontend
 from ..ops import registry as _reg
 from .ndarray import (NDArray, _device, _nograd_needed, from_dlpack, from_numpy, invoke,
@@ -164,7 +165,8 @@ def _from_numpy_loaded(a: np.ndarray) -> NDArray:
     if a.dtype == BFLOAT16_NP:
         t = torch.from_numpy(a.view(np.uint16).astype(np.int16)).view(torch.bfloat16)
         return NDArray(t)
-    return NDArray(torch.from_numpy(np.ascontiguousarray(a)))
+    # (np.ascontiguousarray would turn a 0-d array into a 1-d one)
+    return NDArray(torch.from_numpy(np.require(a, requirements="C")))
 
 
 def save(fname: Union[str, os.PathLike], data: Any) -> None:
@@ -183,7 +185,7 @@ def save(fname: Union[str, os.PathLike], data: Any) -> None:
         names, arrays = None, list(data)
     else:
         raise TypeError(f"save: data must be an NDArray, list or dict, got {type(data).__name__}")
-    _params.save(fname, [_to_numpy_for_save(a) for a in arrays], names)
+    _params.save(fname, [_to_numpy_for_save(a) for a in arrays], names, np_shape=is_np_shape())
 
 
 def _wrap_loaded(names: Optional[list], arrays: list, ctx: Optional[Context]) -> Any:
@@ -196,15 +198,18 @@ def _wrap_loaded(names: Optional[list], arrays: list, ctx: Optional[Context]) ->
 
 
 def load(fname: Union[str, os.PathLike], ctx: Optional[Context] = None) -> Any:
-    """Load arrays saved by ``save`` or by MXNet: a list, or a dict when the file has names."""
+    """Load arrays saved by ``save`` or by MXNet: a list, or a dict when the file has names.
+
+    As in MXNet, a file saved under ``mx.np_shape()`` loads only under it, and a file saved
+    outside it with zero-size dimensions only outside it."""
     from ..formats import params as _params
-    names, arrays = _params.load(fname)
+    names, arrays = _params.load(fname, np_shape=is_np_shape())
     return _wrap_loaded(names, arrays, ctx)
 
 
 def load_frombuffer(buf: bytes, ctx: Optional[Context] = None) -> Any:
     from ..formats import params as _params
-    names, arrays = _params.loads(bytes(buf))
+    names, arrays = _params.loads(bytes(buf), np_shape=is_np_shape())
     return _wrap_loaded(names, arrays, ctx)
 
 
