@@ -1,6 +1,8 @@
 """Errors and dtype tables shared by every layer (MXNet's ``mxnet.base``)."""
 from __future__ import annotations
 
+import os
+import platform
 from typing import Any
 
 import numpy as np
@@ -8,7 +10,7 @@ import torch
 
 __all__ = ["MXNetError", "ShapeError", "dtype_np", "dtype_torch", "dtype_flag", "dtype_from_flag", "dtype_name",
            "numeric_types", "integer_types", "string_types", "NotGiven", "NotImplementedForSymbol",
-           "NotSupportedForSparseNDArray", "py_str", "mx_real_t"]
+           "NotSupportedForSparseNDArray", "py_str", "mx_real_t", "data_dir", "data_dir_default"]
 
 
 class MXNetError(RuntimeError):
@@ -65,6 +67,19 @@ def _as_list(obj: Any) -> list:
 
 
 mx_real_t = np.float32  # MXNet's default real type
+
+
+def data_dir_default() -> str:
+    """Where MXNet keeps downloaded data without ``MXNET_HOME``: ``%APPDATA%/mxnet`` on Windows,
+    ``~/.mxnet`` elsewhere."""
+    if platform.system() == "Windows":
+        return os.path.join(os.environ.get("APPDATA", os.path.expanduser("~")), "mxnet")
+    return os.path.join(os.path.expanduser("~"), ".mxnet")
+
+
+def data_dir() -> str:
+    """``$MXNET_HOME``, else ``data_dir_default()`` (datasets and model weights live below it)."""
+    return os.getenv("MXNET_HOME", data_dir_default())
 
 
 numeric_types = (float, int, np.generic)

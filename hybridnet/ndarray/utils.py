@@ -36,20 +36,28 @@ def _dense(stype: Optional[str], fn: str) -> None:
                          f"arrays are dense ('default')")
 
 
+def _creation_attrs(kwargs: dict) -> dict:
+    """Extra keyword arguments of nd.zeros/ones: ``name``, ``attr`` and hidden ``__key__``
+    attributes (``__layout__``) describe graph nodes and mean nothing for NDArrays (MXNet accepts
+    and drops them); anything else goes to the operator, which rejects what it does not know."""
+    return {k: v for k, v in kwargs.items()
+            if k not in ("name", "attr") and not (k.startswith("__") and k.endswith("__"))}
+
+
 def zeros(shape: Any, ctx: Optional[Context] = None, dtype: Any = None, stype: Optional[str] = None,
           out: Optional[NDArray] = None, **kwargs: Any) -> NDArray:
     """Array of zeros (MXNet ``nd.zeros(shape, ctx=None, dtype=None)``; float32 by default),
     written into ``out`` when given."""
     _dense(stype, "zeros")
-    return invoke(_reg.get("_zeros"), (), {"shape": shape, "ctx": _ctx(ctx), "dtype": _dt(dtype), **kwargs},
-                  out=out)
+    attrs = {"shape": shape, "ctx": _ctx(ctx), "dtype": _dt(dtype), **_creation_attrs(kwargs)}
+    return invoke(_reg.get("_zeros"), (), attrs, out=out)
 
 
 def ones(shape: Any, ctx: Optional[Context] = None, dtype: Any = None, out: Optional[NDArray] = None,
          **kwargs: Any) -> NDArray:
     """Array of ones (float32 by default), written into ``out`` when given."""
-    return invoke(_reg.get("_ones"), (), {"shape": shape, "ctx": _ctx(ctx), "dtype": _dt(dtype), **kwargs},
-                  out=out)
+    attrs = {"shape": shape, "ctx": _ctx(ctx), "dtype": _dt(dtype), **_creation_attrs(kwargs)}
+    return invoke(_reg.get("_ones"), (), attrs, out=out)
 
 
 def full(shape: Any, val: float, ctx: Optional[Context] = None, dtype: Any = None, out: Any = None) -> NDArray:

@@ -386,9 +386,20 @@ def _entry_of(x: Any, op: OpDef, slot: str) -> tuple:
                     f"inside hybrid_forward use F.* on the given inputs and parameters)")
 
 
+# Attributes MXNet also keeps in their hidden ``__key__`` form when set by name (attr('lr_mult')
+# and attr('__lr_mult__') both answer; -symbol.json files carry both).
+_HIDDEN_KEYS = frozenset(("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage"))
+
+
 def _hidden(attr: Optional[dict]) -> dict:
-    scoped = _attribute.current().get(attr)
-    return {(k if k.startswith("__") else f"__{k}__"): str(v) for k, v in scoped.items()}
+    """The scope's and ``attr``'s attributes as MXNet stores them: keys as given (strings),
+    plus ``__key__`` for the hidden keys."""
+    out = {}
+    for k, v in _attribute.current().get(attr).items():
+        out[k] = str(v)
+        if k in _HIDDEN_KEYS:
+            out[f"__{k}__"] = str(v)
+    return out
 
 
 def sym_invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any = None,
@@ -423,8 +434,8 @@ def sym_invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: 
                 if slot in op.optional_inputs and op.active_inputs_rule is None:
                     raise MXNetError(f"operator {op.name}: optional input {slot!r} must be given when a "
                                      f"later input is given")
-                vattrs: dict = {}
-                entries.append((Node(None, f"{node_name}_{slot}", vattrs), 0))
+                # inputs made for the user carry the operator's attributes, as in MXNet
+                entries.append((Node(None, f"{node_name}_{slot}", dict(hidden)), 0))
             else:
                 entries.append(_entry_of(x, op, slot))
     node = Node(op, node_name, {**attrs, **hidden}, entries)
