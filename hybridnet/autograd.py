@@ -290,7 +290,18 @@ def grad(heads: Any, variables: Any, head_grads: Any = None, retain_graph: Optio
         raise _engine_error(e, "grad") from e
     if not retain_graph:
         _mark_freed(ts)
-    return [NDArray(torch.zeros_like(v._t) if g is None else g) for v, g in zip(variables, out)]
+    return [NDArray(_gradient_tensor(v._t, g, create_graph)) for v, g in zip(variables, out)]
+
+
+def _gradient_tensor(var: torch.Tensor, g: Optional[torch.Tensor], create_graph: bool) -> torch.Tensor:
+    """A gradient as an ordinary tensor: zeros where nothing flowed (torch's None or its lazy
+    ZeroTensor); with ``create_graph`` always part of the graph, so differentiating it again gives
+    zeros where it does not depend on the variable (MXNet's behaviour) instead of an error."""
+    if g is None or g._is_zerotensor():
+        g = torch.zeros_like(var)
+    if create_graph and not g.requires_grad:
+        g = g + var * 0
+    return g
 
 
 # ---- recorded history (get_symbol) -------------------------------------------------------------

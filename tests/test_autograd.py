@@ -400,3 +400,19 @@ def test_backward_twice_without_retain_graph_fails():
 def test_attach_grad_on_int_array_errors():
     with pytest.raises(MXNetError, match="float"):
         nd.array([1, 2], dtype="int32").attach_grad()
+
+
+def test_higher_order_grad_of_constant_derivative_is_zero():
+    x = nd.array([0.5, -1.5, 2.0])
+    x.attach_grad()
+    for fn in (lambda v: nd.radians(v), lambda v: nd.abs(v), lambda v: v * 3 + 1):
+        with autograd.record():
+            y = fn(x)
+            g1 = autograd.grad(y, x, head_grads=nd.ones_like(x), create_graph=True, retain_graph=True)[0]
+            g2 = autograd.grad(g1, x, head_grads=nd.ones_like(x), create_graph=True, retain_graph=True)[0]
+        np.testing.assert_array_equal(g2.asnumpy(), np.zeros(3))
+        g1.backward()
+        np.testing.assert_array_equal(x.grad.asnumpy(), np.zeros(3))
+    with autograd.record():
+        y = nd.abs(x)
+    np.testing.assert_array_equal(autograd.grad(y, x)[0].asnumpy(), np.sign(x.asnumpy()))

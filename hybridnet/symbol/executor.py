@@ -105,12 +105,15 @@ class Executor:
                                  f"use reshape() to change shapes")
             with torch.no_grad():
                 target._t.copy_(src)
-        need_grad = is_train and any(r != "null" for r in self._grad_req.values())
+        # MXNet allows backward() after forward(is_train=False) too: keep the graph whenever
+        # gradients are bound (is_train only switches Dropout/BatchNorm behaviour)
+        need_grad = any(r != "null" for r in self._grad_req.values())
         args = []
         self._leaves = []
         for n, a in zip(self._arg_names, self.arg_arrays):
             t = a._t
-            if need_grad and self._grad_req[n] != "null":
+            # integer arguments (indices) have no gradient: backward leaves them zero
+            if need_grad and self._grad_req[n] != "null" and (t.is_floating_point() or t.is_complex()):
                 t = t.detach().requires_grad_(True)
                 self._leaves.append((n, t))
             args.append(t)
