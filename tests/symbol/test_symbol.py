@@ -290,3 +290,16 @@ def test_children_atomic_symbol_bool_and_np_shape_json():
     with mx.np_shape(True):
         assert '"is_np_shape"' in sym.var("x").tojson()
     assert "is_np_shape" not in sym.var("x").tojson()
+
+
+def test_attributes_stored_as_mxnet_does():
+    data = sym.var("data", attr={"mood": "angry", "lr_mult": "2"})
+    assert data.list_attr() == {"mood": "angry", "lr_mult": "2", "__lr_mult__": "2"}
+    op = sym.Convolution(data=data, name="conv", kernel=(1, 1), num_filter=1,
+                         attr={"__mood__": "so so", "wd_mult": "x"})
+    attrs = op.list_attr()
+    assert attrs["__mood__"] == "so so" and attrs["wd_mult"] == attrs["__wd_mult__"] == "x"
+    d = op.attr_dict()
+    assert d["data"] == {"mood": "angry", "lr_mult": "2", "__lr_mult__": "2"}
+    assert d["conv_weight"]["__mood__"] == "so so" and d["conv_bias"]["wd_mult"] == "x"
+    assert '"wd_mult": "x"' in op.tojson()  # written as MXNet writes it
