@@ -19,6 +19,7 @@ from typing import Any, Optional, Sequence
 import torch
 
 from .base import MXNetError
+from .ir.graph import Node
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
            "set_recording", "set_training", "mark_variables", "backward", "grad", "Function",
@@ -312,7 +313,6 @@ _HIST_COUNT = {"var": 0, "op": 0}  # names for the recorded nodes: var0, var1...
 
 
 def _history_entry(arr: Any) -> tuple:
-    from .ir.graph import Node
     try:
         return arr._hist
     except AttributeError:
@@ -325,12 +325,23 @@ def _history_entry(arr: Any) -> tuple:
 
 def record_history(op: Any, attrs: dict, inputs: Sequence, outputs: Sequence) -> None:
     """Remember (on ``outputs``) that ``op`` computed them from ``inputs`` (called while recording)."""
-    from .ir.graph import Node
-    ins = [_history_entry(x) for x in inputs if x is not None]
-    node = Node(op, f"{op.hint}{_HIST_COUNT['op']}", {k: v for k, v in attrs.items() if k != "is_train"}, ins)
-    _HIST_COUNT["op"] += 1
-    for k, o in enumerate(outputs):
-        o._hist = (node, k)
+    ins = []
+    for x in inputs:
+        if x is not None:
+            try:
+                ins.append(x._hist)
+            except AttributeError:
+                ins.append(_history_entry(x))
+    if "is_train" in attrs:
+        attrs = {k: v for k, v in attrs.items() if k != "is_train"}
+    n = _HIST_COUNT["op"]
+    _HIST_COUNT["op"] = n + 1
+    node = Node(op, f"{op.hint}{n}", attrs, ins)
+    if len(outputs) == 1:
+        outputs[0]._hist = (node, 0)
+    else:
+        for k, o in enumerate(outputs):
+            o._hist = (node, k)
 
 
 def get_symbol(x: Any) -> Any:
