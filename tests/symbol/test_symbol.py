@@ -303,3 +303,23 @@ def test_attributes_stored_as_mxnet_does():
     assert d["data"] == {"mood": "angry", "lr_mult": "2", "__lr_mult__": "2"}
     assert d["conv_weight"]["__mood__"] == "so so" and d["conv_bias"]["wd_mult"] == "x"
     assert '"wd_mult": "x"' in op.tojson()  # written as MXNet writes it
+
+
+def test_executor_backward_after_inference_forward_and_integer_inputs():
+    lhs, rhs = sym.var("lhs"), sym.var("rhs")
+    a, b = np.random.RandomState(0).randn(3, 4), np.random.RandomState(1).randn(3, 4)
+    ga, gb = nd.zeros((3, 4)), nd.zeros((3, 4))
+    exe = (lhs * rhs).bind(mx.cpu(), args=[nd.array(a), nd.array(b)], args_grad=[ga, gb])
+    exe.forward()  # is_train=False, as MXNet's own tests do before backward
+    exe.backward([nd.ones((3, 4))])
+    np.testing.assert_allclose(ga.asnumpy(), b, rtol=1e-6)
+    np.testing.assert_allclose(gb.asnumpy(), a, rtol=1e-6)
+    # an integer index argument with the default grad_req: no gradient, no error
+    x, idx = sym.var("x"), sym.var("idx")
+    z = sym.stop_gradient(sym.batch_take(x, idx))
+    exe = z.simple_bind(mx.cpu(), x=(4, 3), idx=(4,), type_dict={"x": np.float32, "idx": np.int32})
+    exe.arg_dict["x"][:] = nd.array(np.arange(12).reshape(4, 3))
+    exe.arg_dict["idx"][:] = nd.array([0, 2, 1, 0], dtype="int32")
+    np.testing.assert_array_equal(exe.forward()[0].asnumpy(), [0, 5, 7, 9])
+    exe.backward()
+    np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), np.zeros((4, 3)))
