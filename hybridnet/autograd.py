@@ -19,6 +19,7 @@ from typing import Any, Optional, Sequence
 import torch
 
 from .base import MXNetError
+from .ir.graph import Node
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
            "set_recording", "set_training", "mark_variables", "backward", "grad", "Function",
@@ -202,6 +203,8 @@ def _heads_and_grads(heads: Any, head_grads: Any) -> tuple[list, list]:
         t = h._t
         if not t.requires_grad:
             raise MXNetError(_NOT_RECORDED.format(i=i, shape=h.shape))
+        if t.grad_fn is not None and t.grad_fn.metadata.get(_FREED):
+            raise MXNetError(_GRAPH_FREED.format(where="backward"))
         if g is None:
             gt = torch.ones_like(t)
         else:
@@ -215,12 +218,24 @@ def _heads_and_grads(heads: Any, head_grads: Any) -> tuple[list, list]:
     return ts, gs
 
 
+# Marks (in torch's per-node metadata) a head whose graph a backward without retain_graph
+# released: MXNet refuses a second backward through it even where torch kept nothing to free.
+_FREED = "hybridnet_graph_freed"
+_GRAPH_FREED = ("{where}: the graph of this head was freed by a previous backward(); pass "
+                "retain_graph=True to the first backward() to differentiate the same graph twice, "
+                "or recompute the head under autograd.record()")
+
+
+def _mark_freed(heads: list) -> None:
+    for t in heads:
+        if t.grad_fn is not None:
+            t.grad_fn.metadata[_FREED] = True
+
+
 def _engine_error(e: RuntimeError, where: str) -> MXNetError:
     msg = str(e)
     if "backward through the graph a second time" in msg or "have already been freed" in msg:
-        return MXNetError(f"{where}: the graph of this head was freed by a previous backward(); "
-                          f"pass retain_graph=True to the first backward() to differentiate the same "
-                          f"graph twice, or recompute the head under autograd.record()")
+        return MXNetError(_GRAPH_FREED.format(where=where))
     if "modified by an inplace operation" in msg:
         return MXNetError(f"{where}: an array needed for the gradient was modified in place after it "
                           f"was used inside autograd.record(); compute new arrays instead of "
@@ -244,6 +259,8 @@ def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False,
         raise _engine_error(e, "backward") from e
     finally:
         _ACTIVE_BACKWARD -= 1
+    if not retain_graph:
+        _mark_freed(ts)
 
 
 def grad(heads: Any, variables: Any, head_grads: Any = None, retain_graph: Optional[bool] = None,
@@ -272,13 +289,69 @@ def grad(heads: Any, variables: Any, head_grads: Any = None, retain_graph: Optio
                                       create_graph=create_graph, allow_unused=True)
     except RuntimeError as e:
         raise _engine_error(e, "grad") from e
-    return [NDArray(torch.zeros_like(v._t) if g is None else g) for v, g in zip(variables, out)]
+    if not retain_graph:
+        _mark_freed(ts)
+    return [NDArray(_gradient_tensor(v._t, g, create_graph)) for v, g in zip(variables, out)]
+
+
+def _gradient_tensor(var: torch.Tensor, g: Optional[torch.Tensor], create_graph: bool) -> torch.Tensor:
+    """A gradient as an ordinary tensor: zeros where nothing flowed (torch's None or its lazy
+    ZeroTensor); with ``create_graph`` always part of the graph, so differentiating it again gives
+    zeros where it does not depend on the variable (MXNet's behaviour) instead of an error."""
+    if g is None or g._is_zerotensor():
+        g = torch.zeros_like(var)
+    if create_graph and not g.requires_grad:
+        g = g + var * 0
+    return g
+
+
+# ---- recorded history (get_symbol) -------------------------------------------------------------
+# Under record(), every registry operator with a variable upstream leaves on its outputs the IR
+# entry that computed them: small Node objects holding no tensors. Arrays computed otherwise
+# (NDArray methods outside the registry, constants) appear as variables of the graph.
+_HIST_COUNT = {"var": 0, "op": 0}  # names for the recorded nodes: var0, var1..., <op>0, <op>1...
+
+
+def _history_entry(arr: Any) -> tuple:
+    try:
+        return arr._hist
+    except AttributeError:
+        pass
+    entry = (Node(None, f"var{_HIST_COUNT['var']}"), 0)
+    _HIST_COUNT["var"] += 1
+    arr._hist = entry
+    return entry
+
+
+def record_history(op: Any, attrs: dict, inputs: Sequence, outputs: Sequence) -> None:
+    """Remember (on ``outputs``) that ``op`` computed them from ``inputs`` (called while recording)."""
+    ins = []
+    for x in inputs:
+        if x is not None:
+            try:
+                ins.append(x._hist)
+            except AttributeError:
+                ins.append(_history_entry(x))
+    if "is_train" in attrs:
+        attrs = {k: v for k, v in attrs.items() if k != "is_train"}
+    n = _HIST_COUNT["op"]
+    _HIST_COUNT["op"] = n + 1
+    node = Node(op, f"{op.hint}{n}", attrs, ins)
+    if len(outputs) == 1:
+        outputs[0]._hist = (node, 0)
+    else:
+        for k, o in enumerate(outputs):
+            o._hist = (node, k)
 
 
 def get_symbol(x: Any) -> Any:
-    """Not supported: MXNet converts a recorded history to a Symbol; hybridize a block instead."""
-    raise MXNetError("autograd.get_symbol is not supported: hybridnet records with torch's "
-                     "engine; hybridize a HybridBlock (or use mx.sym) to obtain a graph instead")
+    """The computation recorded under ``record()`` that produced ``x``, as a Symbol (MXNet's
+    ``autograd.get_symbol``); variables and unrecorded inputs are its arguments."""
+    from .ndarray.ndarray import NDArray
+    from .symbol.symbol import Symbol
+    if not isinstance(x, NDArray):
+        raise TypeError(f"get_symbol: expected an NDArray, got {type(x).__name__}")
+    return Symbol([_history_entry(x)])
 
 
 # ---- custom functions ------------------------------------------------------------------------

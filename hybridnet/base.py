@@ -1,14 +1,16 @@
 """Errors and dtype tables shared by every layer (MXNet's ``mxnet.base``)."""
 from __future__ import annotations
 
+import os
+import platform
 from typing import Any
 
 import numpy as np
 import torch
 
-__all__ = ["MXNetError", "dtype_np", "dtype_torch", "dtype_flag", "dtype_from_flag", "dtype_name",
-           "numeric_types", "integer_types", "string_types", "NotGiven", "NotImplementedForSymbol", "MXNetIndexError",
-           "NotSupportedForSparseNDArray", "py_str", "mx_real_t"]
+__all__ = ["MXNetError", "ShapeError", "MXNetIndexError", "dtype_np", "dtype_torch", "dtype_flag", "dtype_from_flag", "dtype_name",
+           "numeric_types", "integer_types", "string_types", "NotGiven", "NotImplementedForSymbol",
+           "NotSupportedForSparseNDArray", "py_str", "mx_real_t", "data_dir", "data_dir_default"]
 
 
 class MXNetError(RuntimeError):
@@ -18,15 +20,19 @@ class MXNetError(RuntimeError):
 class MXNetIndexError(MXNetError, IndexError):
     """An out-of-range index in an operator: MXNet raises IndexError for these (its error
     registry maps them), so this is both an MXNetError and an IndexError."""
+class ShapeError(MXNetError, ValueError):
+    """A shape that does not fit: MXNet raises ValueError here (``x.reshape`` to another size);
+    catchable as MXNetError too."""
 
 
 class NotImplementedForSymbol(MXNetError):
     """An NDArray-only feature used on a Symbol (MXNet's ``mxnet.base.NotImplementedForSymbol``)."""
 
-    def __init__(self, function: Any, alias: Any = None, *args: Any):
+    def __init__(self, function: Any, alias: Any = None, *args: Any, hint: str = ""):
         super().__init__()
         self.function = getattr(function, "__name__", str(function))
         self.alias, self.args = alias, [str(type(a)) for a in args]
+        self.hint = hint
 
     def __str__(self) -> str:
         msg = f"Function {self.function}"
@@ -34,7 +40,8 @@ class NotImplementedForSymbol(MXNetError):
             msg += f" (namely operator \"{self.alias}\")"
         if self.args:
             msg += " with arguments (" + ", ".join(self.args) + ")"
-        return msg + " is not implemented for Symbol and only available in NDArray."
+        msg += " is not implemented for Symbol and only available in NDArray."
+        return f"{msg} {self.hint}" if self.hint else msg
 
 
 class NotSupportedForSparseNDArray(MXNetError):
@@ -63,6 +70,19 @@ def _as_list(obj: Any) -> list:
 
 
 mx_real_t = np.float32  # MXNet's default real type
+
+
+def data_dir_default() -> str:
+    """Where MXNet keeps downloaded data without ``MXNET_HOME``: ``%APPDATA%/mxnet`` on Windows,
+    ``~/.mxnet`` elsewhere."""
+    if platform.system() == "Windows":
+        return os.path.join(os.environ.get("APPDATA", os.path.expanduser("~")), "mxnet")
+    return os.path.join(os.path.expanduser("~"), ".mxnet")
+
+
+def data_dir() -> str:
+    """``$MXNET_HOME``, else ``data_dir_default()`` (datasets and model weights live below it)."""
+    return os.getenv("MXNET_HOME", data_dir_default())
 
 
 numeric_types = (float, int, np.generic)

@@ -62,7 +62,8 @@ __all__ = ["default_context", "set_default_context", "default_dtype", "default_r
            # modules MXNet's test_utils imports at top level (it has no __all__, so
            # ``from mxnet.test_utils import *`` gives them to test files)
            "mx", "np", "npt", "rnd", "sys", "os", "time", "traceback", "numbers", "platform",
-           "errno", "logging", "json", "OrderedDict", "contextmanager", "array", "MXNetError"]
+           "errno", "logging", "json", "OrderedDict", "contextmanager", "array", "MXNetError",
+           "NDArray"]
 
 
 # ---- contexts, dtypes and tolerances ---------------------------------------------------------

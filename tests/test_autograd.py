@@ -364,11 +364,55 @@ def test_freed_variables_and_many_variables():
     assert len(autograd.live_variables()) < 10
 
 
-def test_get_symbol_unsupported():
-    with pytest.raises(MXNetError):
-        autograd.get_symbol(nd.array([1.0]))
+def test_get_symbol_rebuilds_the_recorded_computation():
+    x, z = nd.array([1.5, -2.0]), nd.array([0.5, 3.0])
+    x.attach_grad()
+    z.attach_grad()
+    with autograd.record():
+        y = nd.exp(x * x) + 2 * z - 1
+    s = autograd.get_symbol(y)
+    args = s.list_arguments()
+    assert len(args) == 2
+    xv, zv = np.array([0.3, 0.7], np.float32), np.array([-1.0, 2.0], np.float32)
+    bound = dict(zip(args, [nd.array(xv), nd.array(zv)]))
+    out = s.eval(**bound)[0].asnumpy()
+    np.testing.assert_allclose(out, np.exp(xv * xv) + 2 * zv - 1, rtol=1e-6)
+    # an array never recorded is a variable on its own; a re-attached one starts afresh
+    assert autograd.get_symbol(nd.array([1.0])).list_arguments() != []
+    x.attach_grad()
+    assert len(autograd.get_symbol(x).list_arguments()) == 1
+    with pytest.raises(TypeError):
+        autograd.get_symbol(np.ones(2))
+
+
+def test_backward_twice_without_retain_graph_fails():
+    x = nd.ones((2, 2))
+    x.attach_grad()
+    with autograd.record():
+        y = x + 1
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), np.ones((2, 2)))
+    with pytest.raises(MXNetError, match="retain_graph=True"):
+        y.backward()
 
 
 def test_attach_grad_on_int_array_errors():
     with pytest.raises(MXNetError, match="float"):
         nd.array([1, 2], dtype="int32").attach_grad()
+
+
+def test_higher_order_grad_of_constant_derivative_is_zero():
+    x = nd.array([0.5, -1.5, 2.0])
+    x.attach_grad()
+    for fn in (lambda v: nd.radians(v), lambda v: nd.abs(v), lambda v: v * 3 + 1):
+        with autograd.record():
+            y = fn(x)
+            g1 = autograd.grad(y, x, head_grads=nd.ones_like(x), create_graph=True, retain_graph=True)[0]
+            g2 = autograd.grad(g1, x, head_grads=nd.ones_like(x), create_graph=True, retain_graph=True)[0]
+        np.testing.assert_array_equal(g2.asnumpy(), np.zeros(3))
+        g1.backward()
+        np.testing.assert_array_equal(x.grad.asnumpy(), np.zeros(3))
+    with autograd.record():
+        y = nd.abs(x)
+    np.testing.assert_array_equal(autograd.grad(y, x)[0].asnumpy(), np.sign(x.asnumpy()))

@@ -536,3 +536,149 @@ def test_histogram():
     np.testing.assert_allclose(e.asnumpy(), we)
     h2, _ = nd.histogram(nd.array(data), bins=nd.array([0.0, 1.0, 4.0]))
     np.testing.assert_array_equal(h2.asnumpy(), np.histogram(data, bins=[0, 1, 4])[0])
+
+
+# ---- MXNet 1.9.1 details found by its own test suite ----------------------------------------
+def test_pickle_state_is_mxnet_raw_record():
+    x = nd.array([[1.5, -2.0, 3.25]], dtype="float64")
+    state = x.__getstate__()
+    assert set(state) == {"handle"} and isinstance(state["handle"], bytearray)
+    assert bytes(state["handle"][:4]) == b"\xc9\xfa\x93\xf9"  # a V2 array record, as MXNet pickles
+    y = pickle.loads(pickle.dumps(x))
+    np.testing.assert_array_equal(y.asnumpy(), x.asnumpy())
+    assert y.dtype is np.float64
+    # the state MXNet itself writes for mx.nd.arange(1, ctx=mx.gpu()) loads on the CPU
+    gpu_state = {"handle": bytearray(b"\xc9\xfa\x93\xf9\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00"
+                                     b"\x00\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+                                     b"\x00\x00\x80\x3f")}
+    z = nd.zeros((3,))
+    z.__setstate__(gpu_state)
+    assert z.shape == (1,) and z.asnumpy()[0] == 1.0 and z.context == mx.cpu()
+    with pytest.raises(MXNetError):
+        z.__setstate__({"handle": bytearray(b"\xc9\xfa\x93")})  # truncated: a clear error
+    with pytest.raises(MXNetError):
+        z.__setstate__({"data": [1, 2]})
+
+
+def test_from_numpy_zero_copy_semantics():
+    a = np.array([[1, 2], [3, 4]], dtype=np.float32)
+    x = nd.from_numpy(a)
+    with pytest.raises(ValueError):
+        a[0, 0] = 5  # the NumPy array became read-only
+    x[1, 1] = 100
+    assert a[1, 1] == 100  # memory is shared
+    with pytest.raises(ValueError, match="C-contiguous"):
+        nd.from_numpy(np.arange(6.0).reshape(2, 3).T)
+    c = np.arange(6.0).reshape(2, 3).T
+    y = nd.from_numpy(c, zero_copy=False)
+    y[0, 0] = 42
+    assert c[0, 0] == 0 and c.flags.writeable
+    assert nd.from_numpy(np.array(7.0)).shape == ()
+
+
+def test_inplace_shape_methods_are_views():
+    x = nd.arange(30).reshape(2, 3, 5)
+    copy_, view = x.flatten(), x.flatten(inplace=True)
+    assert copy_.shape == view.shape == (2, 15)
+    x[0] = -1
+    assert view.asnumpy()[0, 0] == -1 and copy_.asnumpy()[0, 0] == 0
+    y = nd.ones((1, 4, 1))
+    sq = y.squeeze(axis=(0, 2), inplace=True)
+    ex = y.expand_dims(axis=-1, inplace=True)
+    assert sq.shape == (4,) and ex.shape == (1, 4, 1, 1)
+    y[:] = 3
+    assert sq.asnumpy().tolist() == [3, 3, 3, 3] and ex.asnumpy().sum() == 12
+    assert nd.ones((1, 1)).squeeze(inplace=True).shape == (1,)
+    with pytest.raises(MXNetError, match="size 4"):
+        y.squeeze(axis=1, inplace=True)
+
+
+def test_reshape_to_another_size_is_value_error():
+    x = nd.arange(30).reshape(2, 3, 5)
+    with pytest.raises(ValueError, match="30"):
+        x.reshape((2, 3))
+    with pytest.raises(MXNetError):  # also an MXNetError
+        x.reshape((7,))
+
+
+def test_moveaxis_sequences_and_errors():
+    x = nd.array(np.arange(24).reshape(4, 1, 2, 3))
+    for src, dst in [([0, 1], [2, 3]), ([3, 0], [1, 0]), (range(4), range(4)), (-1, 0)]:
+        np.testing.assert_array_equal(nd.moveaxis(x, src, dst).asnumpy(),
+                                      np.moveaxis(x.asnumpy(), list(src) if isinstance(src, range) else src,
+                                                  list(dst) if isinstance(dst, range) else dst))
+    for src, dst in [(4, 0), (-5, 0), ([0, 0], [0, 1]), (0, [0, 1])]:
+        with pytest.raises(ValueError):
+            nd.moveaxis(x, src, dst)
+
+
+def test_basic_indexing_slice_is_contiguous_matches_numpy():
+    import itertools
+    shape = (4, 3, 5)
+    base = np.arange(60).reshape(shape)
+    slices = [slice(None), slice(1, 3), slice(None, None, 2), slice(0, 1), slice(None, None, -1),
+              slice(2, 3, -1), slice(3, 1, -1)]
+    x = nd.array(base)
+    for key in itertools.product(slices, repeat=3):
+        pred = nd.NDArray._basic_indexing_slice_is_contiguous(key, shape)
+        assert pred == base[key].flags.c_contiguous, key
+        if pred and base[key].size:
+            y = x.copy()
+            y[key][:] = -7  # a contiguous result is a view
+            assert (y.asnumpy()[key] == -7).all(), key
+
+
+def test_cached_op_runs_a_symbol_with_gradients():
+    data, w = mx.sym.var("data"), mx.sym.var("w")
+    op = nd.CachedOp(mx.sym.FullyConnected(data, w, num_hidden=3, no_bias=True) * 2)
+    x = nd.array(np.random.RandomState(0).randn(2, 4))
+    wv = nd.array(np.random.RandomState(1).randn(3, 4))
+    expect = 2 * x.asnumpy() @ wv.asnumpy().T
+    np.testing.assert_allclose(op(x, wv).asnumpy(), expect, rtol=1e-5)
+    out = nd.zeros((2, 3))
+    assert op(x, wv, out=out) is out
+    np.testing.assert_allclose(out.asnumpy(), expect, rtol=1e-5)
+    wv.attach_grad()
+    with autograd.record():
+        y = op(x, wv)
+    y.backward()
+    np.testing.assert_allclose(wv.grad.asnumpy(), 2 * np.ones((2, 3)).T @ x.asnumpy(), rtol=1e-5)
+    with pytest.raises(MXNetError, match="1 inputs given, the symbol has 2"):
+        op(x)
+
+
+def test_creation_out_and_off_matrix_eye():
+    out = nd.zeros((2, 2))
+    assert nd.ones((2, 2), out=out) is out and out.asnumpy().sum() == 4
+    nd.zeros((2, 2), out=out)
+    assert out.asnumpy().sum() == 0
+    for n, m, k in [(5, 5, 7), (3, 4, -5), (2, 6, 3)]:
+        np.testing.assert_array_equal(nd.eye(n, m, k).asnumpy(), np.eye(n, m, k))
+
+
+def test_integer_division_truncates_in_dtype():
+    a = np.array([7, -7, 9, 100], dtype=np.int32)
+    b = np.array([2, 2, -4, 7], dtype=np.int32)
+    r = (nd.array(a, dtype="int32") / nd.array(b, dtype="int32"))
+    assert r.dtype is np.int32
+    np.testing.assert_array_equal(r.asnumpy(), np.trunc(a / b).astype(np.int32))
+    u = nd.array([200, 7], dtype="uint8") / nd.array([3, 2], dtype="uint8")
+    assert u.dtype is np.uint8 and u.asnumpy().tolist() == [66, 3]
+
+
+def test_save_load_np_shape_semantics(tmp_path):
+    fname = str(tmp_path / "arrays")
+    zero_size = [nd.zeros((2, 0, 1)), nd.ones((3,))]
+    with mx.np_shape(True):
+        scalar = nd.array(np.array(5.0))
+        nd.save(fname, zero_size + [scalar])
+        back = nd.load(fname)
+        assert [a.shape for a in back] == [(2, 0, 1), (3,), ()]
+        assert back[2].asscalar() == 5.0
+    with pytest.raises(MXNetError, match="np_shape"):
+        nd.load(fname)  # saved under NumPy shape semantics
+    nd.save(fname, zero_size)
+    assert [a.shape for a in nd.load(fname)] == [(2, 0, 1), (3,)]
+    with mx.np_shape(True):
+        with pytest.raises(MXNetError, match="unknown"):
+            nd.load(fname)  # a 0 dim meant "unknown" when it was saved

@@ -30,7 +30,7 @@ import numpy as np
 from .atomic import write_atomic
 from ..base import BFLOAT16_NP, MXNetError
 
-__all__ = ["save", "load", "dumps", "loads", "LIST_MAGIC", "V1_MAGIC", "V2_MAGIC", "V3_MAGIC"]
+__all__ = ["save", "load", "dumps", "loads", "dump_record", "load_record", "LIST_MAGIC", "V1_MAGIC", "V2_MAGIC", "V3_MAGIC"]
 
 LIST_MAGIC = 0x112
 V1_MAGIC = 0xF993FAC8
@@ -80,7 +80,7 @@ def _flag_of(a: np.ndarray, where: str) -> int:
                      f"(cast the array, e.g. a.astype('float32'))")
 
 
-def _prepare(arrays: Sequence[Any], names: Optional[Sequence[str]]) -> tuple:
+def _prepare(arrays: Sequence[Any], names: Optional[Sequence[str]], np_shape: bool = False) -> tuple:
     """Validate inputs; return (encoded names or None, [(flag, shape, contiguous LE array)])."""
     if names is not None:
         names = list(names)
@@ -105,7 +105,7 @@ def _prepare(arrays: Sequence[Any], names: Optional[Sequence[str]]) -> tuple:
                 raise TypeError(f"params.dumps: {where} is None; only NumPy arrays can be saved")
             a = np.asarray(a)
         flag = _flag_of(a, where)
-        shape = a.shape if a.ndim > 0 else (1,)  # spec A.9: never a 0-d array in a V2 record
+        shape = a.shape if a.ndim > 0 or np_shape else (1,)  # spec A.9: never a 0-d array in a V2 record
         if flag == 12:
             data = np.ascontiguousarray(a).view("<u2")
         elif flag == 7:
@@ -116,10 +116,10 @@ def _prepare(arrays: Sequence[Any], names: Optional[Sequence[str]]) -> tuple:
     return enc, prepared
 
 
-def _chunks(enc: Optional[list], prepared: list) -> Iterator[bytes]:
+def _chunks(enc: Optional[list], prepared: list, np_shape: bool = False) -> Iterator[bytes]:
     yield _U64.pack(LIST_MAGIC) + _U64.pack(0) + _U64.pack(len(prepared))
     for flag, shape, data in prepared:
-        head = [_U32.pack(V2_MAGIC), _I32.pack(DENSE), _I32.pack(len(shape))]
+        head = [_U32.pack(V3_MAGIC if np_shape else V2_MAGIC), _I32.pack(DENSE), _I32.pack(len(shape))]
         head += [_I64.pack(d) for d in shape]
         head += [_I32.pack(1), _I32.pack(0), _I32.pack(flag)]  # cpu(0), type flag
         yield b"".join(head)
@@ -131,20 +131,32 @@ def _chunks(enc: Optional[list], prepared: list) -> Iterator[bytes]:
         yield _U64.pack(len(enc)) + b"".join(_U64.pack(len(n)) + n for n in enc)
 
 
-def dumps(arrays: Sequence[np.ndarray], names: Optional[Sequence[str]] = None) -> bytes:
-    """The bytes MXNet's ``nd.save`` writes for ``arrays`` (named when ``names`` is given)."""
-    enc, prepared = _prepare(arrays, names)
-    return b"".join(_chunks(enc, prepared))
+def dumps(arrays: Sequence[np.ndarray], names: Optional[Sequence[str]] = None, *,
+          np_shape: bool = False) -> bytes:
+    """The bytes MXNet's ``nd.save`` writes for ``arrays`` (named when ``names`` is given).
+
+    ``np_shape=True`` writes what MXNet writes under ``mx.np_shape()``: V3 records, 0-d arrays
+    kept 0-d."""
+    enc, prepared = _prepare(arrays, names, np_shape)
+    return b"".join(_chunks(enc, prepared, np_shape))
 
 
-def save(fname: PathLike, arrays: Sequence[np.ndarray], names: Optional[Sequence[str]] = None) -> None:
+def dump_record(array: np.ndarray, *, np_shape: bool = False) -> bytes:
+    """One array record alone (MXNet's ``MXNDArraySaveRawBytes``: what a pickled NDArray holds)."""
+    _, prepared = _prepare([array], None, np_shape)
+    chunks = list(_chunks(None, prepared, np_shape))
+    return b"".join(chunks[1:-1])  # without the list header and the names section
+
+
+def save(fname: PathLike, arrays: Sequence[np.ndarray], names: Optional[Sequence[str]] = None, *,
+         np_shape: bool = False) -> None:
     """Write ``arrays`` (and ``names``) to ``fname`` like MXNet's ``nd.save``, atomically.
 
     The data go to a temporary file in the destination directory, which then replaces
     ``fname`` (``os.replace``), so a crash never leaves a half-written parameter file.
     """
-    enc, prepared = _prepare(arrays, names)  # validate before touching the file system
-    write_atomic(fname, _chunks(enc, prepared))
+    enc, prepared = _prepare(arrays, names, np_shape)  # validate before touching the file system
+    write_atomic(fname, _chunks(enc, prepared, np_shape))
 
 
 # ----------------------------------------------------------------------------------------
@@ -245,13 +257,30 @@ def _read_flag(r: _Reader, field: str) -> int:
     raise r.fail(f"unknown {field} {flag}; known type flags are {sorted(_FLAG_DTYPE)}", at)
 
 
-def _read_record(r: _Reader) -> Any:
-    """One array record (any version) -> np.ndarray, or ``_None`` for a 'none' array."""
+def _read_record(r: _Reader, np_shape: Optional[bool] = None) -> Any:
+    """One array record (any version) -> np.ndarray, or ``_None`` for a 'none' array.
+
+    ``np_shape`` (the caller's ``mx.np_shape`` state; None: no check) refuses what MXNet refuses:
+    V3 records (written under NumPy shape semantics) outside them, and older records with a
+    zero dimension (which meant "unknown" then) inside them."""
     start = r.pos
     magic = r.u32("the array magic")
+    if np_shape is not None and (magic == V3_MAGIC) != np_shape:
+        if not np_shape:
+            raise r.fail("the array was saved under NumPy shape semantics (mx.np_shape); load it "
+                         "inside `with mx.np_shape(True):`", start)
+        a = _read_legacy(r, magic) if magic != V2_MAGIC else _read_record_body(r, start, False)
+        if a is not _None and 0 in a.shape:
+            raise r.fail(f"the array of shape {a.shape} was saved without NumPy shape semantics, where "
+                         f"a 0 dimension means unknown; load it outside mx.np_shape()", start)
+        return a
     if magic not in (V2_MAGIC, V3_MAGIC):
         return _read_legacy(r, magic)
-    v3 = magic == V3_MAGIC
+    return _read_record_body(r, start, magic == V3_MAGIC)
+
+
+def _read_record_body(r: _Reader, start: int, v3: bool) -> Any:
+    """A V2/V3 record after its magic."""
     at = r.pos
     stype = r.i32("the storage type")
     if stype not in _NUM_AUX:
@@ -380,11 +409,13 @@ def _read_legacy(r: _Reader, magic: int) -> Any:
     return _read_data(r, flag, shape, "data")
 
 
-def loads(data: Union[bytes, bytearray, memoryview], *, on_none: str = "error") -> tuple:
+def loads(data: Union[bytes, bytearray, memoryview], *, on_none: str = "error",
+          np_shape: Optional[bool] = None) -> tuple:
     """Parse MXNet NDArray-list bytes -> ``(names or None, [np.ndarray, ...])``.
 
     Mirrors ``nd.load_frombuffer``: names are returned when the file has them (``K == N``),
-    ``None`` for an unnamed list (``K == 0``). See the module docstring for ``on_none``.
+    ``None`` for an unnamed list (``K == 0``). See the module docstring for ``on_none`` and
+    ``_read_record`` for ``np_shape``.
     """
     if on_none not in ("error", "skip", "keep"):
         raise ValueError(f"on_none must be 'error', 'skip' or 'keep', got {on_none!r}")
@@ -407,7 +438,7 @@ def loads(data: Union[bytes, bytearray, memoryview], *, on_none: str = "error") 
     arrays: list = []
     for i in range(n):
         r.what = f"record {i}"
-        arrays.append(_read_record(r))
+        arrays.append(_read_record(r, np_shape))
     r.what = "names section"
     at = r.pos
     k = r.u64("the name count")
@@ -433,6 +464,18 @@ def loads(data: Union[bytes, bytearray, memoryview], *, on_none: str = "error") 
     return names, arrays
 
 
+def load_record(data: Union[bytes, bytearray, memoryview]) -> np.ndarray:
+    """Parse one array record (``dump_record``, or the bytes of an MXNet NDArray pickle)."""
+    if isinstance(data, str) or not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"params.load_record expects bytes, got {type(data).__name__}")
+    r = _Reader(memoryview(data).cast("B"))
+    r.what = "array record"
+    a = _read_record(r)
+    if a is _None:
+        raise MXNetError("array record: an empty ('none') NDArray, which holds no data")
+    return a
+
+
 def _handle_none(names: Optional[list], arrays: list, on_none: str) -> tuple:
     if on_none == "error":
         i = next(j for j, a in enumerate(arrays) if a is _None)
@@ -446,11 +489,11 @@ def _handle_none(names: Optional[list], arrays: list, on_none: str) -> tuple:
     return (None if names is None else [names[j] for j in keep]), [arrays[j] for j in keep]
 
 
-def load(fname: PathLike, *, on_none: str = "error") -> tuple:
+def load(fname: PathLike, *, on_none: str = "error", np_shape: Optional[bool] = None) -> tuple:
     """Read a ``.params`` / ``nd.save`` file -> ``(names or None, [np.ndarray, ...])``."""
     with open(os.fspath(fname), "rb") as f:
         data = f.read()
     try:
-        return loads(data, on_none=on_none)
+        return loads(data, on_none=on_none, np_shape=np_shape)
     except MXNetError as e:
         raise MXNetError(f"{os.fspath(fname)}: {e}") from None

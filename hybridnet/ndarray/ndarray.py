@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from .. import autograd as _ag
-from ..base import MXNetError, dtype_name, dtype_np, dtype_torch, numeric_types
+from ..base import MXNetError, ShapeError, dtype_name, dtype_np, dtype_torch, numeric_types
 from ..context import Context, current_context
 from ..ops import registry as _reg
 from ..ops.registry import OpDef
@@ -144,14 +144,20 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
         if out is not None:
             if out.__class__ is not NDArray and isinstance(out, (list, tuple)):
                 out = out[0]
-            return _write_out(out, res)
-        return NDArray(res)
+            res = _write_out(out, res)
+        else:
+            res = NDArray(res)
+        if guard and _STATE.recording:
+            _ag.record_history(op, attrs, inputs, [res])
+        return res
     outs = [NDArray(r) for r in res]
     if out is not None:
         for o, r in zip(out if isinstance(out, (list, tuple)) else [out], outs):
             _write_out(o, r._t)
-        return out
-    return outs
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    if guard and _STATE.recording:
+        _ag.record_history(op, attrs, inputs, outs)
+    return out if out is not None else outs
 
 
 def _inplace_check(arr: "NDArray", what: str) -> torch.Tensor:
@@ -264,6 +270,8 @@ def _convert_key(key: Any, t: torch.Tensor) -> tuple:
                 r = range(*slice(start, stop, step).indices(n))
                 if len(r) == 0:
                     out[i] = slice(0, 0)
+                elif len(r) == 1:  # one element: no flip, so the result can stay a view
+                    out[i] = slice(r[0], r[0] + 1)
                 else:
                     out[i] = slice(n - 1 - r[0], n - r[-1], -step)
                     flips.append(dim)
@@ -285,8 +293,9 @@ class NDArray:
     """An n-dimensional array on a device, with MXNet 1.x behaviour (wraps ``torch.Tensor`` ``_t``)."""
 
     # _t: the tensor. Optional (unset unless used): _grad, _grad_req (autograd variables),
-    # _fresh (gradient written since the Trainer last looked), _view (shares memory by MXNet's rules).
-    __slots__ = ("_t", "_grad", "_grad_req", "_fresh", "_view", "__weakref__")
+    # _fresh (gradient written since the Trainer last looked), _view (shares memory by MXNet's rules),
+    # _hist (the graph entry that computed it under autograd.record(); see autograd.get_symbol).
+    __slots__ = ("_t", "_grad", "_grad_req", "_fresh", "_view", "_hist", "__weakref__")
     # NumPy defers binary operators with an NDArray on the right to our reflected operators.
     __array_priority__ = 1000.0
 
@@ -520,6 +529,8 @@ class NDArray:
             raise MXNetError(f"gradient buffer {grad.shape} {dtype_name(grad._t.dtype)} @{grad.context} "
                              f"does not match the variable {self.shape} {dtype_name(t.dtype)} @{self.context}")
         self._t = t.detach().requires_grad_(grad_req != "null")
+        if hasattr(self, "_hist"):
+            del self._hist  # a new variable: no recorded history
         self._grad = grad
         self._grad_req = grad_req
         self._fresh = False
@@ -576,23 +587,21 @@ class NDArray:
         return id(self) // 16
 
     def __getstate__(self) -> dict:
-        t = self._t.detach().cpu()
-        if t.dtype == torch.bfloat16:
-            data = t.view(torch.int16).numpy().view(np.uint16).copy()
-        else:
-            data = t.numpy().copy()
-        return {"data": data, "dtype": dtype_name(t.dtype), "ctx": str(self.context)}
+        """Pickled as MXNet does: ``{'handle': <one array record of the .params format>}``."""
+        from ..formats import params as _params
+        from .utils import _to_numpy_for_save
+        return {"handle": bytearray(_params.dump_record(_to_numpy_for_save(self)))}
 
     def __setstate__(self, state: dict) -> None:
-        data = np.asarray(state["data"])
-        if state.get("dtype") == "bfloat16":
-            t = torch.from_numpy(data.astype(np.uint16).view(np.int16).copy()).view(torch.bfloat16)
-        else:
-            t = torch.from_numpy(np.array(data, copy=True))
-        ctx = state.get("ctx", "cpu(0)")
-        if ctx.startswith("gpu") and torch.cuda.is_available():
-            t = t.to(torch.device("cuda", int(ctx[4:-1])))
-        self._t = t
+        """Restore from ``__getstate__`` (or MXNet's) record bytes; arrays come back on the CPU.
+        The record is parsed by the checked .params reader, never unpickled."""
+        from ..formats import params as _params
+        from .utils import _from_numpy_loaded
+        handle = state.get("handle") if isinstance(state, dict) else None
+        if handle is None:
+            raise MXNetError("NDArray.__setstate__: expected {'handle': <array record bytes>} as "
+                             "written by NDArray.__getstate__")
+        self._t = _from_numpy_loaded(_params.load_record(bytes(handle)))._t
 
     # -- indexing -------------------------------------------------------------------------
     def __getitem__(self, key: Any) -> "NDArray":
@@ -710,6 +719,24 @@ class NDArray:
             v = v.clone()  # x[1:] = x[:-1]: read the source before writing
         return v
 
+    @staticmethod
+    def _basic_indexing_slice_is_contiguous(slc_key: Sequence[slice], shape: Sequence[int]) -> bool:
+        """Whether slicing a C-contiguous array of ``shape`` with one slice per axis gives a
+        contiguous block (then ``x[key]`` is a view): every axis that keeps more than one element
+        must step by exactly the number of elements kept to its right (NumPy's rule)."""
+        if len(slc_key) != len(shape):
+            raise ValueError(f"need one slice per axis: {len(slc_key)} slices for shape {tuple(shape)}")
+        spans = [(len(range(*k.indices(n))), k.indices(n)[2]) for k, n in zip(slc_key, shape)]
+        if any(m == 0 for m, _ in spans):
+            return True
+        kept_right, full_right = 1, 1
+        for (m, step), n in zip(reversed(spans), reversed(list(shape))):
+            if m > 1 and full_right * step != kept_right:
+                return False
+            kept_right *= m
+            full_right *= n
+        return True
+
     # -- MXNet methods written by hand -----------------------------------------------------
     def reshape(self, *shape: Any, **kwargs: Any) -> "NDArray":
         """A view with a new shape; MXNet's special codes 0, -1, -2, -3, -4 and ``reverse=True``.
@@ -739,13 +766,50 @@ class NDArray:
                     res = op.kernel(t.detach(), **attrs)
             else:
                 res = op.kernel(t, **attrs)
-        except MXNetError:
-            raise
+        except MXNetError as e:
+            # MXNet's method raises ValueError for a shape that does not fit (still an MXNetError)
+            raise ShapeError(str(e)) from None
         except (RuntimeError, ValueError, TypeError, IndexError) as e:
             raise _op_error(op, [self], attrs, e) from e
         r = NDArray(res)
         r._view = True
         return r
+
+    # Shape methods with MXNet's ``inplace=True``: a view (``reshape``) instead of a new array.
+    def flatten(self, inplace: bool = False) -> "NDArray":
+        """Collapse all axes but the first: a new array, or a view when ``inplace``."""
+        if inplace:
+            return self.reshape((0, -1))
+        return _FN["Flatten"](self)
+
+    def expand_dims(self, axis: int, inplace: bool = False) -> "NDArray":
+        """Insert a size-1 axis at ``axis``: a new array, or a view when ``inplace``."""
+        if not inplace:
+            return _FN["expand_dims"](self, axis=axis)
+        shape = list(self.shape)
+        if not -len(shape) - 1 <= axis <= len(shape):
+            raise MXNetError(f"expand_dims: axis {axis} is out of range for a {len(shape)}-d array")
+        shape.insert(axis % (len(shape) + 1), 1)
+        return self.reshape(shape)
+
+    def squeeze(self, axis: "int | Sequence[int] | None" = None, inplace: bool = False) -> "NDArray":
+        """Drop size-1 axes (all, or those in ``axis``); a (1,) array stays (1,), as in MXNet.
+        A new array, or a view when ``inplace``."""
+        if not inplace:
+            return _FN["squeeze"](self, axis=axis)
+        shape = list(self.shape)
+        if axis is None:
+            drop = {i for i, d in enumerate(shape) if d == 1}
+        else:
+            axes = (axis,) if isinstance(axis, int) else tuple(axis)
+            for a in axes:
+                if not -len(shape) <= a < len(shape):
+                    raise MXNetError(f"squeeze: axis {a} is out of range for a {len(shape)}-d array")
+                if shape[a] != 1:
+                    raise MXNetError(f"squeeze: axis {a} has size {shape[a]}, not 1")
+            drop = {a % len(shape) for a in axes}
+        new = [d for i, d in enumerate(shape) if i not in drop]
+        return self.reshape(new or [1])
 
     def broadcast_to(self, shape: Any) -> "NDArray":
         """Broadcast to ``shape`` (leading dimensions may be added, as MXNet's method allows)."""
@@ -793,15 +857,23 @@ def from_torch(t: torch.Tensor) -> NDArray:
 
 
 def from_numpy(ndarray: np.ndarray, zero_copy: bool = True, array_cls: Any = None) -> NDArray:
-    """An NDArray from a NumPy array, keeping its dtype; shares memory when ``zero_copy`` allows."""
+    """An NDArray from a NumPy array, keeping its dtype; ``zero_copy`` shares the memory (the NumPy
+    array is made read-only, as MXNet does) and needs a C-contiguous array."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(ndarray).__name__}")
     dtype_name(ndarray.dtype)
-    if zero_copy and ndarray.flags.c_contiguous and ndarray.flags.writeable:
+    if not zero_copy:
+        return NDArray(torch.from_numpy(np.array(ndarray, copy=True, order="C")))
+    if not ndarray.flags.c_contiguous:
+        raise ValueError("from_numpy(zero_copy=True) needs a C-contiguous array; pass "
+                         "np.ascontiguousarray(a) or zero_copy=False")
+    with warnings.catch_warnings():  # torch warns about read-only arrays; MXNet shares them anyway
+        warnings.simplefilter("ignore", UserWarning)
         r = NDArray(torch.from_numpy(ndarray))
-        r._view = True
-        return r
-    return NDArray(torch.from_numpy(np.array(ndarray, copy=True, order="C")))
+    # as in MXNet, the NumPy array becomes read-only: the NDArray now owns writes to the memory
+    ndarray.flags.writeable = False
+    r._view = True
+    return r
 
 
 def from_dlpack(dlpack: Any) -> NDArray:

@@ -9,6 +9,7 @@ import torch
 
 from ..base import MXNetError, dtype_name
 from ..context import Context, current_context
+from ..util import is_np_shape
 from ..ops import frontend as _frontend
 from ..ops import registry as _reg
 from .ndarray import (NDArray, _device, _nograd_needed, from_dlpack, from_numpy, invoke,
@@ -35,16 +36,28 @@ def _dense(stype: Optional[str], fn: str) -> None:
                          f"arrays are dense ('default')")
 
 
+def _creation_attrs(kwargs: dict) -> dict:
+    """Extra keyword arguments of nd.zeros/ones: ``name``, ``attr`` and hidden ``__key__``
+    attributes (``__layout__``) describe graph nodes and mean nothing for NDArrays (MXNet accepts
+    and drops them); anything else goes to the operator, which rejects what it does not know."""
+    return {k: v for k, v in kwargs.items()
+            if k not in ("name", "attr") and not (k.startswith("__") and k.endswith("__"))}
+
+
 def zeros(shape: Any, ctx: Optional[Context] = None, dtype: Any = None, stype: Optional[str] = None,
-          **kwargs: Any) -> NDArray:
-    """Array of zeros (MXNet ``nd.zeros(shape, ctx=None, dtype=None)``; float32 by default)."""
+          out: Optional[NDArray] = None, **kwargs: Any) -> NDArray:
+    """Array of zeros (MXNet ``nd.zeros(shape, ctx=None, dtype=None)``; float32 by default),
+    written into ``out`` when given."""
     _dense(stype, "zeros")
-    return invoke(_reg.get("_zeros"), (), {"shape": shape, "ctx": _ctx(ctx), "dtype": _dt(dtype)})
+    attrs = {"shape": shape, "ctx": _ctx(ctx), "dtype": _dt(dtype), **_creation_attrs(kwargs)}
+    return invoke(_reg.get("_zeros"), (), attrs, out=out)
 
 
-def ones(shape: Any, ctx: Optional[Context] = None, dtype: Any = None, **kwargs: Any) -> NDArray:
-    """Array of ones (float32 by default)."""
-    return invoke(_reg.get("_ones"), (), {"shape": shape, "ctx": _ctx(ctx), "dtype": _dt(dtype)})
+def ones(shape: Any, ctx: Optional[Context] = None, dtype: Any = None, out: Optional[NDArray] = None,
+         **kwargs: Any) -> NDArray:
+    """Array of ones (float32 by default), written into ``out`` when given."""
+    attrs = {"shape": shape, "ctx": _ctx(ctx), "dtype": _dt(dtype), **_creation_attrs(kwargs)}
+    return invoke(_reg.get("_ones"), (), attrs, out=out)
 
 
 def full(shape: Any, val: float, ctx: Optional[Context] = None, dtype: Any = None, out: Any = None) -> NDArray:
@@ -98,12 +111,31 @@ def concatenate(arrays: list, axis: int = 0, always_copy: bool = True) -> NDArra
         raise MXNetError(f"concatenate: cannot join shapes {shapes} along axis {axis}: {e}") from None
 
 
-def moveaxis(tensor: NDArray, source: int, destination: int) -> NDArray:
-    """Move axis ``source`` to ``destination`` (a new array)."""
+def _axes(value: Any, ndim: int, what: str) -> tuple:
+    """``value`` (an int or a sequence of ints) as distinct axes in [0, ndim); ValueError otherwise."""
+    axes = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
+    out = []
+    for a in axes:
+        if not isinstance(a, (int, np.integer)) or not -ndim <= a < ndim:
+            raise ValueError(f"moveaxis: {what} axis {a!r} is out of range for an array with {ndim} "
+                             f"dimensions (valid: {-ndim} to {ndim - 1})")
+        out.append(int(a) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"moveaxis: repeated axis in {what} {value!r}")
+    return tuple(out)
+
+
+def moveaxis(tensor: NDArray, source: Any, destination: Any) -> NDArray:
+    """Move axes ``source`` to positions ``destination`` (ints or sequences; a new array)."""
+    src = _axes(source, tensor.ndim, "source")
+    dst = _axes(destination, tensor.ndim, "destination")
+    if len(src) != len(dst):
+        raise ValueError(f"moveaxis: source {source!r} and destination {destination!r} must have the "
+                         f"same number of elements")
     t = tensor._t
     if _nograd_needed(t):
         t = t.detach()
-    return NDArray(torch.movedim(t, source, destination).clone(memory_format=torch.contiguous_format))
+    return NDArray(torch.movedim(t, src, dst).clone(memory_format=torch.contiguous_format))
 
 
 def onehot_encode(indices: NDArray, out: NDArray) -> NDArray:
@@ -127,7 +159,8 @@ def _from_numpy_loaded(a: np.ndarray) -> NDArray:
     if a.dtype == BFLOAT16_NP:
         t = torch.from_numpy(a.view(np.uint16).astype(np.int16)).view(torch.bfloat16)
         return NDArray(t)
-    return NDArray(torch.from_numpy(np.ascontiguousarray(a)))
+    # (np.ascontiguousarray would turn a 0-d array into a 1-d one)
+    return NDArray(torch.from_numpy(np.require(a, requirements="C")))
 
 
 def save(fname: Union[str, os.PathLike], data: Any) -> None:
@@ -146,7 +179,7 @@ def save(fname: Union[str, os.PathLike], data: Any) -> None:
         names, arrays = None, list(data)
     else:
         raise TypeError(f"save: data must be an NDArray, list or dict, got {type(data).__name__}")
-    _params.save(fname, [_to_numpy_for_save(a) for a in arrays], names)
+    _params.save(fname, [_to_numpy_for_save(a) for a in arrays], names, np_shape=is_np_shape())
 
 
 def _wrap_loaded(names: Optional[list], arrays: list, ctx: Optional[Context]) -> Any:
@@ -159,15 +192,18 @@ def _wrap_loaded(names: Optional[list], arrays: list, ctx: Optional[Context]) ->
 
 
 def load(fname: Union[str, os.PathLike], ctx: Optional[Context] = None) -> Any:
-    """Load arrays saved by ``save`` or by MXNet: a list, or a dict when the file has names."""
+    """Load arrays saved by ``save`` or by MXNet: a list, or a dict when the file has names.
+
+    As in MXNet, a file saved under ``mx.np_shape()`` loads only under it, and a file saved
+    outside it with zero-size dimensions only outside it."""
     from ..formats import params as _params
-    names, arrays = _params.load(fname)
+    names, arrays = _params.load(fname, np_shape=is_np_shape())
     return _wrap_loaded(names, arrays, ctx)
 
 
 def load_frombuffer(buf: bytes, ctx: Optional[Context] = None) -> Any:
     from ..formats import params as _params
-    names, arrays = _params.loads(bytes(buf))
+    names, arrays = _params.loads(bytes(buf), np_shape=is_np_shape())
     return _wrap_loaded(names, arrays, ctx)
 
 

@@ -84,8 +84,10 @@ def _eye(*, N: int, M: int = 0, k: int = 0, ctx: str = "", dtype: Dtype = "float
     """2-D array with ones on the k-th diagonal."""
     m = M or N
     out = torch.zeros((N, m), dtype=dtype_torch(dtype or "float32"), device=device_of(ctx))
-    idx = torch.arange(max(0, -k), min(N, m - k), device=out.device)
-    out[idx, idx + k] = 1
+    lo, hi = max(0, -k), min(N, m - k)
+    if hi > lo:  # a diagonal outside the matrix leaves it all zeros
+        idx = torch.arange(lo, hi, device=out.device)
+        out[idx, idx + k] = 1
     return out
 
 

@@ -12,8 +12,8 @@ from typing import Any, Callable, cast
 import numpy as np
 import torch
 
-from ._helpers import fill_shape
 from .registry import Sample, register
+from .shape_rules import same_shape_inputs
 
 _rng = np.random.RandomState(0)
 
@@ -37,7 +37,7 @@ def _unary(name: str, fn: Callable, ref: Callable, lo: float = -2.0, hi: float =
     kernel.__name__ = name
     kernel.__doc__ = doc or f"Elementwise {name}."
     register(name, aliases=aliases, samples=_unary_samples(ref, lo, hi, grad),
-             differentiable=grad)(kernel)
+             differentiable=grad, infer_inputs=same_shape_inputs)(kernel)
 
 
 def _np_erfinv(x: np.ndarray) -> np.ndarray:
@@ -127,6 +127,14 @@ _unary("logical_not", lambda x: (x == 0).to(x.dtype), lambda x: (x == 0).astype(
 _unary("_copy", lambda x: x.clone(), lambda x: x.copy(), aliases=("identity",))
 _unary("BlockGrad", lambda x: x.detach().clone(), lambda x: x, aliases=("stop_gradient",), grad=False,
        doc="Identity in the forward pass; blocks gradients.")
+
+
+@register("_identity_with_attr_like_rhs", infer_inputs=same_shape_inputs, samples=lambda: [
+    Sample((_u(-1, 1, (3, 4)), _u(-1, 1, (3, 4))), ref=lambda lhs, rhs: lhs.copy(), grad_inputs=(0,))])
+def _identity_with_attr_like_rhs(lhs, rhs):
+    """``lhs`` unchanged, with the shape of ``rhs``: a shape constraint that lets inference flow
+    from ``lhs`` to ``rhs`` and back (no gradient reaches ``rhs``)."""
+    return lhs.clone()
 class _MakeLoss(torch.autograd.Function):
     """Identity forward; backward ignores the head gradient and returns ones (MXNet make_loss)."""
 
@@ -173,6 +181,11 @@ def _mod(a: Any, b: Any) -> torch.Tensor:
     safe = torch.where(zero, torch.ones_like(b), b)
     r = torch.remainder(a, safe)
     return torch.where(zero, torch.zeros_like(r), r)
+def _div(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """MXNet divides integer arrays in their dtype, truncating (7 / 2 == 3, -7 / 2 == -3)."""
+    if not (a.is_floating_point() or b.is_floating_point() or a.is_complex() or b.is_complex()):
+        return torch.div(a, b, rounding_mode="trunc")
+    return torch.div(a, b)
 
 
 # name, torch fn, numpy ref, differentiable, (elemwise_ aliases), (broadcast_ aliases), input range
@@ -180,7 +193,7 @@ _BINARY: list = [
     ("add", torch.add, np.add, True, ("_add", "_plus", "_Plus"), ("broadcast_plus",), (-2, 2)),
     ("sub", torch.sub, np.subtract, True, ("_sub", "_minus", "_Minus"), ("broadcast_minus",), (-2, 2)),
     ("mul", torch.mul, np.multiply, True, ("_mul", "_Mul"), (), (-2, 2)),
-    ("div", torch.div, np.divide, True, ("_div", "_Div"), (), (0.5, 2)),
+    ("div", _div, np.divide, True, ("_div", "_Div"), (), (0.5, 2)),
     ("mod", _mod, np.mod, False, None, ("_mod",), (0.5, 3)),
     ("power", torch.pow, np.power, True, None, ("_power", "_Power"), (0.5, 2)),
     ("maximum", torch.maximum, np.maximum, True, None, ("_maximum", "_Maximum"), (-2, 2)),
@@ -208,11 +221,6 @@ def _binary_samples(ref: Callable, lo: float, hi: float, grad: bool, broadcast: 
     return samples
 
 
-def _same_shape_inputs(attrs: dict, shapes: list) -> list:
-    """elemwise_* (MXNet's ElemwiseShape): an input of unknown shape has the known one's."""
-    return [shapes[0]] + [fill_shape(s, shapes[0]) for s in shapes[1:]]
-
-
 def _make_binary(opname: str, fn: Callable, aliases: tuple, samples: Callable, grad: bool, doc: str,
                  same_shape: bool = False) -> None:
     def kernel(lhs, rhs):  # type: ignore[no-untyped-def]
@@ -220,7 +228,7 @@ def _make_binary(opname: str, fn: Callable, aliases: tuple, samples: Callable, g
     kernel.__name__ = opname
     kernel.__doc__ = doc
     register(opname, aliases=aliases, samples=samples, differentiable=grad,
-             param_shapes=_same_shape_inputs if same_shape else None)(kernel)
+             infer_inputs=same_shape_inputs if same_shape else None)(kernel)
 
 
 for _name, _fn, _ref, _grad, _elem_aliases, _bc_aliases, (_lo, _hi) in _BINARY:

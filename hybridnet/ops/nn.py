@@ -22,6 +22,7 @@ from torch import Tensor
 from ..base import MXNetError, dtype_torch
 from .attrs import Dtype, OptFloat, OptInt, Shape
 from ._helpers import fill_shape as _fill, ints as _ints, per_dim as _per_dim
+from .shape_rules import same_shape_inputs
 from .registry import Sample, register
 
 __all__: list = []  # operators are reached through the registry / nd.* / sym.*
@@ -87,6 +88,9 @@ def _fc_samples() -> list:
 def FullyConnected(data: Tensor, weight: Tensor, bias: Optional[Tensor] = None, *, num_hidden: int,
                    no_bias: bool = False, flatten: bool = True) -> Tensor:
     """y = x W^T + b. ``flatten`` views the input as (N, -1); otherwise it applies to the last axis."""
+    if weight.shape[0] != num_hidden:
+        raise ValueError(f"FullyConnected: weight has shape {tuple(weight.shape)}, but num_hidden={num_hidden} "
+                         f"needs {num_hidden} rows")
     if flatten and data.dim() != 2:
         data = data.reshape(data.shape[0], -1)
     return F.linear(data, weight, None if no_bias else bias)
@@ -486,7 +490,7 @@ def _act_samples() -> list:
     return [Sample((x,), {"act_type": a}, ref=lambda x, act_type: _NP_ACT[act_type](x)) for a in _NP_ACT]
 
 
-@register("Activation", samples=_act_samples)
+@register("Activation", infer_inputs=same_shape_inputs, samples=_act_samples)
 def Activation(data: Tensor, *,
                act_type: Literal["log_sigmoid", "mish", "relu", "sigmoid", "softrelu", "softsign", "tanh"]
                ) -> Tensor:

@@ -213,7 +213,7 @@ def _arg(data: torch.Tensor, axis: Optional[int], keepdims: bool, largest: bool,
         shape = (1,) * x.dim() if keepdims and x.dim() else (1,)
         return idx.reshape(shape).to(data.dtype)
     a = norm_axis(axis, x.dim(), op)
-    return fn(x, dim=a, keepdim=keepdims).to(data.dtype)
+    return fn(x, dim=a, keepdim=bool(keepdims)).to(data.dtype)
 
 
 def _np_arg(fn: Any) -> Any:

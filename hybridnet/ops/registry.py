@@ -70,7 +70,8 @@ class OpDef:
         self.param_shapes = param_shapes
         self.infer_shape_rule = infer_shape
         self.infer_type_rule = infer_type
-        # backward shape rule: (attrs, input shapes (None/partial), known output shapes) -> input shapes
+        # backward shape rule: (attrs, input shapes, output shapes) -> input shapes; shapes may be
+        # partial (None: unknown rank, 0: unknown dim)
         self.infer_inputs_rule = infer_inputs
         self.samples = samples
         self.onnx_rule = onnx  # ONNX lowering (see formats/onnx.py); None: the table there

@@ -21,7 +21,7 @@ from ..base import MXNetError, dtype_torch
 from ..util import is_np_shape
 from .attrs import Axis, Dtype, OptInt, Shape
 from .reduce import as_tuple, norm_axis
-from .shape_rules import concat_inputs, reshape_input
+from .shape_rules import concat_inputs, reshape_input, same_shape_inputs
 from .registry import Sample, register
 
 _rng = np.random.RandomState(3)
@@ -648,7 +648,7 @@ def _np_broadcast_axis(x: np.ndarray, axis: Any = (), size: Any = ()) -> np.ndar
 
 
 # ---- casts -----------------------------------------------------------------------------------
-@register("Cast", aliases=("cast",), samples=lambda: [
+@register("Cast", aliases=("cast",), infer_inputs=same_shape_inputs, samples=lambda: [
     Sample((_u(2, 3),), {"dtype": "float64"}, ref=lambda x, dtype: x.astype(dtype)),
     Sample((_u(2, 3),), {"dtype": "float32"}, ref=lambda x, dtype: x.astype(dtype), grad=False),
     Sample((_u(2, 3) * 10,), {"dtype": "int32"}, ref=lambda x, dtype: x.astype(dtype), grad=False)])

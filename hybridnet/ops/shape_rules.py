@@ -4,17 +4,48 @@ from __future__ import annotations
 
 from typing import Optional
 
-__all__ = ["concat_inputs", "rnn_param_concat_inputs", "reshape_input"]
+__all__ = ["concat_inputs", "rnn_param_concat_inputs", "reshape_input", "same_shape_inputs"]
+
+
+def _merged(shapes: list) -> Optional[tuple]:
+    """What partial shapes (None: unknown rank, 0: unknown dim) of one value say together;
+    None when they disagree (the caller's shape check reports it)."""
+    out: Optional[list] = None
+    for s in shapes:
+        if s is None:
+            continue
+        if out is None:
+            out = list(s)
+            continue
+        if len(s) != len(out):
+            return None
+        for i, d in enumerate(s):
+            if d and out[i] and d != out[i]:
+                return None
+            out[i] = out[i] or d
+    return None if out is None else tuple(out)
+
+
+def same_shape_inputs(attrs: dict, ins: list, outs: list) -> list:
+    """Elementwise operators on equal shapes (MXNet's elemwise_*): every input has the shape
+    all inputs and the output say together."""
+    merged = _merged(list(ins) + list(outs))
+    return ins if merged is None else [merged] * len(ins)
 
 
 def concat_inputs(attrs: dict, ins: list, outs: list) -> list:
-    """Concat: one input whose size along ``dim`` is unknown gets the remainder."""
+    """Concat: the axes other than ``dim`` are the output's; one input whose size along
+    ``dim`` is unknown gets the remainder."""
     out = outs[0]
     dim = attrs.get("dim", 1)
-    unknown = [i for i, s in enumerate(ins) if s is None or 0 in s]
-    if len(unknown) != 1 or out is None:
+    if out is None:
         return ins
     d = dim % len(out)
+    ins = [s if s is None or len(s) != len(out) else
+           tuple(o if i != d and not v else v for i, (v, o) in enumerate(zip(s, out))) for s in ins]
+    unknown = [i for i, s in enumerate(ins) if s is None or 0 in s]
+    if len(unknown) != 1 or not out[d]:
+        return ins
     known = sum(s[d] for i, s in enumerate(ins) if i != unknown[0] and len(s) == len(out))
     shape = list(out)
     shape[d] = out[d] - known
@@ -27,13 +58,13 @@ def rnn_param_concat_inputs(attrs: dict, ins: list, outs: list) -> list:
     """_rnn_param_concat: like Concat, but several unknown inputs share the remainder equally
     (they are the i2h weights of the first layer, one per direction: MXNet's rule too)."""
     out = outs[0]
-    unknown = [i for i, s in enumerate(ins) if s is None]
-    if out is None or len(out) != 1 or not unknown or any(0 in s for s in ins if s is not None):
+    unknown = [i for i, s in enumerate(ins) if s is None or 0 in s]
+    if out is None or len(out) != 1 or not unknown or any(len(s) != 1 for s in ins if s is not None):
         return concat_inputs(attrs, ins, outs)
-    rest = out[0] - sum(s[0] for s in ins if s is not None)
+    rest = out[0] - sum(s[0] for i, s in enumerate(ins) if i not in unknown)
     if rest <= 0 or rest % len(unknown):
         return ins
-    return [(rest // len(unknown),) if s is None else s for s in ins]
+    return [(rest // len(unknown),) if i in unknown else s for i, s in enumerate(ins)]
 
 
 def reshape_input(attrs: dict, ins: list, outs: list) -> list:

@@ -43,6 +43,9 @@ for _m in _frontend.OPERATOR_METHODS:
 
 # NDArray operators hand Symbol inputs to the symbolic front-end.
 _nd_mod.symbolic_dispatch = sym_invoke
+# mx.nd.CachedOp runs a Symbol on NDArrays; it lives here, above the compiler it uses.
+from .cached_op import CachedOp  # noqa: E402
+sys.modules["hybridnet.ndarray"].CachedOp = CachedOp  # type: ignore[attr-defined]
 
 
 def _make(opname: str):  # type: ignore[no-untyped-def]

@@ -154,7 +154,8 @@ class Executor:
         self._leaves = []
         for n, a in zip(self._arg_names, self.arg_arrays):
             t = a._t
-            if need_grad and self._grad_req[n] != "null" and t.is_floating_point():
+            # integer arguments (indices) have no gradient: backward leaves them zero
+            if need_grad and self._grad_req[n] != "null" and (t.is_floating_point() or t.is_complex()):
                 t = t.detach().requires_grad_(True)
                 self._leaves.append((n, t))
             args.append(t)

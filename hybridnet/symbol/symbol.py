@@ -8,11 +8,12 @@ import numpy as np
 
 from .. import attribute as _attribute
 from .. import name as _name
-from ..base import MXNetError, dtype_flag, numeric_types
-from ..ir.graph import Graph, Node
+from ..base import MXNetError, NotImplementedForSymbol, dtype_flag, numeric_types
+from ..ir.graph import Graph, Node, replace_inputs
 from ..ops import registry as _reg
 from ..ops.attrs import format_value
 from ..ops.registry import OpDef
+from ..util import is_np_shape
 
 __all__ = ["Symbol", "var", "Variable", "Group", "sym_invoke", "load", "load_json", "fromjson"]
 
@@ -133,8 +134,62 @@ class Symbol:
         return Symbol(entries)
 
     def get_children(self) -> Optional["Symbol"]:
-        ins = [e for node, _ in self._entries for e in node.inputs]
+        """The inputs of the head nodes (each node once, in order) as a group; None if none."""
+        heads: dict = {}
+        for node, _ in self._entries:
+            heads.setdefault(id(node), node)
+        ins = [e for node in heads.values() for e in node.inputs]
         return Symbol(ins) if ins else None
+
+    # -- composition ----------------------------------------------------------------------
+    def __call__(self, *args: "Symbol", **kwargs: Any) -> "Symbol":
+        """A copy with arguments replaced by Symbols: ``net(data=x)`` or positionally in
+        ``list_arguments()`` order; ``name=`` renames the head node (MXNet's composition)."""
+        s = self.__copy__()
+        s._compose(*args, **kwargs)
+        return s
+
+    def _compose(self, *args: "Symbol", **kwargs: Any) -> None:
+        """Compose in place (see ``__call__``)."""
+        name = kwargs.pop("name", None)
+        if args and kwargs:
+            raise TypeError("compose only accepts input Symbols either as positional or keyword "
+                            "arguments, not both")
+        for k, v in list(enumerate(args)) + list(kwargs.items()):
+            if not isinstance(v, Symbol) or len(v._entries) != 1:
+                raise TypeError(f"compose expects single-output Symbols as arguments; argument {k!r} "
+                                f"is {type(v).__name__ if not isinstance(v, Symbol) else 'a group'}")
+        variables = self._graph().arguments()
+        if args:
+            if len(args) > len(variables):
+                raise MXNetError(f"compose: {len(args)} positional inputs for {len(variables)} arguments "
+                                 f"{[v.name for v in variables]}")
+            mapping = {id(v): a._entries[0] for v, a in zip(variables, args)}
+        else:
+            by_name = {v.name: v for v in variables}
+            unknown = sorted(set(kwargs) - set(by_name))
+            if unknown:
+                raise MXNetError(f"compose: {unknown} are not arguments of the symbol; arguments are "
+                                 f"{sorted(by_name)}")
+            mapping = {id(by_name[k]): v._entries[0] for k, v in kwargs.items()}
+        entries = replace_inputs(self._entries, mapping)
+        if name:
+            renamed: dict = {}
+            for node, _ in entries:
+                if node.op is not None and id(node) not in renamed:
+                    renamed[id(node)] = Node(node.op, name, node.attrs, node.inputs)
+            entries = [(renamed.get(id(n), n), k) for n, k in entries]
+        self._entries = entries
+
+    def _gen_atomic_symbol(self) -> "Symbol":
+        """The head operator alone, on fresh variables named after its input slots (MXNet's
+        atomic symbol: same operator and attributes, no upstream graph)."""
+        node = self._entries[0][0]
+        if node.op is None:
+            raise MXNetError("_gen_atomic_symbol: the symbol is a variable, not an operator")
+        ins = [(Node(None, f"{node.name}_{slot}"), 0) for slot in node.input_names()]
+        atom = Node(node.op, node.name, node.attrs, ins)
+        return Symbol([(atom, k) for k in range(atom.num_outputs())])
 
     # -- attributes -----------------------------------------------------------------------
     def attr(self, key: str) -> Optional[str]:
@@ -186,9 +241,10 @@ class Symbol:
         return self.asnumpy()
 
     def __bool__(self) -> bool:
-        raise MXNetError("the truth value of a Symbol is unknown while tracing: Python `if`/`while` "
-                         "on values cannot be hybridized. Use F.where(cond, x, y) or compute both "
-                         "branches, or keep this block un-hybridized")
+        raise NotImplementedForSymbol(self.__bool__, "bool", hint=(
+            "The truth value of a Symbol is unknown while tracing: Python `if`/`while` on values "
+            "cannot be hybridized. Use F.where(cond, x, y) or compute both branches, or keep this "
+            "block un-hybridized"))
 
     def __float__(self) -> float:
         raise MXNetError("float() of a Symbol: it has no value while tracing")
@@ -241,7 +297,7 @@ class Symbol:
     # -- serialisation --------------------------------------------------------------------
     def tojson(self, remove_amp_cast: bool = True) -> str:
         from ..formats.symbol_json import graph_to_json
-        return graph_to_json(self._graph())
+        return graph_to_json(self._graph(), is_np_shape=is_np_shape())
 
     def save(self, fname: str, remove_amp_cast: bool = True) -> None:
         from ..formats.atomic import write_atomic
@@ -330,9 +386,20 @@ def _entry_of(x: Any, op: OpDef, slot: str) -> tuple:
                     f"inside hybrid_forward use F.* on the given inputs and parameters)")
 
 
+# Attributes MXNet also keeps in their hidden ``__key__`` form when set by name (attr('lr_mult')
+# and attr('__lr_mult__') both answer; -symbol.json files carry both).
+_HIDDEN_KEYS = frozenset(("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage"))
+
+
 def _hidden(attr: Optional[dict]) -> dict:
-    scoped = _attribute.current().get(attr)
-    return {(k if k.startswith("__") else f"__{k}__"): str(v) for k, v in scoped.items()}
+    """The scope's and ``attr``'s attributes as MXNet stores them: keys as given (strings),
+    plus ``__key__`` for the hidden keys."""
+    out = {}
+    for k, v in _attribute.current().get(attr).items():
+        out[k] = str(v)
+        if k in _HIDDEN_KEYS:
+            out[f"__{k}__"] = str(v)
+    return out
 
 
 def sym_invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any = None,
@@ -367,8 +434,8 @@ def sym_invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: 
                 if slot in op.optional_inputs and op.active_inputs_rule is None:
                     raise MXNetError(f"operator {op.name}: optional input {slot!r} must be given when a "
                                      f"later input is given")
-                vattrs: dict = {}
-                entries.append((Node(None, f"{node_name}_{slot}", vattrs), 0))
+                # inputs made for the user carry the operator's attributes, as in MXNet
+                entries.append((Node(None, f"{node_name}_{slot}", dict(hidden)), 0))
             else:
                 entries.append(_entry_of(x, op, slot))
     node = Node(op, node_name, {**attrs, **hidden}, entries)

@@ -197,3 +197,129 @@ def test_ndarray_functions_accept_symbols():
     """nd.foo and sym.foo are the same call: a Symbol input builds a node."""
     s = nd.relu(sym.var("q"))
     assert isinstance(s, sym.Symbol) and s.name == "relu0"
+
+
+# ---- partial shapes (0 = unknown dim; -1 under mx.np_shape) ----------------------------------
+def _arg_shapes(s, **kw):
+    arg, _, _ = s.infer_shape(**kw)
+    return dict(zip(s.list_arguments(), arg))
+
+
+def test_partial_shapes_flow_both_ways():
+    a, c = sym.var("a", shape=(0, 10)), sym.var("c", shape=(5, 0))
+    d = sym.FullyConnected(a, num_hidden=21, name="fc") + c
+    assert _arg_shapes(d) == {"a": (5, 10), "fc_weight": (21, 10), "fc_bias": (21,), "c": (5, 21)}
+    # convolution: batch and spatial dims come back from a consumer through the stride-1 window
+    x = sym.var("x", shape=(0, 3, 0, 0))
+    conv = sym.Convolution(x, kernel=(3, 3), pad=(1, 1), num_filter=8, name="conv")
+    got = _arg_shapes(conv + sym.var("y", shape=(2, 8, 16, 16)))
+    assert got["x"] == (2, 3, 16, 16) and got["conv_weight"] == (8, 3, 3, 3)
+    # Concat: the other axes come from the output, the concat axis stays per input
+    p, q = sym.var("p", shape=(0, 4)), sym.var("q", shape=(0, 6))
+    got = _arg_shapes(sym.var("r", shape=(3, 0)) + sym.Concat(p, q, dim=1))
+    assert got == {"r": (3, 10), "p": (3, 4), "q": (3, 6)}
+
+
+def test_partial_forward_keeps_unknown_dims():
+    x, y = sym.var("x"), sym.var("y")
+    _, out, _ = sym.dot(x, y).infer_shape_partial(x=(0, 3, 4), y=(4, 5))
+    assert out == [(0, 3, 5)]
+    _, out, _ = sym.transpose(x, axes=(0, 3, 2, 1)).infer_shape_partial(x=(0, 3, 7, 9))
+    assert out == [(0, 9, 7, 3)]
+    _, out, _ = sym.batch_dot(x, y).infer_shape_partial(x=(0, 3, 4), y=(0, 0, 5))
+    assert out == [()]  # the contracted dims cannot be checked: unknown
+    with mx.np_shape(True):
+        _, out, _ = sym.dot(x, y).infer_shape_partial(x=(-1, 3, 4), y=(4, 5))
+        assert out == [(-1, 3, 5)]
+        arg, out, _ = sym.sin(x).infer_shape_partial()
+        assert arg == [None] and out == [None]
+    # creation with an unknown dim (an RNN begin state) and an inconsistency found late
+    z = sym.zeros(shape=(2, 0, 4))
+    _, out, _ = (z + sym.var("h", shape=(2, 3, 4))).infer_shape()
+    assert out == [(2, 3, 4)]
+    v = sym.var("v")
+    with pytest.raises(MXNetError, match="inconsistent"):
+        (sym.transpose(v) + (sym.var("w") + v)).infer_shape(w=(2, 3))
+
+
+def test_given_shape_overrides_variable_attribute_and_num_hidden_is_checked():
+    c = sym.elemwise_add(sym.var("a", shape=(2, 3)), sym.var("b"))
+    assert c.infer_shape(a=(5, 6))[0] == [(5, 6), (5, 6)]
+    fc = sym.FullyConnected(sym.var("data"), num_hidden=1000, name="fc1")
+    with pytest.raises(MXNetError, match="num_hidden"):
+        fc.infer_shape(data=(100, 100), fc1_weight=(1, 100))
+
+
+# ---- Symbol API details ----------------------------------------------------------------------
+def test_compose_replaces_arguments():
+    net1 = sym.FullyConnected(sym.var("data"), name="fc1", num_hidden=4)
+    net2 = sym.FullyConnected(name="fc3", num_hidden=3)
+    composed = net2(fc3_data=net1, name="composed")
+    assert composed.name == "composed"
+    assert composed.list_arguments() == ["data", "fc1_weight", "fc1_bias", "fc3_weight", "fc3_bias"]
+    assert net2.list_arguments() == ["fc3_data", "fc3_weight", "fc3_bias"]  # a copy was composed
+    rs = np.random.RandomState(0)
+    vals = {"data": rs.randn(2, 5), "fc1_weight": rs.randn(4, 5), "fc1_bias": rs.randn(4),
+            "fc3_weight": rs.randn(3, 4), "fc3_bias": rs.randn(3)}
+    out = composed.eval(**{k: nd.array(v) for k, v in vals.items()})[0].asnumpy()
+    h = vals["data"] @ vals["fc1_weight"].T + vals["fc1_bias"]
+    np.testing.assert_allclose(out, h @ vals["fc3_weight"].T + vals["fc3_bias"], rtol=1e-5)
+    pos = (sym.var("a") * 2)(sym.var("b") + 1)
+    assert pos.list_arguments() == ["b"]
+    with pytest.raises(MXNetError, match="nope"):
+        net2(nope=net1)
+    with pytest.raises(TypeError):
+        net2(net1, fc3_weight=net1)
+
+
+def test_children_atomic_symbol_bool_and_np_shape_json():
+    from hybridnet.base import NotImplementedForSymbol
+    data = sym.var("data")
+    sliced = sym.SliceChannel(data, num_outputs=3, name="slice")
+    assert sliced.get_children().list_outputs() == ["data"]
+    assert sym.Concat(*list(sliced)).get_children().list_outputs() == \
+        ["slice_output0", "slice_output1", "slice_output2"]
+    assert data.get_children() is None
+    rnn = sym.RNN(data, sym.var("p"), sym.var("h0"), sym.var("c0"), state_size=4, num_layers=1,
+                  mode="lstm", state_outputs=True, name="rnn")
+    atom = rnn._gen_atomic_symbol()
+    assert len(atom.list_outputs()) == 3 and len(atom.list_arguments()) == 4
+    assert atom.get_children().get_children() is None
+    with pytest.raises(NotImplementedForSymbol, match="F.where"):
+        bool(data)
+    with mx.np_shape(True):
+        assert '"is_np_shape"' in sym.var("x").tojson()
+    assert "is_np_shape" not in sym.var("x").tojson()
+
+
+def test_attributes_stored_as_mxnet_does():
+    data = sym.var("data", attr={"mood": "angry", "lr_mult": "2"})
+    assert data.list_attr() == {"mood": "angry", "lr_mult": "2", "__lr_mult__": "2"}
+    op = sym.Convolution(data=data, name="conv", kernel=(1, 1), num_filter=1,
+                         attr={"__mood__": "so so", "wd_mult": "x"})
+    attrs = op.list_attr()
+    assert attrs["__mood__"] == "so so" and attrs["wd_mult"] == attrs["__wd_mult__"] == "x"
+    d = op.attr_dict()
+    assert d["data"] == {"mood": "angry", "lr_mult": "2", "__lr_mult__": "2"}
+    assert d["conv_weight"]["__mood__"] == "so so" and d["conv_bias"]["wd_mult"] == "x"
+    assert '"wd_mult": "x"' in op.tojson()  # written as MXNet writes it
+
+
+def test_executor_backward_after_inference_forward_and_integer_inputs():
+    lhs, rhs = sym.var("lhs"), sym.var("rhs")
+    a, b = np.random.RandomState(0).randn(3, 4), np.random.RandomState(1).randn(3, 4)
+    ga, gb = nd.zeros((3, 4)), nd.zeros((3, 4))
+    exe = (lhs * rhs).bind(mx.cpu(), args=[nd.array(a), nd.array(b)], args_grad=[ga, gb])
+    exe.forward()  # is_train=False, as MXNet's own tests do before backward
+    exe.backward([nd.ones((3, 4))])
+    np.testing.assert_allclose(ga.asnumpy(), b, rtol=1e-6)
+    np.testing.assert_allclose(gb.asnumpy(), a, rtol=1e-6)
+    # an integer index argument with the default grad_req: no gradient, no error
+    x, idx = sym.var("x"), sym.var("idx")
+    z = sym.stop_gradient(sym.batch_take(x, idx))
+    exe = z.simple_bind(mx.cpu(), x=(4, 3), idx=(4,), type_dict={"x": np.float32, "idx": np.int32})
+    exe.arg_dict["x"][:] = nd.array(np.arange(12).reshape(4, 3))
+    exe.arg_dict["idx"][:] = nd.array([0, 2, 1, 0], dtype="int32")
+    np.testing.assert_array_equal(exe.forward()[0].asnumpy(), [0, 5, 7, 9])
+    exe.backward()
+    np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), np.zeros((4, 3)))
