@@ -398,6 +398,15 @@ class Constant(Initializer):
     def _init_weight(self, _: Any, arr: Any) -> None:
         _assign(arr, self.value, "Constant")
 
+    def dumps(self) -> str:
+        """As MXNet 1.9.1: an array value is stored in ``_kwargs`` as a nested list (so
+        ``_kwargs`` itself is JSON-serializable afterwards); ``value`` keeps the array."""
+        val = self._kwargs["value"]
+        if not np.isscalar(val):
+            self._kwargs["value"] = val.tolist() if isinstance(val, np.ndarray) else \
+                val.asnumpy().tolist() if hasattr(val, "asnumpy") else val
+        return super().dumps()
+
 
 @register
 class Uniform(Initializer):

@@ -298,6 +298,18 @@ class Block:
         for child in self._children.values():
             child.hybridize(active, **kwargs)
 
+    def save(self, prefix: str) -> None:
+        """Save the block tree (with traced graphs of hybridized blocks) to
+        ``prefix-model.json`` and the parameters to ``prefix-model.params`` (MXNet 1.9.1)."""
+        from .block_structure import save_structure
+        save_structure(self, prefix)
+
+    def load(self, prefix: str) -> None:
+        """Load what :meth:`save` wrote into a model built the same way (MXNet 1.9.1): blocks
+        get their saved names back, hybridized ones their traced graphs, then the parameters."""
+        from .block_structure import load_structure
+        load_structure(self, prefix)
+
     def cast(self, dtype: Any) -> None:
         for child in self._children.values():
             child.cast(dtype)
@@ -469,7 +481,9 @@ class HybridBlock(Block):
         if unused_p:
             warnings.warn(f"Parameter {', '.join(unused_p)} is not used by any computation. "
                           f"Is this intended?", stacklevel=4)
-        used_params = [params[n] for n in params.keys() if n in by_name]
+        # graph variables are matched by ParameterDict key (load() may rename keys, not Parameters)
+        used_names = [n for n in params.keys() if n in by_name]
+        used_params = [params[n] for n in used_names]
         if any(p._data is None and not _shape_complete(p.shape) for p in used_params):
             self._deferred_infer_shape(*args)
         for p in used_params:
@@ -479,7 +493,7 @@ class HybridBlock(Block):
         self._last_in_shapes = {d: a.shape for d, a in zip(data_names, [a for a in flat if a is not None])}
         data_pos = [data_names.index(n) for n in data_names if n in by_name]
         self._cached_op = CachedOp(graph, [by_name[data_names[i]] for i in data_pos],
-                                   [by_name[p.name] for p in used_params], self._flags)
+                                   [by_name[n] for n in used_names], self._flags)
         self._cached_data_pos = data_pos
         self._cached_params = used_params
         # flat NDArray inputs (no None, no nesting) take the fast path in forward()
@@ -559,8 +573,9 @@ class HybridBlock(Block):
         raise NotImplementedError(f"{type(self).__name__} must implement hybrid_forward(self, F, x, ...)")
 
     # -- export ---------------------------------------------------------------------------
-    def export(self, path: str, epoch: int = 0, remove_amp_cast: bool = True) -> tuple:
-        """Write ``path-symbol.json`` and ``path-%04d.params`` exactly as MXNet 1.9.1 does."""
+    def export(self, path: str, epoch: int = 0, remove_amp_cast: bool = True) -> None:
+        """Write ``path-symbol.json`` and ``path-%04d.params`` exactly as MXNet 1.9.1 does
+        (and, as there, return None: the file names follow from ``path`` and ``epoch``)."""
         if not self._cached_graph:
             raise RuntimeError("Please first call block.hybridize() and then run forward with this block "
                                "at least once before calling export.")
@@ -583,9 +598,7 @@ class HybridBlock(Block):
         for name in params.keys():
             if name not in arg_names and name not in aux_names:
                 warnings.warn(f'Parameter "{name}" is not found in the graph. ', stacklevel=2)
-        params_file = f"{path}-{epoch:04d}.params"
-        nd.save(params_file, arg_dict)
-        return sym_file, params_file
+        nd.save(f"{path}-{epoch:04d}.params", arg_dict)
 
     def optimize_for(self, x: Any, *args: Any, backend: Any = None, **kwargs: Any) -> None:
         self.hybridize(True, **kwargs)

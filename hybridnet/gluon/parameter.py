@@ -259,14 +259,80 @@ class Parameter:
                 d._t.copy_(data._t.to(device=d._t.device, dtype=d._t.dtype))
 
     def row_sparse_data(self, row_id: Any) -> NDArray:
-        """Rows of a row_sparse parameter (storage is dense here, so: the whole array)."""
-        if self._stype == "row_sparse":
-            return self.data(row_id.context if isinstance(row_id, NDArray) else None)
-        raise MXNetError(f"Cannot return a copy of Parameter {self.name!r} via row_sparse_data() "
-                         f"because its storage type is {self._stype}. Please use data() instead.")
+        """The 'row_sparse' parameter on ``row_id``'s context. Storage is dense in hybridnet,
+        so all rows are returned; as in MXNet a Trainer must hold the parameter (its kvstore
+        owns sparse weights)."""
+        if self._stype != "row_sparse":
+            raise MXNetError(f"Cannot return a copy of Parameter {self.name!r} via row_sparse_data() "
+                             f"because its storage type is {self._stype}. Please use data() instead.")
+        return self._get_row_sparse(self._data, row_id.context if isinstance(row_id, NDArray) else None,
+                                    row_id)
 
     def list_row_sparse_data(self, row_id: Any) -> list:
-        return [self.row_sparse_data(row_id)]
+        """``row_sparse_data`` on every context, in creation order."""
+        if self._stype != "row_sparse":
+            raise MXNetError(f"Cannot return copies of Parameter {self.name!r} on all contexts via "
+                             f"list_row_sparse_data() because its storage type is {self._stype}. "
+                             f"Please use data() instead.")
+        return self._get_row_sparse(self._data, list, row_id)
+
+    def _get_row_sparse(self, arr_list: Optional[list], ctx: Any, row_id: Any) -> Any:
+        if not isinstance(row_id, NDArray):
+            raise TypeError(f"row_id must have NDArray type, but {type(row_id)} is given")
+        if not self._trainer:
+            raise MXNetError(f"Cannot get row_sparse data for Parameter {self.name!r} when no "
+                             f"Trainer is created with it.")
+        trainer = self._trainer
+        if not trainer._kv_initialized:
+            trainer._prepare_kvstore()
+        return self._check_and_get(arr_list, ctx)
+
+    # -- MXNet 1.x internals that libraries touch ---------------------------------------
+    def _set_trainer(self, trainer: Any) -> None:
+        """Associate the Trainer; a sparse parameter cannot change Trainer (MXNet)."""
+        if self._stype != "default" and self._trainer and trainer and self._trainer is not trainer:
+            raise RuntimeError(f"Failed to set the trainer for Parameter {self.name!r} because it was "
+                               f"already set. More than one trainers for a {self._stype} Parameter is "
+                               f"not supported.")
+        self._trainer = trainer
+
+    @property
+    def _grad(self) -> Optional[list]:
+        """Gradient buffers per context (None when grad_req is 'null' or uninitialized)."""
+        if self._data is None or self._grad_req == "null":
+            return None
+        return [d._grad for d in self._data]
+
+    @property
+    def _ctx_map(self) -> Optional[list]:
+        """MXNet's lookup table: ``[cpu ids, gpu ids]`` -> index into the per-context lists."""
+        if self._ctx_list is None:
+            return None
+        table: list = [[], []]
+        for i, c in enumerate(self._ctx_list):
+            ids = table[c.device_typeid & 1]
+            while len(ids) <= c.device_id:
+                ids.append(None)
+            ids[c.device_id] = i
+        return table
+
+    def _check_and_get(self, arr_list: Optional[list], ctx: Any) -> Any:
+        """``arr_list`` itself (ctx is ``list``) or its entry for ``ctx``; the deferred or
+        uninitialized error otherwise (MXNet's Parameter._check_and_get)."""
+        if arr_list is not None:
+            if ctx is list:
+                return arr_list
+            return arr_list[self._index(ctx)]
+        self._check_initialized()
+        raise MXNetError(f"Parameter {self.name!r} has no such arrays")  # e.g. grad with grad_req null
+
+    def _init_grad(self) -> None:
+        """(Re)create zeroed gradient buffers per grad_req and attach them to the data."""
+        if self._data is None:
+            return
+        for d in self._data:
+            d._mark(NDArray(torch.zeros_like(d._t)) if self._grad_req != "null" else None,
+                    self._grad_req)  # type: ignore[arg-type]
 
     def reset_ctx(self, ctx: Any) -> None:
         if isinstance(ctx, Context):
