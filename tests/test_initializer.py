@@ -470,3 +470,18 @@ def test_fused_rnn_global_fallback_and_xavier_per_gate():
         _run(init.Uniform(), "p", (size + 1,), {"__init__": init.FusedRNN(None, h, 1, "gru")})
     with pytest.raises(ValueError, match="mode"):
         init.FusedRNN(None, h, 1, "bogus")
+
+
+def test_constant_dumps_array_values_as_lists_like_mxnet():
+    import json
+    value = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for given in (mx.nd.array(value), value):
+        init = mx.init.Constant(given)
+        dumped = init.dumps()
+        # MXNet stores the list form in _kwargs, so _kwargs itself is JSON-serializable afterwards
+        assert dumped == json.dumps(["constant", init._kwargs])
+        assert json.loads(dumped) == ["constant", {"value": value.tolist()}]
+        arr = mx.nd.zeros((2, 3))
+        init(mx.init.InitDesc("c_weight"), arr)  # still initializes from the array
+        np.testing.assert_array_equal(arr.asnumpy(), value)
+    assert mx.init.Constant(1).dumps() == '["constant", {"value": 1}]'
