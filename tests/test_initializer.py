@@ -485,3 +485,12 @@ def test_constant_dumps_array_values_as_lists_like_mxnet():
         init(mx.init.InitDesc("c_weight"), arr)  # still initializes from the array
         np.testing.assert_array_equal(arr.asnumpy(), value)
     assert mx.init.Constant(1).dumps() == '["constant", {"value": 1}]'
+
+
+def test_initializers_compare_by_class_and_arguments():
+    assert mx.init.Constant(-10.0) == mx.init.Constant(-10.0)
+    assert mx.init.Constant(mx.nd.ones((2,))) == mx.init.Constant(np.ones(2))
+    assert mx.init.Constant(1.0) != mx.init.Constant(2.0)
+    assert mx.init.Normal(0.1) != mx.init.Uniform(0.1)
+    assert mx.init.Xavier(magnitude=2) == mx.init.Xavier(magnitude=2)
+    assert mx.init.Xavier() != "xavier"

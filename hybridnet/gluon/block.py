@@ -115,6 +115,28 @@ def _regroup(args: list, fmt: Any) -> tuple:
     return ret, args
 
 
+def _input_kinds(args: Any) -> tuple:
+    """(has Symbol, has NDArray) anywhere in nested lists/tuples; other values (None, Python
+    numbers) are ignored, so an un-hybridized HybridBlock takes what a Block takes (MXNet)."""
+    if isinstance(args, NDArray):
+        return False, True
+    if isinstance(args, Symbol):
+        return True, False
+    if isinstance(args, (list, tuple)):
+        kinds = [_input_kinds(a) for a in args]
+        return any(k[0] for k in kinds), any(k[1] for k in kinds)
+    return False, False
+
+
+def _formats_match_but_trailing_none(fmt: list, stored: list) -> bool:
+    """MXNet accepts a call whose input structure differs from the traced one only by trailing
+    None arguments (defaults left out or passed explicitly)."""
+    short, long_ = (fmt, stored) if len(fmt) < len(stored) else (stored, fmt)
+    if len(short) == len(long_):
+        return False
+    return long_[:len(short)] == short and all(f == -1 for f in long_[len(short):])
+
+
 def _user_frame(tb: Any) -> Optional[traceback.FrameSummary]:
     """The innermost frame of the traceback outside hybridnet (the user's line)."""
     frames = [f for f in traceback.extract_tb(tb) if not os.path.abspath(f.filename).startswith(_PKG_DIR)]
@@ -246,7 +268,9 @@ class Block:
                                        cast_dtype=cast_dtype, dtype_source=dtype_source)
             return
         if not allow_missing:
-            missing = [n for n in params if n not in loaded]
+            # a shared parameter is saved once (deduplicate=True): any of its names will do
+            loaded_ids = {id(params[n]) for n in loaded if n in params}
+            missing = [n for n, p in params.items() if id(p) not in loaded_ids]
             if missing:
                 raise MXNetError(f"Parameter(s) {missing} are missing in file {filename!r}, which contains "
                                  f"parameters: {_brief(list(loaded))}. Set allow_missing=True to ignore "
@@ -504,9 +528,10 @@ class HybridBlock(Block):
         if self._cached_op is None:
             self._build_cache(*args)
         flat, fmt = _flatten(list(args), "input")
-        if fmt != self._in_format:
-            raise ValueError(f"Invalid input format: {self.name} was traced with input structure "
-                             f"{self._in_format} but called with {fmt}; call hybridize() again to re-trace")
+        if fmt != self._in_format and not _formats_match_but_trailing_none(fmt, self._in_format):
+            raise ValueError(f"The argument structure of HybridBlock does not match the cached version: "
+                             f"{self.name} was traced with input structure {self._in_format} but called "
+                             f"with {fmt} (-1 stands for None); call hybridize() again to re-trace")
         real = [a for a in flat if a is not None]
         tensors = []
         for i in self._cached_data_pos:
@@ -550,12 +575,13 @@ class HybridBlock(Block):
         if self._active and self._cached_op is not None and len(args) + 1 == self._fast_n \
                 and x.__class__ is NDArray and all(a.__class__ is NDArray for a in args):
             return self._run_fast(x, args)
-        flat = _flatten([x, *args], "input")[0]
-        has_sym = any(isinstance(a, Symbol) for a in flat)
-        has_nd = any(isinstance(a, NDArray) for a in flat)
+        has_sym, has_nd = _input_kinds([x, *args])
         if has_sym and has_nd:
             raise ValueError("In HybridBlock, we do not support mixed NDArrays and Symbols types for the "
                              "input. Please check the type of the args.")
+        if not has_sym and not has_nd:
+            raise ValueError("In HybridBlock, there must be one NDArray or one Symbol in the input. "
+                             "Please check the type of the args.")
         if has_sym:
             return self._trace(x, *args)
         if self._active:

@@ -64,7 +64,7 @@ class Trainer:
         sync = getattr(self._kvstore, "_sync_arrays", None)
         ready = [p for p in self._params if p._data is not None]
         if sync is not None and ready:
-            sync([p.list_data() for p in ready])
+            sync([p._check_and_get(p._data, list) for p in ready])
 
     @staticmethod
     def _is_distributed_spec(spec: Any) -> bool:
@@ -224,8 +224,8 @@ class Trainer:
                     ready.append((i, p))
         if ready:
             keys = [i for i, _ in ready]
-            values = [p.list_data()[0] for _, p in ready]
-            outs = [p.list_data() for _, p in ready]
+            values = [p._check_and_get(p._data, list)[0] for _, p in ready]
+            outs = [p._check_and_get(p._data, list) for _, p in ready]
             check = late and getattr(self._kvstore, "num_workers", 1) > 1
             before = [v.asnumpy() for v in values] if check else []
             if isinstance(self._kvstore, kv.KVStore):  # one coalesced collective
@@ -235,7 +235,7 @@ class Trainer:
                     self._kvstore.broadcast(k, v, out=o, priority=-k)
             self._record_kv_versions(p for _, p in ready)
             changed = [p.name for (_, p), b in zip(ready, before)
-                       if not np.array_equal(b, p.list_data()[0].asnumpy())]
+                       if not np.array_equal(b, p._check_and_get(p._data, list)[0].asnumpy())]
             if changed:
                 warnings.warn(f"Trainer: parameters {changed} were initialized after the Trainer was "
                               f"created, so this worker computed its first gradients from its own "
@@ -336,7 +336,7 @@ class Trainer:
             if p.grad_req != "null":
                 keys.append(i)
                 grads.append(p.list_grad())
-                outs.append(p.list_data() if self._update_on_kvstore else None)
+                outs.append(p._check_and_get(p._data, list) if self._update_on_kvstore else None)
         if not keys:
             return
         if isinstance(self._kvstore, kv.KVStore):  # one coalesced collective
@@ -362,7 +362,7 @@ class Trainer:
         for i, p in enumerate(self._params):
             if p.grad_req == "null":
                 continue
-            datas = p.list_data()
+            datas = p._check_and_get(p._data, list)
             fresh = [d._fresh_grad for d in datas]
             if not ignore_stale_grad and not all(fresh):
                 raise UserWarning(

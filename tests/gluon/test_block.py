@@ -385,3 +385,46 @@ def test_block_load_refuses_another_architecture(tmp_path):
     other.add(gluon.nn.Conv1D(2, 1))
     with pytest.raises(MXNetError, match="no entry"):
         other.load(str(tmp_path / "m"))
+
+
+class _Either(gluon.HybridBlock):
+    """Adds what it is given; None arguments are skipped (MXNet's test_hybrid_block_none_args)."""
+
+    def hybrid_forward(self, F, a, b=None):
+        if a is None:
+            return b
+        return a if b is None else a + b
+
+
+def test_none_arguments_and_trailing_defaults_eager_and_hybridized():
+    x, y = _x(3), _x(3, seed=1)
+    for args, expected in (((None, y), y), ((x, y), x + y), ((x, None), x), ((x,), x)):
+        eager, hyb = _Either(), _Either()
+        hyb.hybridize()
+        for _ in range(2):  # the second call runs the cached graph
+            np.testing.assert_allclose(hyb(*args).asnumpy(), expected.asnumpy(), rtol=1e-6)
+            np.testing.assert_allclose(eager(*args).asnumpy(), expected.asnumpy(), rtol=1e-6)
+    for hybridize in (True, False):
+        net = _Either()
+        if hybridize:
+            net.hybridize()
+        with pytest.raises(ValueError, match="one NDArray or one Symbol"):
+            net(None, None)
+    net = _Either()
+    net.hybridize()
+    net(x)
+    np.testing.assert_allclose(net(x, None).asnumpy(), x.asnumpy())  # trailing default, same graph
+    with pytest.raises(ValueError, match="does not match the cached"):
+        net(x, y)
+
+
+def test_unhybridized_hybrid_block_takes_python_scalars_like_a_block():
+    class AddTo(gluon.HybridBlock):
+        def hybrid_forward(self, F, a, b):
+            return a + b
+
+    net = AddTo()
+    np.testing.assert_allclose(net(_x(4), 2).asnumpy(), _x(4).asnumpy() + 2, rtol=1e-6)
+    net.hybridize()
+    with pytest.raises(ValueError, match="must be \\(nested\\) list of Symbol or NDArray"):
+        net(_x(4), 2)
