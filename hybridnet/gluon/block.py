@@ -655,6 +655,11 @@ class SymbolBlock(HybridBlock):
             ret.collect_params().initialize(ctx=ctx)
         return ret
 
+    def __repr__(self) -> str:
+        """MXNet's form: ``SymbolBlock(\n<output symbol> : n_inputs -> n_outputs\n)``."""
+        inputs, out = self._cached_graph
+        return f"{type(self).__name__}(\n{out} : {len(inputs)} -> {len(out.list_outputs())}\n)"
+
     def __init__(self, outputs: Any, inputs: Any, params: Optional[ParameterDict] = None):
         super().__init__(prefix=None, params=None)
         self._prefix = ""
