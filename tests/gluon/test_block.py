@@ -428,3 +428,11 @@ def test_unhybridized_hybrid_block_takes_python_scalars_like_a_block():
     net.hybridize()
     with pytest.raises(ValueError, match="must be \\(nested\\) list of Symbol or NDArray"):
         net(_x(4), 2)
+
+
+def test_symbol_block_repr_like_mxnet():
+    data = mx.sym.var("data")
+    out = mx.sym.FullyConnected(data, num_hidden=3, name="fc")
+    lines = str(gluon.SymbolBlock(mx.sym.Group([out, mx.sym.relu(out)]), data)).splitlines()
+    assert lines[0] == "SymbolBlock(" and lines[2] == ")"
+    assert lines[1].endswith(" : 1 -> 2")
