@@ -480,3 +480,16 @@ def test_namespace():
     assert mx.gluon.data.DataLoader is gdata.DataLoader
     assert mx.gluon.data.vision.transforms.ToTensor is not None
     assert gdata.vision.MNIST is vdatasets.MNIST
+
+
+def test_contrib_interval_sampler():
+    from hybridnet.gluon.contrib.data import IntervalSampler
+    s = IntervalSampler(13, interval=3)
+    assert list(s) == [0, 3, 6, 9, 12, 1, 4, 7, 10, 2, 5, 8, 11] and len(s) == 13
+    once = IntervalSampler(13, interval=3, rollover=False)
+    assert list(once) == [0, 3, 6, 9, 12] and len(once) == 5
+    assert sorted(IntervalSampler(10, 10)) == list(range(10))
+    batches = list(gdata.BatchSampler(IntervalSampler(7, 2), 3, "keep"))
+    assert batches == [[0, 2, 4], [6, 1, 3], [5]]
+    with pytest.raises(ValueError, match="Interval"):
+        IntervalSampler(3, 4)
