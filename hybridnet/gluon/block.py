@@ -362,6 +362,13 @@ class Block:
         from .summary import summary
         summary(self, *inputs)
 
+    def register_op_hook(self, callback: Callable, monitor_all: bool = False) -> None:
+        """MXNet calls ``callback`` on every operator output of the hybridized graph; hybridnet's
+        compiled graphs have no per-operator hook, so this is refused with the alternatives."""
+        raise MXNetError("register_op_hook is not supported by hybridnet: compiled graphs run as one "
+                         "generated function. Use register_forward_hook on the blocks you want to "
+                         "watch, or run the block without hybridize() to see every NDArray")
+
     def share_parameters(self, shared: ParameterDict) -> "Block":
         raise MXNetError("share_parameters is a Gluon 2.0 API; in MXNet 1.x share through the "
                          "params= constructor argument")

@@ -87,7 +87,9 @@ class Trainer:
             self._optimizer = opt.create(optimizer, param_dict=param_dict, **optimizer_params)
         self._updaters: list = []
 
+    @property
     def _contexts(self) -> list:
+        """The contexts the parameters live on (MXNet keeps this list as ``_contexts``)."""
         ctxs = None
         for p in self._params:
             try:
@@ -111,7 +113,7 @@ class Trainer:
         wins where it is allowed."""
         from .. import kvstore as kv
         config = self._kvstore_params
-        ctxs = self._contexts()
+        ctxs = self._contexts
         if self._contains_sparse_weight:
             kvstore, update_on_kvstore = self._create_sparse_kvstore(config["kvstore"])
             self._distributed = "dist" in kvstore.type

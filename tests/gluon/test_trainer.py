@@ -210,3 +210,10 @@ def test_parameter_trainer_association_and_internals():
     lazy.initialize()
     with pytest.raises(gluon.parameter.DeferredInitializationError):
         lazy._check_and_get(lazy._data, None)
+
+
+def test_trainer_contexts_and_param_index_like_mxnet():
+    x = _two_ctx_param()
+    t = gluon.Trainer([x], "sgd")
+    assert t._contexts == [mx.cpu(0), mx.cpu(1)]
+    assert t._param2idx == {"x": 0}
