@@ -284,6 +284,10 @@ class Parameter:
             self._deferred_init = (init, ctx, default_init, data)
             self._finish_deferred_init()
             return
+        trainer = self._trainer
+        if trainer is not None and trainer._kv_initialized and trainer._update_on_kvstore \
+                and all(p is not self for p in trainer._params_to_init):
+            trainer._reset_kvstore()  # the store holds the old weights (MXNet resets it here)
         with torch.no_grad():
             for d in self._data:
                 d._t.copy_(data._t.to(device=d._t.device, dtype=d._t.dtype))

@@ -217,3 +217,22 @@ def test_trainer_contexts_and_param_index_like_mxnet():
     t = gluon.Trainer([x], "sgd")
     assert t._contexts == [mx.cpu(0), mx.cpu(1)]
     assert t._param2idx == {"x": 0}
+
+
+def test_loading_parameters_resets_a_kvstore_that_holds_them(tmp_path):
+    # MXNet's test_trainer_reset_kv: the store is dropped at load time, the next step
+    # continues from the loaded values
+    params = gluon.ParameterDict()
+    x = params.get("x", shape=(10,), lr_mult=1.0)
+    params.initialize(ctx=[mx.cpu(0), mx.cpu(1)], init="zeros")
+    trainer = gluon.Trainer(params, "sgd", {"learning_rate": 0.1}, kvstore="local")
+    fname = str(tmp_path / "x.params")
+    params.save(fname)
+    _backward_plus_one(x)
+    trainer.step(1)
+    assert trainer._update_on_kvstore and trainer._kvstore.type == "local"
+    params.load(fname)
+    assert trainer._kvstore is None and trainer._kv_initialized is False
+    _backward_plus_one(x)
+    trainer.step(1)
+    np.testing.assert_allclose(x.data(mx.cpu(0)).asnumpy(), -0.2)
