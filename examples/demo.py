@@ -130,7 +130,8 @@ def main() -> None:
     print(f"final test accuracy: {final_acc:.4f}")
 
     prefix = os.path.join(args.out, "lenet")
-    sym_file, params_file = net.export(prefix, epoch=args.epochs)
+    net.export(prefix, epoch=args.epochs)
+    sym_file, params_file = f"{prefix}-symbol.json", f"{prefix}-{args.epochs:04d}.params"
     print(f"exported {sym_file} and {params_file}")
     net2 = gluon.SymbolBlock.imports(sym_file, ["data"], params_file)
     x = nd.array(xte)

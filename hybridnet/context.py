@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import Optional
 
 import torch
@@ -9,7 +10,26 @@ import torch
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "num_gpus", "current_context", "gpu_memory_info"]
 
 
-class Context:
+class _ContextMeta(type):
+    """Gives ``Context`` MXNet 1.9.1's deprecated class-level ``default_ctx`` (read and set):
+    the calling thread's current context."""
+
+    @property
+    def default_ctx(cls) -> "Context":
+        warnings.warn("Context.default_ctx has been deprecated. Please use "
+                      "mx.current_context() (mx.context.current_context()) instead.", DeprecationWarning, stacklevel=2)
+        return current_context()
+
+    @default_ctx.setter
+    def default_ctx(cls, ctx: "Context") -> None:
+        warnings.warn("Context.default_ctx has been deprecated. Please use "
+                      "mx.current_context() (mx.context.current_context()) instead.", DeprecationWarning, stacklevel=2)
+        if not isinstance(ctx, Context):
+            raise TypeError(f"Context.default_ctx must be a Context such as mx.cpu(), got {ctx!r}")
+        Context._local.value = ctx
+
+
+class Context(metaclass=_ContextMeta):
     """A device. ``devtype2str`` mirrors MXNet's type ids (1 cpu, 2 gpu, 3 cpu_pinned, 5 cpu_shared)."""
 
     devtype2str = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}

@@ -176,6 +176,16 @@ class Initializer:
         args = ", ".join(f"{k}={v!r}" for k, v in getattr(self, "_kwargs", {}).items())
         return f"{self.__class__.__name__}({args})"
 
+    def __eq__(self, other: object) -> bool:
+        """Same class and same arguments (MXNet 1.9.1), so shared parameters declared twice
+        with equal initializers agree; array arguments compare by value."""
+        if not isinstance(other, Initializer):
+            return NotImplemented
+        return type(self) is type(other) and \
+            _jsonable(getattr(self, "_kwargs", {})) == _jsonable(getattr(other, "_kwargs", {}))
+
+    __hash__ = None  # type: ignore[assignment]  # equal initializers are not interchangeable keys
+
     # -- dispatch -------------------------------------------------------------------------
     def __call__(self, desc: Any, arr: Any) -> None:
         """Initialize ``arr`` in place according to ``desc`` (MXNet's dispatch rules)."""
@@ -397,6 +407,15 @@ class Constant(Initializer):
 
     def _init_weight(self, _: Any, arr: Any) -> None:
         _assign(arr, self.value, "Constant")
+
+    def dumps(self) -> str:
+        """As MXNet 1.9.1: an array value is stored in ``_kwargs`` as a nested list (so
+        ``_kwargs`` itself is JSON-serializable afterwards); ``value`` keeps the array."""
+        val = self._kwargs["value"]
+        if not np.isscalar(val):
+            self._kwargs["value"] = val.tolist() if isinstance(val, np.ndarray) else \
+                val.asnumpy().tolist() if hasattr(val, "asnumpy") else val
+        return super().dumps()
 
 
 @register

@@ -25,7 +25,8 @@ S = (2, 3)
 
 # (kvstore, optimizer, optimizer_params, update_on_kvstore argument, expected update_on_kvstore)
 SCENARIOS = {
-    "sgd_momentum": ("dist_sync", "sgd", {"learning_rate": 0.1, "momentum": 0.9, "wd": 1e-3}, None, False),
+    # MXNet 1.9.1: a dist kvstore runs the optimizer by default, SGD included (MXNET_UPDATE_ON_KVSTORE=1)
+    "sgd_momentum": ("dist_sync", "sgd", {"learning_rate": 0.1, "momentum": 0.9, "wd": 1e-3}, None, True),
     "adam_on_kvstore": ("dist_sync", "adam", {"learning_rate": 0.01}, None, True),
     "sgd_on_kvstore": ("dist_device_sync", "sgd", {"learning_rate": 0.1, "aggregate_num": 1}, True, True),
     "adam_on_workers": ("dist", "adam", {"learning_rate": 0.01}, False, False),

@@ -470,3 +470,27 @@ def test_fused_rnn_global_fallback_and_xavier_per_gate():
         _run(init.Uniform(), "p", (size + 1,), {"__init__": init.FusedRNN(None, h, 1, "gru")})
     with pytest.raises(ValueError, match="mode"):
         init.FusedRNN(None, h, 1, "bogus")
+
+
+def test_constant_dumps_array_values_as_lists_like_mxnet():
+    import json
+    value = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for given in (mx.nd.array(value), value):
+        init = mx.init.Constant(given)
+        dumped = init.dumps()
+        # MXNet stores the list form in _kwargs, so _kwargs itself is JSON-serializable afterwards
+        assert dumped == json.dumps(["constant", init._kwargs])
+        assert json.loads(dumped) == ["constant", {"value": value.tolist()}]
+        arr = mx.nd.zeros((2, 3))
+        init(mx.init.InitDesc("c_weight"), arr)  # still initializes from the array
+        np.testing.assert_array_equal(arr.asnumpy(), value)
+    assert mx.init.Constant(1).dumps() == '["constant", {"value": 1}]'
+
+
+def test_initializers_compare_by_class_and_arguments():
+    assert mx.init.Constant(-10.0) == mx.init.Constant(-10.0)
+    assert mx.init.Constant(mx.nd.ones((2,))) == mx.init.Constant(np.ones(2))
+    assert mx.init.Constant(1.0) != mx.init.Constant(2.0)
+    assert mx.init.Normal(0.1) != mx.init.Uniform(0.1)
+    assert mx.init.Xavier(magnitude=2) == mx.init.Xavier(magnitude=2)
+    assert mx.init.Xavier() != "xavier"

@@ -168,6 +168,20 @@ def test_context_scope():
     assert str(mx.gpu(1)) == "gpu(1)"
 
 
+def test_context_default_ctx_class_property_is_the_current_context():
+    # MXNet 1.9.1's deprecated Context.default_ctx: read and set at class level
+    with pytest.warns(DeprecationWarning):
+        assert mx.Context.default_ctx == mx.cpu(0)
+    with mx.cpu(3), pytest.warns(DeprecationWarning):
+        assert mx.Context.default_ctx == mx.cpu(3)
+    try:
+        with pytest.warns(DeprecationWarning):
+            mx.Context.default_ctx = mx.cpu(5)
+        assert mx.current_context() == mx.cpu(5)
+    finally:
+        mx.Context._local.value = mx.cpu(0)
+
+
 def test_detach_shares_memory():
     x = nd.array([1, 2])
     d = x.detach()

@@ -115,6 +115,28 @@ def _regroup(args: list, fmt: Any) -> tuple:
     return ret, args
 
 
+def _input_kinds(args: Any) -> tuple:
+    """(has Symbol, has NDArray) anywhere in nested lists/tuples; other values (None, Python
+    numbers) are ignored, so an un-hybridized HybridBlock takes what a Block takes (MXNet)."""
+    if isinstance(args, NDArray):
+        return False, True
+    if isinstance(args, Symbol):
+        return True, False
+    if isinstance(args, (list, tuple)):
+        kinds = [_input_kinds(a) for a in args]
+        return any(k[0] for k in kinds), any(k[1] for k in kinds)
+    return False, False
+
+
+def _formats_match_but_trailing_none(fmt: list, stored: list) -> bool:
+    """MXNet accepts a call whose input structure differs from the traced one only by trailing
+    None arguments (defaults left out or passed explicitly)."""
+    short, long_ = (fmt, stored) if len(fmt) < len(stored) else (stored, fmt)
+    if len(short) == len(long_):
+        return False
+    return long_[:len(short)] == short and all(f == -1 for f in long_[len(short):])
+
+
 def _user_frame(tb: Any) -> Optional[traceback.FrameSummary]:
     """The innermost frame of the traceback outside hybridnet (the user's line)."""
     frames = [f for f in traceback.extract_tb(tb) if not os.path.abspath(f.filename).startswith(_PKG_DIR)]
@@ -246,7 +268,9 @@ class Block:
                                        cast_dtype=cast_dtype, dtype_source=dtype_source)
             return
         if not allow_missing:
-            missing = [n for n in params if n not in loaded]
+            # a shared parameter is saved once (deduplicate=True): any of its names will do
+            loaded_ids = {id(params[n]) for n in loaded if n in params}
+            missing = [n for n, p in params.items() if id(p) not in loaded_ids]
             if missing:
                 raise MXNetError(f"Parameter(s) {missing} are missing in file {filename!r}, which contains "
                                  f"parameters: {_brief(list(loaded))}. Set allow_missing=True to ignore "
@@ -298,6 +322,18 @@ class Block:
         for child in self._children.values():
             child.hybridize(active, **kwargs)
 
+    def save(self, prefix: str) -> None:
+        """Save the block tree (with traced graphs of hybridized blocks) to
+        ``prefix-model.json`` and the parameters to ``prefix-model.params`` (MXNet 1.9.1)."""
+        from .block_structure import save_structure
+        save_structure(self, prefix)
+
+    def load(self, prefix: str) -> None:
+        """Load what :meth:`save` wrote into a model built the same way (MXNet 1.9.1): blocks
+        get their saved names back, hybridized ones their traced graphs, then the parameters."""
+        from .block_structure import load_structure
+        load_structure(self, prefix)
+
     def cast(self, dtype: Any) -> None:
         for child in self._children.values():
             child.cast(dtype)
@@ -325,6 +361,13 @@ class Block:
         """Print each layer's output shape and parameter count for ``inputs`` (runs a forward pass)."""
         from .summary import summary
         summary(self, *inputs)
+
+    def register_op_hook(self, callback: Callable, monitor_all: bool = False) -> None:
+        """MXNet calls ``callback`` on every operator output of the hybridized graph; hybridnet's
+        compiled graphs have no per-operator hook, so this is refused with the alternatives."""
+        raise MXNetError("register_op_hook is not supported by hybridnet: compiled graphs run as one "
+                         "generated function. Use register_forward_hook on the blocks you want to "
+                         "watch, or run the block without hybridize() to see every NDArray")
 
     def share_parameters(self, shared: ParameterDict) -> "Block":
         raise MXNetError("share_parameters is a Gluon 2.0 API; in MXNet 1.x share through the "
@@ -469,7 +512,9 @@ class HybridBlock(Block):
         if unused_p:
             warnings.warn(f"Parameter {', '.join(unused_p)} is not used by any computation. "
                           f"Is this intended?", stacklevel=4)
-        used_params = [params[n] for n in params.keys() if n in by_name]
+        # graph variables are matched by ParameterDict key (load() may rename keys, not Parameters)
+        used_names = [n for n in params.keys() if n in by_name]
+        used_params = [params[n] for n in used_names]
         if any(p._data is None and not _shape_complete(p.shape) for p in used_params):
             self._deferred_infer_shape(*args)
         for p in used_params:
@@ -479,7 +524,7 @@ class HybridBlock(Block):
         self._last_in_shapes = {d: a.shape for d, a in zip(data_names, [a for a in flat if a is not None])}
         data_pos = [data_names.index(n) for n in data_names if n in by_name]
         self._cached_op = CachedOp(graph, [by_name[data_names[i]] for i in data_pos],
-                                   [by_name[p.name] for p in used_params], self._flags)
+                                   [by_name[n] for n in used_names], self._flags)
         self._cached_data_pos = data_pos
         self._cached_params = used_params
         # flat NDArray inputs (no None, no nesting) take the fast path in forward()
@@ -490,9 +535,10 @@ class HybridBlock(Block):
         if self._cached_op is None:
             self._build_cache(*args)
         flat, fmt = _flatten(list(args), "input")
-        if fmt != self._in_format:
-            raise ValueError(f"Invalid input format: {self.name} was traced with input structure "
-                             f"{self._in_format} but called with {fmt}; call hybridize() again to re-trace")
+        if fmt != self._in_format and not _formats_match_but_trailing_none(fmt, self._in_format):
+            raise ValueError(f"The argument structure of HybridBlock does not match the cached version: "
+                             f"{self.name} was traced with input structure {self._in_format} but called "
+                             f"with {fmt} (-1 stands for None); call hybridize() again to re-trace")
         real = [a for a in flat if a is not None]
         tensors = []
         for i in self._cached_data_pos:
@@ -536,12 +582,13 @@ class HybridBlock(Block):
         if self._active and self._cached_op is not None and len(args) + 1 == self._fast_n \
                 and x.__class__ is NDArray and all(a.__class__ is NDArray for a in args):
             return self._run_fast(x, args)
-        flat = _flatten([x, *args], "input")[0]
-        has_sym = any(isinstance(a, Symbol) for a in flat)
-        has_nd = any(isinstance(a, NDArray) for a in flat)
+        has_sym, has_nd = _input_kinds([x, *args])
         if has_sym and has_nd:
             raise ValueError("In HybridBlock, we do not support mixed NDArrays and Symbols types for the "
                              "input. Please check the type of the args.")
+        if not has_sym and not has_nd:
+            raise ValueError("In HybridBlock, there must be one NDArray or one Symbol in the input. "
+                             "Please check the type of the args.")
         if has_sym:
             return self._trace(x, *args)
         if self._active:
@@ -559,8 +606,9 @@ class HybridBlock(Block):
         raise NotImplementedError(f"{type(self).__name__} must implement hybrid_forward(self, F, x, ...)")
 
     # -- export ---------------------------------------------------------------------------
-    def export(self, path: str, epoch: int = 0, remove_amp_cast: bool = True) -> tuple:
-        """Write ``path-symbol.json`` and ``path-%04d.params`` exactly as MXNet 1.9.1 does."""
+    def export(self, path: str, epoch: int = 0, remove_amp_cast: bool = True) -> None:
+        """Write ``path-symbol.json`` and ``path-%04d.params`` exactly as MXNet 1.9.1 does
+        (and, as there, return None: the file names follow from ``path`` and ``epoch``)."""
         if not self._cached_graph:
             raise RuntimeError("Please first call block.hybridize() and then run forward with this block "
                                "at least once before calling export.")
@@ -583,9 +631,7 @@ class HybridBlock(Block):
         for name in params.keys():
             if name not in arg_names and name not in aux_names:
                 warnings.warn(f'Parameter "{name}" is not found in the graph. ', stacklevel=2)
-        params_file = f"{path}-{epoch:04d}.params"
-        nd.save(params_file, arg_dict)
-        return sym_file, params_file
+        nd.save(f"{path}-{epoch:04d}.params", arg_dict)
 
     def optimize_for(self, x: Any, *args: Any, backend: Any = None, **kwargs: Any) -> None:
         self.hybridize(True, **kwargs)
@@ -615,6 +661,11 @@ class SymbolBlock(HybridBlock):
         elif ctx is not None:
             ret.collect_params().initialize(ctx=ctx)
         return ret
+
+    def __repr__(self) -> str:
+        """MXNet's form: ``SymbolBlock(\n<output symbol> : n_inputs -> n_outputs\n)``."""
+        inputs, out = self._cached_graph
+        return f"{type(self).__name__}(\n{out} : {len(inputs)} -> {len(out.list_outputs())}\n)"
 
     def __init__(self, outputs: Any, inputs: Any, params: Optional[ParameterDict] = None):
         super().__init__(prefix=None, params=None)

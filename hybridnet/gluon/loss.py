@@ -1,8 +1,10 @@
 """``gluon.loss``: losses as HybridBlocks with MXNet 1.9.1's definitions.
 
 Every loss takes ``weight`` (a global scale) and ``batch_axis``, accepts an optional
-``sample_weight`` broadcast against the element-wise loss, and returns one value per sample
-(the mean over all non-batch axes), exactly as MXNet computes them.
+``sample_weight`` broadcast against the element-wise loss, and returns one value per sample,
+exactly as MXNet 1.9.1 computes them: the mean over all non-batch axes, except KLDivLoss and
+TripletLoss (the sum), CTCLoss and CosineEmbeddingLoss (one value per sequence / pair) and
+PoissonNLLLoss (one scalar: the mean over everything).
 """
 from __future__ import annotations
 
@@ -145,7 +147,8 @@ SoftmaxCELoss = SoftmaxCrossEntropyLoss
 
 
 class KLDivLoss(Loss):
-    """KL divergence label * (log(label) - pred); ``pred`` are log-probabilities if from_logits."""
+    """KL divergence label * (log(label) - pred), SUMMED over the non-batch axes (MXNet 1.9.1;
+    not averaged); ``pred`` are log-probabilities if from_logits, else log_softmax is applied."""
 
     def __init__(self, from_logits: bool = True, axis: int = -1, weight: Optional[float] = None,
                  batch_axis: int = 0, **kwargs: Any):
@@ -158,7 +161,7 @@ class KLDivLoss(Loss):
             pred = F.log_softmax(pred, axis=self._axis)
         loss = label * (F.log(label + 1e-12) - pred)
         loss = _apply_weighting(F, loss, self._weight, sample_weight)
-        return F.mean(loss, axis=self._batch_axis, exclude=True)
+        return F.sum(loss, axis=self._batch_axis, exclude=True)
 
 
 class CTCLoss(Loss):
@@ -231,7 +234,9 @@ class SquaredHingeLoss(Loss):
 
 
 class LogisticLoss(Loss):
-    """log(1 + exp(-pred * label)); labels 'signed' (-1/1) or 'binary' (0/1)."""
+    """Logistic loss relu(pred) - pred * z + log(1 + exp(-|pred|)) with z = (label + 1) / 2 for
+    'signed' labels (-1/1) and z = label for 'binary' ones (0/1): MXNet's stable formula, which
+    equals log(1 + exp(-pred * label)) on valid signed labels."""
 
     def __init__(self, weight: Optional[float] = None, batch_axis: int = 0, label_format: str = "signed",
                  **kwargs: Any):
@@ -242,9 +247,9 @@ class LogisticLoss(Loss):
 
     def hybrid_forward(self, F: Any, pred: Any, label: Any, sample_weight: Any = None) -> Any:
         label = _reshape_like(F, label, pred)
-        if self._label_format == "binary":
-            label = 2 * label - 1
-        loss = F.relu(-pred * label) + F.Activation(-F.abs(-pred * label), act_type="softrelu")
+        if self._label_format == "signed":
+            label = (label + 1.0) / 2.0
+        loss = F.relu(pred) - pred * label + F.Activation(-F.abs(pred), act_type="softrelu")
         loss = _apply_weighting(F, loss, self._weight, sample_weight)
         return F.mean(loss, axis=self._batch_axis, exclude=True)
 
@@ -339,4 +344,4 @@ class SDMLLoss(Loss):
         distances = self._compute_distances(F, x1, x2)
         log_probabilities = F.log_softmax(-distances, axis=1)
         labels = self._compute_labels(F, x1)
-        return self.kl_loss(log_probabilities, labels) * x1.shape[0]
+        return self.kl_loss(log_probabilities, labels)

@@ -20,9 +20,15 @@ from ..context import Context, current_context
 from ..ndarray import ndarray as _nd_mod
 from ..ndarray.ndarray import NDArray
 
-__all__ = ["Parameter", "Constant", "ParameterDict", "DeferredInitializationError", "tensor_types"]
+__all__ = ["Parameter", "Constant", "ParameterDict", "DeferredInitializationError", "ParameterArgumentError",
+           "tensor_types"]
 
 tensor_types = (NDArray,)
+
+
+class ParameterArgumentError(ValueError, AssertionError):
+    """A bad argument to a Parameter: a ValueError, and an AssertionError as well because
+    MXNet 1.9.1 checks these arguments with ``assert`` (code may catch either)."""
 
 
 class DeferredInitializationError(MXNetError):
@@ -31,6 +37,17 @@ class DeferredInitializationError(MXNetError):
 
 def _shape_known(shape: Optional[tuple]) -> bool:
     return shape is not None and all(d > 0 for d in shape)
+
+
+def _attach_grad(arr: NDArray, req: str) -> None:
+    """Give ``arr`` a zeroed gradient buffer per ``req`` ('null': none). Integer parameters
+    (MXNet allows e.g. int8 weights) get the buffer but no autograd link: no gradient flows
+    into integers, in MXNet either."""
+    if req != "null" and not (arr._t.is_floating_point() or arr._t.is_complex()):
+        arr._grad = NDArray(torch.zeros_like(arr._t))
+        arr._grad_req = req
+        return
+    arr._mark(NDArray(torch.zeros_like(arr._t)) if req != "null" else None, req)  # type: ignore[arg-type]
 
 
 def _init_module() -> Any:
@@ -60,8 +77,10 @@ class Parameter:
         self.lr_mult = lr_mult
         self.wd_mult = wd_mult
         self.init = init
-        if stype not in ("default", "row_sparse", "csr") or grad_stype not in ("default", "row_sparse", "csr"):
-            raise ValueError(f"invalid stype {stype!r} / grad_stype {grad_stype!r}")
+        for what, value in (("stype", stype), ("grad_stype", grad_stype)):
+            if value not in ("default", "row_sparse", "csr"):
+                raise ParameterArgumentError(f"{what} for Parameter {name!r} must be one of 'default', "
+                                             f"'row_sparse', or 'csr', but got {value!r}")
         self._stype = stype
         self._grad_stype = grad_stype
         self.grad_req = grad_req
@@ -86,7 +105,7 @@ class Parameter:
         self._grad_req = req
         if self._data is not None:
             for d in self._data:
-                d._mark(NDArray(torch.zeros_like(d._t)) if req != "null" else None, req)  # type: ignore[arg-type]
+                _attach_grad(d, req)
 
     @property
     def dtype(self) -> Any:
@@ -172,7 +191,7 @@ class Parameter:
         self._data = [NDArray(data._t.detach().to(c.torch_device, copy=True)) for c in self._ctx_list]
         for d in self._data:
             if self._grad_req != "null":
-                d._mark(NDArray(torch.zeros_like(d._t)), self._grad_req)
+                _attach_grad(d, self._grad_req)
         self._version_hook()
 
     def _version_hook(self) -> None:
@@ -208,10 +227,21 @@ class Parameter:
                              f"It was only initialized on {self._ctx_list}.") from None
 
     def data(self, ctx: Optional[Context] = None) -> NDArray:
+        """The array on ``ctx`` (None: the only one, or the first). Sparse-storage parameters
+        are read with ``row_sparse_data`` (MXNet)."""
+        if self._stype != "default":
+            raise MXNetError(f"Cannot return a copy of Parameter {self.name!r} on ctx {ctx} via data() "
+                             f"because its storage type is {self._stype}. Please use row_sparse_data() "
+                             f"instead.")
         self._check_initialized()
         return self._data[self._index(ctx)]  # type: ignore[index]
 
     def list_data(self) -> list:
+        """The arrays on all contexts, in creation order (dense storage only, as in MXNet)."""
+        if self._stype != "default":
+            raise MXNetError(f"Cannot return copies of Parameter {self.name!r} on all contexts via "
+                             f"list_data() because its storage type is {self._stype}. Please use "
+                             f"row_sparse_data() instead.")
         self._check_initialized()
         return list(self._data)  # type: ignore[arg-type]
 
@@ -254,19 +284,88 @@ class Parameter:
             self._deferred_init = (init, ctx, default_init, data)
             self._finish_deferred_init()
             return
+        trainer = self._trainer
+        if trainer is not None and trainer._kv_initialized and trainer._update_on_kvstore \
+                and all(p is not self for p in trainer._params_to_init):
+            trainer._reset_kvstore()  # the store holds the old weights (MXNet resets it here)
         with torch.no_grad():
             for d in self._data:
                 d._t.copy_(data._t.to(device=d._t.device, dtype=d._t.dtype))
 
     def row_sparse_data(self, row_id: Any) -> NDArray:
-        """Rows of a row_sparse parameter (storage is dense here, so: the whole array)."""
-        if self._stype == "row_sparse":
-            return self.data(row_id.context if isinstance(row_id, NDArray) else None)
-        raise MXNetError(f"Cannot return a copy of Parameter {self.name!r} via row_sparse_data() "
-                         f"because its storage type is {self._stype}. Please use data() instead.")
+        """The 'row_sparse' parameter on ``row_id``'s context. Storage is dense in hybridnet,
+        so all rows are returned; as in MXNet a Trainer must hold the parameter (its kvstore
+        owns sparse weights)."""
+        if self._stype != "row_sparse":
+            raise MXNetError(f"Cannot return a copy of Parameter {self.name!r} via row_sparse_data() "
+                             f"because its storage type is {self._stype}. Please use data() instead.")
+        return self._get_row_sparse(self._data, row_id.context if isinstance(row_id, NDArray) else None,
+                                    row_id)
 
     def list_row_sparse_data(self, row_id: Any) -> list:
-        return [self.row_sparse_data(row_id)]
+        """``row_sparse_data`` on every context, in creation order."""
+        if self._stype != "row_sparse":
+            raise MXNetError(f"Cannot return copies of Parameter {self.name!r} on all contexts via "
+                             f"list_row_sparse_data() because its storage type is {self._stype}. "
+                             f"Please use data() instead.")
+        return self._get_row_sparse(self._data, list, row_id)
+
+    def _get_row_sparse(self, arr_list: Optional[list], ctx: Any, row_id: Any) -> Any:
+        if not isinstance(row_id, NDArray):
+            raise TypeError(f"row_id must have NDArray type, but {type(row_id)} is given")
+        if not self._trainer:
+            raise MXNetError(f"Cannot get row_sparse data for Parameter {self.name!r} when no "
+                             f"Trainer is created with it.")
+        trainer = self._trainer
+        if not trainer._kv_initialized:
+            trainer._prepare_kvstore()
+        return self._check_and_get(arr_list, ctx)
+
+    # -- MXNet 1.x internals that libraries touch ---------------------------------------
+    def _set_trainer(self, trainer: Any) -> None:
+        """Associate the Trainer; a sparse parameter cannot change Trainer (MXNet)."""
+        if self._stype != "default" and self._trainer and trainer and self._trainer is not trainer:
+            raise RuntimeError(f"Failed to set the trainer for Parameter {self.name!r} because it was "
+                               f"already set. More than one trainers for a {self._stype} Parameter is "
+                               f"not supported.")
+        self._trainer = trainer
+
+    @property
+    def _grad(self) -> Optional[list]:
+        """Gradient buffers per context (None when grad_req is 'null' or uninitialized)."""
+        if self._data is None or self._grad_req == "null":
+            return None
+        return [d._grad for d in self._data]
+
+    @property
+    def _ctx_map(self) -> Optional[list]:
+        """MXNet's lookup table: ``[cpu ids, gpu ids]`` -> index into the per-context lists."""
+        if self._ctx_list is None:
+            return None
+        table: list = [[], []]
+        for i, c in enumerate(self._ctx_list):
+            ids = table[c.device_typeid & 1]
+            while len(ids) <= c.device_id:
+                ids.append(None)
+            ids[c.device_id] = i
+        return table
+
+    def _check_and_get(self, arr_list: Optional[list], ctx: Any) -> Any:
+        """``arr_list`` itself (ctx is ``list``) or its entry for ``ctx``; the deferred or
+        uninitialized error otherwise (MXNet's Parameter._check_and_get)."""
+        if arr_list is not None:
+            if ctx is list:
+                return arr_list
+            return arr_list[self._index(ctx)]
+        self._check_initialized()
+        raise MXNetError(f"Parameter {self.name!r} has no such arrays")  # e.g. grad with grad_req null
+
+    def _init_grad(self) -> None:
+        """(Re)create zeroed gradient buffers per grad_req and attach them to the data."""
+        if self._data is None:
+            return
+        for d in self._data:
+            _attach_grad(d, self._grad_req)
 
     def reset_ctx(self, ctx: Any) -> None:
         if isinstance(ctx, Context):
@@ -292,7 +391,7 @@ class Parameter:
             self._data = [NDArray(d._t.detach().to(dtype_torch(self._dtype))) for d in self._data]
             for d in self._data:
                 if req != "null":
-                    d._mark(NDArray(torch.zeros_like(d._t)), req)
+                    _attach_grad(d, req)
         self._version_hook()
 
     def var(self) -> Any:
@@ -305,7 +404,8 @@ class Parameter:
 
     def _reduce(self) -> NDArray:
         """The average of the data over contexts (what save uses), on CPU."""
-        data = self.list_data()
+        self._check_initialized()
+        data = self._data
         if len(data) == 1:
             return NDArray(data[0]._t.detach().cpu())
         acc = sum(d._t.detach().cpu() for d in data) / len(data)
@@ -313,12 +413,13 @@ class Parameter:
 
     def _load_init(self, data: NDArray, ctx: Any, cast_dtype: bool = False, dtype_source: str = "current") -> None:
         """Set the value from a loaded array (MXNet's Parameter._load_init)."""
+        if cast_dtype and dtype_source not in ("current", "saved"):
+            raise ParameterArgumentError(f"dtype_source must be 'current' or 'saved', got {dtype_source!r}")
         if cast_dtype:
             if dtype_source == "current":
                 data = data.astype(self._dtype)
-            elif dtype_source == "saved":
-                self._dtype = dtype_name(data._t.dtype)
-                self._var = None
+            elif dtype_source == "saved" and dtype_name(data._t.dtype) != self._dtype:
+                self.cast(data._t.dtype)  # MXNet sets Parameter.dtype: existing arrays are cast
         elif dtype_name(data._t.dtype) != self._dtype:
             raise MXNetError(f"Failed loading Parameter {self.name!r} from saved params: dtype "
                              f"incompatible, expected {self._dtype} vs saved {dtype_name(data._t.dtype)}. "

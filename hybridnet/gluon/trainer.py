@@ -34,16 +34,15 @@ class Trainer:
                 raise ValueError(f"Parameter {p.name!r} is given twice to the Trainer")
             seen.add(id(p))
             self._params.append(p)
-            p._trainer = self
+            p._set_trainer(self)
+        self._param2idx = {p.name: i for i, p in enumerate(self._params)}
+        # MXNet 1.9.1 picks the kvstore policy from the storage types (see _init_kvstore)
+        self._contains_sparse_weight = any(p._stype != "default" for p in self._params)
+        self._contains_sparse_grad = any(p._grad_stype != "default" for p in self._params)
         if compression_params:
             raise MXNetError("gradient compression is not supported")
         self._init_optimizer(optimizer, optimizer_params or {})
         self._scale = self._optimizer.rescale_grad
-        # MXNet 1.9.1: aggregated multi-tensor updates (SGD's default) run on the workers
-        if self._optimizer.aggregate_num > 1 and update_on_kvstore:
-            raise ValueError("Cannot set update_on_kvstore=True when optimizer.aggregate_num > 1.")
-        if update_on_kvstore is None and self._optimizer.aggregate_num > 1:
-            update_on_kvstore = False
         self._kvstore_spec = kvstore
         self._kvstore_params = {"kvstore": kvstore, "update_on_kvstore": update_on_kvstore}
         self._kvstore: Any = None
@@ -65,7 +64,7 @@ class Trainer:
         sync = getattr(self._kvstore, "_sync_arrays", None)
         ready = [p for p in self._params if p._data is not None]
         if sync is not None and ready:
-            sync([p.list_data() for p in ready])
+            sync([p._check_and_get(p._data, list) for p in ready])
 
     @staticmethod
     def _is_distributed_spec(spec: Any) -> bool:
@@ -88,7 +87,9 @@ class Trainer:
             self._optimizer = opt.create(optimizer, param_dict=param_dict, **optimizer_params)
         self._updaters: list = []
 
+    @property
     def _contexts(self) -> list:
+        """The contexts the parameters live on (MXNet keeps this list as ``_contexts``)."""
         ctxs = None
         for p in self._params:
             try:
@@ -104,42 +105,41 @@ class Trainer:
         return ctxs or []
 
     def _init_kvstore(self) -> None:
-        """Create the kvstore and choose update_on_kvstore as MXNet 1.9.1 does: no store for one
-        device unless the kind is dist; updates on the store by default (MXNET_UPDATE_ON_KVSTORE,
-        default 1) when it can run an optimizer; always for dist_async; not by default for
-        aggregated optimizers (aggregate_num > 1, see __init__); an explicit
-        update_on_kvstore wins."""
+        """Create the kvstore and choose update_on_kvstore as MXNet 1.9.1 does. Dense weights
+        and gradients: no store for one device unless the kind is dist; updates on the store
+        by default (MXNET_UPDATE_ON_KVSTORE, default 1) when it can run an optimizer; always
+        for dist_async. Sparse weights: always a store that runs the optimizer. Sparse
+        gradients: updates on the workers unless distributed. An explicit update_on_kvstore
+        wins where it is allowed."""
         from .. import kvstore as kv
         config = self._kvstore_params
-        spec = config["kvstore"]
-        ctxs = self._contexts()
-        update_on_kvstore = bool(int(os.getenv("MXNET_UPDATE_ON_KVSTORE", "1")))
-        if spec is None:
-            kvstore = None
-        elif isinstance(spec, kv.KVStoreBase):
-            kvstore = spec
-        elif isinstance(spec, str):
-            if len(ctxs) <= 1 and not self._is_distributed_spec(spec):
-                # one device, one machine: nothing to aggregate (MXNet also drops 'horovod'
-                # here, silently training each worker alone; hybridnet keeps it)
-                kvstore = None
-            else:
-                kvstore = kv.create(spec)
-                if spec == "local" and self._largest_param() > 1024 * 1024 * 16:
-                    update_on_kvstore = False
-        else:
-            raise TypeError(f"kvstore must be KVStore, str or None, got {type(spec).__name__}")
-        if kvstore is None:
-            update_on_kvstore = False
-        else:
-            update_on_kvstore = update_on_kvstore and kvstore.is_capable(kv.KVStoreBase.OPTIMIZER)
-        self._distributed = kvstore is not None and "dist" in kvstore.type
-        if self._distributed and "async" in kvstore.type:
-            update_on_kvstore = True
+        ctxs = self._contexts
+        if self._contains_sparse_weight:
+            kvstore, update_on_kvstore = self._create_sparse_kvstore(config["kvstore"])
+            self._distributed = "dist" in kvstore.type
             if config["update_on_kvstore"] is False:
-                raise ValueError("Please set update_on_kvstore=True when training in async mode.")
-        if config["update_on_kvstore"] is not None:
-            update_on_kvstore = config["update_on_kvstore"]
+                raise ValueError("Cannot set update_on_kvstore=False when sparse weights are present.")
+        elif self._contains_sparse_grad:
+            kvstore, _ = self._create_dense_kvstore(config["kvstore"], ctxs)
+            self._distributed = kvstore is not None and "dist" in kvstore.type
+            update_on_kvstore = self._distributed
+            if config["update_on_kvstore"] is not None:
+                if config["update_on_kvstore"] is False and self._distributed:
+                    raise ValueError("Cannot set update_on_kvstore=False on dist kvstore when sparse "
+                                     "gradients are present.")
+                update_on_kvstore = config["update_on_kvstore"]
+            if kvstore is not None and not isinstance(kvstore, kv.KVStore):
+                raise ValueError(f"Cannot use {type(kvstore)} for multi-device training with sparse "
+                                 f"gradients")
+        else:
+            kvstore, update_on_kvstore = self._create_dense_kvstore(config["kvstore"], ctxs)
+            self._distributed = kvstore is not None and "dist" in kvstore.type
+            if self._distributed and "async" in kvstore.type:
+                update_on_kvstore = True
+                if config["update_on_kvstore"] is False:
+                    raise ValueError("Please set update_on_kvstore=True when training in async mode.")
+            if config["update_on_kvstore"] is not None:
+                update_on_kvstore = config["update_on_kvstore"]
         if update_on_kvstore and kvstore is None:
             raise ValueError("Cannot set update_on_kvstore=True when there is no kvstore (one "
                              "device and a non-dist kvstore); pass update_on_kvstore=None")
@@ -158,7 +158,50 @@ class Trainer:
             self._update_on_kvstore = None
         if len(self._updaters) != max(1, len(ctxs)):
             self._updaters = [opt.get_updater(self._optimizer) for _ in (ctxs or [None])]
+        for upd, ctx in zip(self._updaters, ctxs):
+            upd.device_id = ctx.device_id
         self._kv_initialized = True
+
+    def _create_dense_kvstore(self, spec: Any, ctxs: list) -> tuple:
+        """(kvstore or None, default update_on_kvstore) for dense parameters (MXNet's
+        model._create_kvstore)."""
+        from .. import kvstore as kv
+        update_on_kvstore = bool(int(os.getenv("MXNET_UPDATE_ON_KVSTORE", "1")))
+        if spec is None:
+            kvstore = None
+        elif isinstance(spec, kv.KVStoreBase):
+            kvstore = spec
+        elif isinstance(spec, str):
+            if len(ctxs) <= 1 and not self._is_distributed_spec(spec):
+                # one device, one machine: nothing to aggregate (MXNet also drops 'horovod'
+                # here, silently training each worker alone; hybridnet keeps it)
+                kvstore = None
+            else:
+                kvstore = kv.create(spec)
+                if spec == "local" and self._largest_param() > 1024 * 1024 * 16:
+                    update_on_kvstore = False
+        else:
+            raise TypeError(f"kvstore must be KVStore, str or None, got {type(spec).__name__}")
+        if kvstore is None:
+            return None, False
+        return kvstore, update_on_kvstore and kvstore.is_capable(kv.KVStoreBase.OPTIMIZER)
+
+    @staticmethod
+    def _create_sparse_kvstore(spec: Any) -> tuple:
+        """A store that runs the optimizer, even on one device (MXNet's _create_sparse_kvstore:
+        sparse weights live on the kvstore)."""
+        from .. import kvstore as kv
+        if isinstance(spec, kv.KVStoreBase):
+            kvstore = spec
+        elif isinstance(spec, str):
+            kvstore = kv.create(spec)
+        else:
+            raise TypeError(f"Cannot create {spec!r} KVStore with row_sparse parameters. The type "
+                            f"must be KVStore or str.")
+        if not kvstore.is_capable(kv.KVStoreBase.OPTIMIZER):
+            raise ValueError(f"KVStore with sparse weight requires optimizer support, which "
+                             f"{type(kvstore).__name__} lacks; use another kvstore (e.g. 'device')")
+        return kvstore, True
 
     def _largest_param(self) -> int:
         sizes = [int(np.prod(p.shape)) for p in self._params
@@ -183,8 +226,8 @@ class Trainer:
                     ready.append((i, p))
         if ready:
             keys = [i for i, _ in ready]
-            values = [p.list_data()[0] for _, p in ready]
-            outs = [p.list_data() for _, p in ready]
+            values = [p._check_and_get(p._data, list)[0] for _, p in ready]
+            outs = [p._check_and_get(p._data, list) for _, p in ready]
             check = late and getattr(self._kvstore, "num_workers", 1) > 1
             before = [v.asnumpy() for v in values] if check else []
             if isinstance(self._kvstore, kv.KVStore):  # one coalesced collective
@@ -194,7 +237,7 @@ class Trainer:
                     self._kvstore.broadcast(k, v, out=o, priority=-k)
             self._record_kv_versions(p for _, p in ready)
             changed = [p.name for (_, p), b in zip(ready, before)
-                       if not np.array_equal(b, p.list_data()[0].asnumpy())]
+                       if not np.array_equal(b, p._check_and_get(p._data, list)[0].asnumpy())]
             if changed:
                 warnings.warn(f"Trainer: parameters {changed} were initialized after the Trainer was "
                               f"created, so this worker computed its first gradients from its own "
@@ -295,7 +338,7 @@ class Trainer:
             if p.grad_req != "null":
                 keys.append(i)
                 grads.append(p.list_grad())
-                outs.append(p.list_data() if self._update_on_kvstore else None)
+                outs.append(p._check_and_get(p._data, list) if self._update_on_kvstore else None)
         if not keys:
             return
         if isinstance(self._kvstore, kv.KVStore):  # one coalesced collective
@@ -321,7 +364,7 @@ class Trainer:
         for i, p in enumerate(self._params):
             if p.grad_req == "null":
                 continue
-            datas = p.list_data()
+            datas = p._check_and_get(p._data, list)
             fresh = [d._fresh_grad for d in datas]
             if not ignore_stale_grad and not all(fresh):
                 raise UserWarning(

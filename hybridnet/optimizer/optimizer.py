@@ -1260,6 +1260,10 @@ class Updater:
         self.states: Dict[Any, Any] = {}
         self.states_synced: Dict[Any, bool] = {}
         self.aggregate_updates = optimizer.aggregate_num > 0
+        # The device this updater serves, when its creator knows it (Trainer: one updater per
+        # context). MXNet reads it from the weights' context; hybridnet's CPU arrays all report
+        # cpu(0), so the per-device update counters (and lr schedules) need the hint.
+        self.device_id: Optional[int] = None
 
     def __call__(self, index: Any, grad: Any, weight: Any) -> None:
         """Update ``weight`` (or each of a list of weights) from ``grad``."""
@@ -1267,7 +1271,9 @@ class Updater:
             indices, grads, weights = [index], [grad], [weight]
         else:
             indices, grads, weights = list(index), list(grad), list(weight)
-        if weights:
+        if self.device_id is not None:
+            self.optimizer._set_current_context(self.device_id)
+        elif weights:
             self.optimizer._set_current_context(weights[0].context.device_id)
         for i, idx in enumerate(indices):
             if isinstance(idx, bytes):

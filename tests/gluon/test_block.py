@@ -230,8 +230,9 @@ def test_export_and_imports_round_trip(tmp_path):
     x, y = _x(2, 3), _x(2, 3, seed=1)
     ref = net(x, y)
     path = str(tmp_path / "two")
-    sym_file, params_file = net.export(path, epoch=3)
-    assert params_file.endswith("two-0003.params")
+    assert net.export(path, epoch=3) is None  # MXNet 1.9.1 returns None
+    sym_file, params_file = f"{path}-symbol.json", f"{path}-0003.params"
+    assert os.path.exists(sym_file) and os.path.exists(params_file)
     names = list(nd.load(params_file).keys())
     assert names == ["arg:two0_affine0_w", "arg:two0_affine0_b", "arg:two0_affine1_w", "arg:two0_affine1_b"]
     back = gluon.SymbolBlock.imports(sym_file, ["data0", "data1"], params_file)
@@ -330,3 +331,114 @@ def test_summary_lists_layers_shapes_and_parameter_counts(capsys):
     net.hybridize()
     with pytest.raises(AssertionError, match="before net.hybridize"):
         net.summary(nd.ones((5, 4)))
+
+
+class _Chain(gluon.Block):
+    """A plain Block whose children are keyed by their names (as in MXNet's test_gluon_save)."""
+
+    def add(self, block):
+        self._children[block.name + str(len(self._children))] = block
+
+    def forward(self, x):
+        for block in self._children.values():
+            x = block(x)
+        return x
+
+
+def _make_chain():
+    inner = _Chain()
+    inner.add(gluon.nn.Dense(6, activation="relu"))
+    outer = _Chain()
+    outer.add(inner)
+    outer.add(gluon.nn.Dense(3))
+    return outer
+
+
+@pytest.mark.parametrize("hybridize", [True, False])
+def test_block_save_load_restores_names_graphs_and_values(tmp_path, hybridize):
+    net = _make_chain()
+    net.initialize()
+    if hybridize:
+        net.hybridize()
+    x = _x(2, 5)
+    ref = net(x).asnumpy()
+    prefix = str(tmp_path / "model")
+    net.save(prefix)
+    assert os.path.exists(prefix + "-model.json") and os.path.exists(prefix + "-model.params")
+    fresh = _make_chain()  # new blocks get new automatic names (dense2, dense3...)
+    old_names = [b.name for b in (net._children[k] for k in net._children)]
+    fresh.load(prefix)
+    assert [b.name for b in fresh._children.values()] == old_names
+    assert list(fresh._children) == list(net._children)
+    last = list(fresh._children.values())[-1]
+    if hybridize:
+        assert last._cached_graph and last._active  # the traced graph came from the file
+    np.testing.assert_allclose(fresh(x).asnumpy(), ref, rtol=1e-6)
+
+
+def test_block_load_refuses_another_architecture(tmp_path):
+    net = _make_chain()
+    net.initialize()
+    net(_x(2, 5))
+    net.save(str(tmp_path / "m"))
+    other = _Chain()
+    other.add(gluon.nn.Conv1D(2, 1))
+    with pytest.raises(MXNetError, match="no entry"):
+        other.load(str(tmp_path / "m"))
+
+
+class _Either(gluon.HybridBlock):
+    """Adds what it is given; None arguments are skipped (MXNet's test_hybrid_block_none_args)."""
+
+    def hybrid_forward(self, F, a, b=None):
+        if a is None:
+            return b
+        return a if b is None else a + b
+
+
+def test_none_arguments_and_trailing_defaults_eager_and_hybridized():
+    x, y = _x(3), _x(3, seed=1)
+    for args, expected in (((None, y), y), ((x, y), x + y), ((x, None), x), ((x,), x)):
+        eager, hyb = _Either(), _Either()
+        hyb.hybridize()
+        for _ in range(2):  # the second call runs the cached graph
+            np.testing.assert_allclose(hyb(*args).asnumpy(), expected.asnumpy(), rtol=1e-6)
+            np.testing.assert_allclose(eager(*args).asnumpy(), expected.asnumpy(), rtol=1e-6)
+    for hybridize in (True, False):
+        net = _Either()
+        if hybridize:
+            net.hybridize()
+        with pytest.raises(ValueError, match="one NDArray or one Symbol"):
+            net(None, None)
+    net = _Either()
+    net.hybridize()
+    net(x)
+    np.testing.assert_allclose(net(x, None).asnumpy(), x.asnumpy())  # trailing default, same graph
+    with pytest.raises(ValueError, match="does not match the cached"):
+        net(x, y)
+
+
+def test_unhybridized_hybrid_block_takes_python_scalars_like_a_block():
+    class AddTo(gluon.HybridBlock):
+        def hybrid_forward(self, F, a, b):
+            return a + b
+
+    net = AddTo()
+    np.testing.assert_allclose(net(_x(4), 2).asnumpy(), _x(4).asnumpy() + 2, rtol=1e-6)
+    net.hybridize()
+    with pytest.raises(ValueError, match="must be \\(nested\\) list of Symbol or NDArray"):
+        net(_x(4), 2)
+
+
+def test_symbol_block_repr_like_mxnet():
+    data = mx.sym.var("data")
+    out = mx.sym.FullyConnected(data, num_hidden=3, name="fc")
+    lines = str(gluon.SymbolBlock(mx.sym.Group([out, mx.sym.relu(out)]), data)).splitlines()
+    assert lines[0] == "SymbolBlock(" and lines[2] == ")"
+    assert lines[1].endswith(" : 1 -> 2")
+
+
+def test_register_op_hook_is_refused_clearly():
+    net = gluon.nn.Dense(2)
+    with pytest.raises(MXNetError, match="register_forward_hook"):
+        net.register_op_hook(lambda *a: None)

@@ -268,6 +268,51 @@ class _Slow(gdata.Dataset):
         return np.float32(idx)
 
 
+@pytest.mark.parametrize("thread_pool", [False, True])
+def test_dataloader_auto_reload_prefetches_every_epoch(thread_pool):
+    data = gdata.ArrayDataset(np.arange(10, dtype=np.float32).reshape(10, 1))
+    loader = gdata.DataLoader(data, batch_size=3, num_workers=2, thread_pool=thread_pool,
+                              auto_reload=True)
+    assert loader._iter is not None  # prefetching started at construction
+    for _ in range(2):
+        got = np.concatenate([b.asnumpy().ravel() for b in loader])
+        np.testing.assert_array_equal(got, np.arange(10))
+        assert loader._iter is not None  # and again for the next epoch
+    loader.clean()
+    assert loader._iter is None
+    np.testing.assert_array_equal(np.concatenate([b.asnumpy().ravel() for b in loader]), np.arange(10))
+    loader.close()
+    with pytest.raises(ValueError, match="timeout"):
+        gdata.DataLoader(data, batch_size=2, timeout=0)
+
+
+def test_dataloader_dropped_mid_epoch_releases_its_workers():
+    # batches larger than a pipe buffer used to block workers, and terminate() then hung
+    start = time.time()
+    for _ in range(6):
+        loader = gdata.DataLoader(np.random.rand(300, 2000), batch_size=8, num_workers=4)
+        it = iter(loader)
+        assert next(it).shape == (8, 2000)
+        del it, loader
+    assert time.time() - start < 60
+
+
+def test_dataloader_internals_libraries_import():
+    import io
+    import pickle
+    from hybridnet.gluon.data.dataloader import (ForkingPickler, _as_in_context, default_batchify_fn,
+                                                 default_mp_batchify_fn)
+    batch = default_mp_batchify_fn([(mx.nd.ones((2,)), 1), (mx.nd.zeros((2,)), 2)])
+    buf = io.BytesIO()
+    ForkingPickler(buf, pickle.HIGHEST_PROTOCOL).dump(batch)  # gluonnlp's worker protocol
+    back = pickle.loads(buf.getvalue())
+    np.testing.assert_array_equal(back[0].asnumpy(), [[1, 1], [0, 0]])
+    np.testing.assert_array_equal(back[1].asnumpy(), [1, 2])
+    moved = _as_in_context((back[0], [back[1]]), mx.cpu())
+    assert isinstance(moved, list) and moved[0].context == mx.cpu()
+    assert default_batchify_fn([1, 2]).asnumpy().tolist() == [1, 2]
+
+
 def test_dataloader_timeout():
     loader = gdata.DataLoader(_Slow(), 2, num_workers=1, timeout=0.3)
     t0 = time.time()
@@ -435,3 +480,16 @@ def test_namespace():
     assert mx.gluon.data.DataLoader is gdata.DataLoader
     assert mx.gluon.data.vision.transforms.ToTensor is not None
     assert gdata.vision.MNIST is vdatasets.MNIST
+
+
+def test_contrib_interval_sampler():
+    from hybridnet.gluon.contrib.data import IntervalSampler
+    s = IntervalSampler(13, interval=3)
+    assert list(s) == [0, 3, 6, 9, 12, 1, 4, 7, 10, 2, 5, 8, 11] and len(s) == 13
+    once = IntervalSampler(13, interval=3, rollover=False)
+    assert list(once) == [0, 3, 6, 9, 12] and len(once) == 5
+    assert sorted(IntervalSampler(10, 10)) == list(range(10))
+    batches = list(gdata.BatchSampler(IntervalSampler(7, 2), 3, "keep"))
+    assert batches == [[0, 2, 4], [6, 1, 3], [5]]
+    with pytest.raises(ValueError, match="Interval"):
+        IntervalSampler(3, 4)

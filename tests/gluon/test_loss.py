@@ -18,6 +18,10 @@ def _mean_nonbatch(x):
     return x.reshape(x.shape[0], -1).mean(axis=1)
 
 
+def _sum_nonbatch(x):
+    return x.reshape(x.shape[0], -1).sum(axis=1)
+
+
 pred = rng.randn(N, C)
 label_dense = rng.randn(N, C)
 label_cls = rng.randint(0, C, size=N).astype(np.float64)
@@ -25,6 +29,9 @@ label_pm1 = np.where(rng.rand(N, C) > 0.5, 1.0, -1.0)
 label_01 = (rng.rand(N, C) > 0.5).astype(np.float64)
 prob = rng.uniform(0.05, 0.95, size=(N, C))
 sw = rng.uniform(0.5, 1.5, size=(N, 1))
+pred3 = rng.randn(N, 2, C)
+label3 = _softmax(rng.randn(N, 2, C))
+label_soft = rng.uniform(-1, 1, size=(N, C))  # not +-1: MXNet's formula is linear in the label
 
 
 def softplus(x):
@@ -43,8 +50,11 @@ CASES = {
                   lambda p, l: -np.log(_softmax(p)[np.arange(N), l.astype(int)])),
     "SoftmaxCE_dense": (lambda: gluon.loss.SoftmaxCELoss(sparse_label=False), (pred, _softmax(label_dense)),
                         lambda p, l: -(np.log(_softmax(p)) * l).sum(axis=1)),
+    # MXNet 1.9.1 SUMS KLDiv over every non-batch axis (a mean would be C times too small)
     "KLDiv": (lambda: gluon.loss.KLDivLoss(from_logits=False), (pred, _softmax(label_dense)),
-              lambda p, l: _mean_nonbatch(l * (np.log(l + 1e-12) - np.log(_softmax(p))))),
+              lambda p, l: _sum_nonbatch(l * (np.log(l + 1e-12) - np.log(_softmax(p))))),
+    "KLDiv_3d_logprob": (lambda: gluon.loss.KLDivLoss(), (np.log(_softmax(pred3)), label3),
+                         lambda p, l: _sum_nonbatch(l * (np.log(l + 1e-12) - p))),
     "Huber": (lambda: gluon.loss.HuberLoss(rho=0.7), (pred, label_dense),
               lambda p, l: _mean_nonbatch(np.where(np.abs(l - p) > 0.7, np.abs(l - p) - 0.35, 0.5 / 0.7 * (l - p) ** 2))),
     "Hinge": (lambda: gluon.loss.HingeLoss(), (pred, label_pm1), lambda p, l: _mean_nonbatch(np.maximum(0, 1 - p * l))),
@@ -53,6 +63,8 @@ CASES = {
     "Logistic": (lambda: gluon.loss.LogisticLoss(), (pred, label_pm1), lambda p, l: _mean_nonbatch(softplus(-p * l))),
     "Logistic_binary": (lambda: gluon.loss.LogisticLoss(label_format="binary"), (pred, label_01),
                         lambda p, l: _mean_nonbatch(softplus(-p * (2 * l - 1)))),
+    "Logistic_soft_label": (lambda: gluon.loss.LogisticLoss(), (pred, label_soft),
+                            lambda p, l: _mean_nonbatch(softplus(p) - p * (l + 1) / 2)),
     "PoissonNLL": (lambda: gluon.loss.PoissonNLLLoss(), (pred, np.abs(label_dense)),
                    lambda p, l: np.array(np.mean(np.exp(p) - l * p))),
 }
@@ -111,8 +123,17 @@ def test_sdml_loss_value():
     d = ((x1[:, None, :] - x2[None, :, :]) ** 2).sum(-1)
     logp = np.log(_softmax(-d, axis=1))
     lab = np.eye(3) * 0.7 + (1 - np.eye(3)) * 0.3 / 2
-    expected = (lab * (np.log(lab + 1e-12) - logp)).mean(axis=1) * 3
+    expected = (lab * (np.log(lab + 1e-12) - logp)).sum(axis=1)
     np.testing.assert_allclose(out, expected, rtol=1e-5)
+
+
+def test_kldiv_documented_example_sums_over_classes():
+    # the 4-class example: KL(label || softmax(pred)) per sample, not divided by 4
+    p = np.array([[1.0, 2.0, 3.0, 4.0]])
+    lab = np.array([[0.1, 0.2, 0.3, 0.4]])
+    out = gluon.loss.KLDivLoss(from_logits=False)(nd.array(p), nd.array(lab)).asnumpy()
+    q = _softmax(p)
+    np.testing.assert_allclose(out, [(lab * np.log(lab / q)).sum()], rtol=1e-5)
 
 
 def test_label_shape_mismatch_names_both_shapes():

@@ -126,7 +126,8 @@ def test_small_models_eager_hybrid_export_agree(name, shape, tmp_path):
     hyb = net(x).asnumpy()
     np.testing.assert_allclose(hyb, eager, rtol=1e-4, atol=1e-5)
     prefix = str(tmp_path / name)
-    sym_file, params_file = net.export(prefix)
+    net.export(prefix)
+    sym_file, params_file = f"{prefix}-symbol.json", f"{prefix}-0000.params"
     graph = json.load(open(sym_file))
     assert graph["nodes"][0]["name"] == "data"
     loaded = nd.load(params_file)

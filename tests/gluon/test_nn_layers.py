@@ -618,7 +618,8 @@ def _export(net, x, tmp_path, name="m"):
     path = str(tmp_path / name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sym_file, params_file = net.export(path)
+        net.export(path)
+        sym_file, params_file = f"{path}-symbol.json", f"{path}-0000.params"
     return y.asnumpy(), sym_file, params_file
 
 

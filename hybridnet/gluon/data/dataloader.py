@@ -2,10 +2,15 @@
 produced by worker processes (or threads) ahead of time.
 
 Worker processes are a ``multiprocessing`` pool (``fork`` where available, so the dataset and
-``batchify_fn`` are inherited, not pickled; lambdas work). A worker sends its batch back with
-every NDArray converted to a NumPy array; the main process wraps them as NDArrays again.
-Batches come back in sampler order whatever the number of workers. An exception in a worker
-is re-raised in the main process as ``MXNetError`` carrying the worker's traceback text.
+``batchify_fn`` are inherited, not pickled; lambdas work). As in MXNet, a worker's batch
+travels back through shared memory: its arrays are moved to shared memory and only handles
+cross the pipe (torch's ``ForkingPickler`` reductions), so full pipes cannot block a worker
+and a loader dropped mid-epoch shuts its pool down cleanly. Batches come back in sampler order
+whatever the number of workers. An exception in a worker is re-raised in the main process as
+``MXNetError`` carrying the worker's traceback text.
+
+MXNet internals that libraries import from here are kept: ``ForkingPickler``,
+``default_batchify_fn``, ``default_mp_batchify_fn`` and ``_as_in_context``.
 """
 from __future__ import annotations
 
@@ -15,10 +20,13 @@ import os
 import traceback
 from typing import Any, Callable, Dict, Iterator, Optional
 
+from multiprocessing.reduction import ForkingPickler  # noqa: F401  (MXNet re-exports it)
+
 import numpy as np
 import torch
+import torch.multiprocessing  # noqa: F401  (registers shared-memory reductions of tensors)
 
-from ...base import MXNetError, dtype_name
+from ...base import MXNetError
 from ...ndarray import NDArray
 from . import sampler as _sampler
 from .batchify import _is_record, _np_batch, stack_arrays
@@ -47,26 +55,44 @@ def default_mp_batchify_fn(data: list) -> Any:
     return default_batchify_fn(data)
 
 
+def _as_in_context(data: Any, ctx: Any) -> Any:
+    """``data`` (an NDArray or nested lists/tuples of them) moved to ``ctx`` (MXNet's helper;
+    tuples come back as lists, as there)."""
+    if isinstance(data, NDArray):
+        return data.as_in_context(ctx)
+    if isinstance(data, (list, tuple)):
+        return [_as_in_context(d, ctx) for d in data]
+    return data
+
+
 # -- moving batches between processes ----------------------------------------------------------
 class _WireArray:
-    """An NDArray in transit: its NumPy data and dtype name (bfloat16 travels as float32)."""
+    """An NDArray in transit: its tensor, in shared memory (pickled as a handle)."""
 
-    __slots__ = ("data", "dtype")
+    __slots__ = ("tensor",)
 
-    def __init__(self, data: np.ndarray, dtype: str):
-        self.data = data
-        self.dtype = dtype
+    def __init__(self, tensor: torch.Tensor):
+        self.tensor = tensor
 
-    def __getstate__(self) -> tuple:
-        return (self.data, self.dtype)
+    def __getstate__(self) -> torch.Tensor:
+        return self.tensor
 
-    def __setstate__(self, state: tuple) -> None:
-        self.data, self.dtype = state
+    def __setstate__(self, state: torch.Tensor) -> None:
+        self.tensor = state
+
+
+def _shared(t: torch.Tensor) -> torch.Tensor:
+    """``t`` in shared memory; a view of a larger buffer is copied first (only its own bytes
+    travel)."""
+    t = t.detach()
+    if not t.is_contiguous() or t.untyped_storage().nbytes() != t.numel() * t.element_size():
+        t = t.clone(memory_format=torch.contiguous_format)
+    return t.share_memory_()
 
 
 def _to_wire(obj: Any) -> Any:
     if isinstance(obj, NDArray):
-        return _WireArray(np.ascontiguousarray(obj.asnumpy()), dtype_name(obj._t.dtype))
+        return _WireArray(_shared(obj._t))
     if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
         return tuple(_to_wire(x) for x in obj)
     if isinstance(obj, list):
@@ -78,10 +104,7 @@ def _to_wire(obj: Any) -> Any:
 
 def _from_wire(obj: Any) -> Any:
     if isinstance(obj, _WireArray):
-        t = torch.from_numpy(obj.data) if obj.data.flags.writeable else torch.from_numpy(obj.data.copy())
-        if obj.dtype == "bfloat16":
-            t = t.to(torch.bfloat16)
-        return NDArray(t)
+        return NDArray(obj.tensor)
     if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
         return tuple(_from_wire(x) for x in obj)
     if isinstance(obj, list):
@@ -211,14 +234,18 @@ class DataLoader:
     ``batch_sampler`` is given. ``num_workers > 0`` uses that many worker processes
     (threads with ``thread_pool=True``), keeping ``prefetch`` (default ``2 * num_workers``)
     batches in flight. ``pin_memory`` pins batches when CUDA is present (no-op on CPU).
-    ``timeout`` (seconds) bounds the wait for one batch. ``try_nopython`` is accepted and ignored.
+    ``timeout`` (seconds) bounds the wait for one batch. ``auto_reload`` starts prefetching the
+    next epoch at construction and whenever an epoch ends (MXNet; otherwise prefetching starts
+    when iteration does). ``try_nopython`` is accepted and ignored.
     """
 
     def __init__(self, dataset: Any, batch_size: Optional[int] = None, shuffle: bool = False,
                  sampler: Any = None, last_batch: Optional[str] = None, batch_sampler: Any = None,
                  batchify_fn: Optional[Callable] = None, num_workers: int = 0, pin_memory: bool = False,
                  pin_device_id: int = 0, prefetch: Optional[int] = None, thread_pool: bool = False,
-                 timeout: float = 120, try_nopython: Optional[bool] = None):
+                 timeout: float = 120, try_nopython: Optional[bool] = None, auto_reload: bool = False):
+        if not timeout > 0:
+            raise ValueError(f"timeout must be positive, given {timeout}")
         self._dataset = dataset
         self._pin_memory = pin_memory
         self._pin_device_id = pin_device_id
@@ -243,6 +270,10 @@ class DataLoader:
             batchify_fn = default_mp_batchify_fn if self._num_workers > 0 else default_batchify_fn
         self._batchify_fn = batchify_fn
         self._worker_pool: Any = None
+        self._iter: Optional[Iterator] = None
+        self.auto_reload = auto_reload
+        if auto_reload:
+            self.refresh()
 
     def _get_pool(self) -> Any:
         if self._worker_pool is None:
@@ -258,10 +289,30 @@ class DataLoader:
                     initargs=(self._dataset, self._batchify_fn, counter, base_seed))
         return self._worker_pool
 
-    def __iter__(self) -> Iterator:
+    def _prefetch_iter(self) -> Iterator:
         if self._num_workers == 0:
             return self._same_process_iter()
         return _MultiWorkerIter(self, self._get_pool())
+
+    def refresh(self) -> None:
+        """Start a new epoch's iterator now (its workers begin prefetching)."""
+        self._iter = self._prefetch_iter()
+
+    def clean(self) -> None:
+        """Drop the prefetched iterator; the next ``iter()`` starts a fresh one."""
+        self._iter = None
+
+    def __iter__(self) -> Iterator:
+        it = self._iter if self._iter is not None else self._prefetch_iter()
+        self._iter = None  # one iterator serves one epoch
+        if not self.auto_reload:
+            return it
+        return self._reloading(it)
+
+    def _reloading(self, it: Iterator) -> Iterator:
+        yield from it
+        if self._iter is None:
+            self.refresh()  # prefetch the next epoch while the caller works
 
     def _same_process_iter(self) -> Iterator:
         for batch in self._batch_sampler:

@@ -30,6 +30,14 @@ def _as_list(obj: Any) -> list:
     return list(obj) if isinstance(obj, (list, tuple)) else [obj]
 
 
+def _steps(split: Any) -> list:
+    """The per-step list of a ``split`` result: a grouped Symbol gives its outputs, one
+    NDArray (``num_outputs=1``) or a list of them gives the arrays."""
+    if isinstance(split, Symbol):
+        return list(split)
+    return _as_list(split)
+
+
 def _indent(s: str, num_spaces: int) -> str:
     lines = s.split("\n")
     if len(lines) == 1:
@@ -144,7 +152,7 @@ def _mask_sequence_variable_length(F: Any, data: Any, length: int, valid_length:
     outputs = F.SequenceMask(data, sequence_length=valid_length, use_sequence_length=True,
                              axis=time_axis)
     if not merge:
-        outputs = _as_list(F.split(outputs, num_outputs=length, axis=time_axis, squeeze_axis=True))
+        outputs = _steps(F.split(outputs, num_outputs=length, axis=time_axis, squeeze_axis=True))
     return outputs
 
 
@@ -154,7 +162,7 @@ def _reverse_sequences(F: Any, sequences: list, length: int, valid_length: Any) 
         return list(reversed(sequences))
     rev = F.SequenceReverse(F.stack(*sequences, axis=0), sequence_length=valid_length,
                             use_sequence_length=True, axis=0)
-    return _as_list(F.split(rev, axis=0, num_outputs=length, squeeze_axis=True))
+    return _steps(F.split(rev, axis=0, num_outputs=length, squeeze_axis=True))
 
 
 def _check_states(cell: "RecurrentCell", states: Any) -> list:
