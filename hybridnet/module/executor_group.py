@@ -343,8 +343,14 @@ class DataParallelExecutorGroup:
                    allow_extra: bool = False) -> None:
         """Copy parameter values into every executor (extra names are an error unless
         ``allow_extra``)."""
+        if not allow_extra:
+            extra = [k for k in arg_params if k not in self.arg_names]
+            extra += [k for k in (aux_params or {}) if k not in self.aux_names]
+            if extra:
+                raise ValueError(f"set_params: {sorted(extra)} are not parameters of the symbol; pass "
+                                 f"allow_extra=True to ignore them")
         for exe in self.execs:
-            exe.copy_params_from(arg_params, aux_params, allow_extra_params=allow_extra)
+            exe.copy_params_from(arg_params, aux_params, allow_extra_params=True)
 
     def get_params(self, arg_params: Dict[str, NDArray], aux_params: Dict[str, NDArray]) -> None:
         """Write the device average of each parameter and aux state into the given dicts."""
@@ -426,6 +432,8 @@ class DataParallelExecutorGroup:
         """Backward on every executor with its slice of ``out_grads``."""
         if not self.for_training:
             raise MXNetError("backward: re-bind with for_training=True to run backward")
+        if all(req == "null" for req in self.grad_req.values()):
+            return  # nothing to differentiate (e.g. a graph without parameters), as in MXNet
         if out_grads is None:
             out_grads = []
         elif isinstance(out_grads, NDArray):
