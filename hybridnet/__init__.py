@@ -37,6 +37,8 @@ from . import metric  # noqa: F401
 from . import kvstore  # noqa: F401
 from . import kvstore as kv  # noqa: F401
 from . import recordio  # noqa: F401
+from . import image  # noqa: F401
+from . import image as img  # noqa: F401
 from . import runtime  # noqa: F401
 from . import test_utils  # noqa: F401
 from . import gluon  # noqa: F401
