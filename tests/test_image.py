@@ -185,3 +185,14 @@ def test_image_iter_from_recordio(tmp_path):
     b = list(it)
     np.testing.assert_array_equal(np.concatenate([x.label[0].asnumpy() for x in b]), [0, 1, 2, 3])
     np.testing.assert_array_equal(b[1].data[0].asnumpy()[:, 1, 2, 2], [20, 30])
+
+
+def test_legacy_nd_imdecode_is_chw_bgr_float(tmp_path):
+    arr = _rand_img(6, 8)
+    with open(_write_png(tmp_path / "a.png", arr), "rb") as f:
+        buf = f.read()
+    out = mx.nd.imdecode(buf)
+    assert out.dtype == np.float32 and out.shape == (3, 6, 8)
+    np.testing.assert_array_equal(out.asnumpy(), arr[:, :, ::-1].transpose(2, 0, 1))
+    clip = mx.nd.imdecode(buf, clip_rect=(1, 2, 5, 6), mean=mx.nd.ones((3, 4, 4)))
+    np.testing.assert_array_equal(clip.asnumpy(), arr[2:6, 1:5, ::-1].transpose(2, 0, 1) - 1.0)

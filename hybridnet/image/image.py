@@ -279,3 +279,29 @@ def random_rotate(src: NDArray, angle_limits: Tuple[float, float], zoom_in: bool
     else:
         degrees = nd.array(np.random.uniform(*angle_limits, size=src.shape[0]))
     return imrotate(src, degrees, zoom_in=zoom_in, zoom_out=zoom_out)
+
+
+def legacy_imdecode(str_img: Any, clip_rect: Tuple[int, int, int, int] = (0, 0, 0, 0),
+                    out: Optional[NDArray] = None, index: int = 0, channels: int = 3,
+                    mean: Optional[NDArray] = None) -> NDArray:
+    """MXNet's deprecated ``mx.nd.imdecode``: decode to a float32 CxHxW array in OpenCV's
+    channel order (BGR), cropped to ``clip_rect`` = (x0, y0, x1, y1) (all zeros: the whole
+    image), minus ``mean``; with a 4-D ``out`` the result goes to ``out[index]``. New code
+    should use :func:`imdecode` (HWC, RGB)."""
+    if channels not in (1, 3):
+        raise ValueError(f"nd.imdecode: channels must be 1 or 3, got {channels}")
+    arr = _decode(_as_bytes(str_img), 0 if channels == 1 else 1, False, "the buffer")
+    x0, y0, x1, y1 = (int(v) for v in clip_rect)
+    if y1 - y0 == 0:
+        x0, y0, x1, y1 = 0, 0, arr.shape[1], arr.shape[0]
+    if not (0 <= x0 < x1 <= arr.shape[1] and 0 <= y0 < y1 <= arr.shape[0]):
+        raise MXNetError(f"nd.imdecode: clip_rect {tuple(clip_rect)} is outside the "
+                         f"{arr.shape[1]}x{arr.shape[0]} image")
+    chw = arr[y0:y1, x0:x1].transpose(2, 0, 1).astype(np.float32)
+    if mean is not None:
+        chw = chw - (mean.asnumpy() if isinstance(mean, NDArray) else np.asarray(mean))
+    if out is None:
+        return nd.array(chw, dtype=np.float32 if mean is None else mean.dtype)
+    target = out if out.ndim == 3 else out[index]
+    target[:] = nd.array(chw)
+    return out
