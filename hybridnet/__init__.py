@@ -28,6 +28,7 @@ from . import io  # noqa: F401
 from . import model  # noqa: F401
 from . import module  # noqa: F401
 from . import module as mod  # noqa: F401
+from . import callback  # noqa: F401
 from . import onnx  # noqa: F401
 from . import initializer  # noqa: F401
 from . import initializer as init  # noqa: F401

@@ -204,3 +204,21 @@ def test_executor_group_shares_inputs_with_shared_group():
             assert mx.test_utils.same_array(g1.execs[i].grad_dict[n], g2.execs[i].grad_dict[n])
         assert mx.test_utils.same_array(g1.execs[i].arg_dict["data"], g2.execs[i].arg_dict["data"])
         assert set(g1.shared_data_arrays[i]) == {"data", "fc_extra_weight", "fc_extra_bias"}
+
+
+def test_callbacks_checkpoint_and_speedometer(tmp_path, caplog):
+    import logging
+    x, y = _blobs(40)
+    it = mx.io.NDArrayIter(x, y, batch_size=10)
+    mod = mx.mod.Module(_mlp())
+    prefix = str(tmp_path / "cb")
+    with caplog.at_level(logging.INFO):
+        mod.fit(it, num_epoch=4, epoch_end_callback=[mx.callback.do_checkpoint(prefix, period=2),
+                                                      mx.callback.module_checkpoint(mod, prefix + "m", 4)],
+                batch_end_callback=mx.callback.Speedometer(10, frequent=2))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "cb-0002.params", "cb-0004.params", "cb-symbol.json", "cbm-0004.params", "cbm-symbol.json"]
+    speed_lines = [r.getMessage() for r in caplog.records if "samples/sec" in r.getMessage()]
+    assert len(speed_lines) == 4 and "accuracy=" in speed_lines[0]   # batch 2 of each epoch
+    _, arg, _ = mx.model.load_checkpoint(prefix, 4)
+    np.testing.assert_array_equal(arg["fc1_weight"].asnumpy(), mod.get_params()[0]["fc1_weight"].asnumpy())
