@@ -222,3 +222,18 @@ def test_callbacks_checkpoint_and_speedometer(tmp_path, caplog):
     assert len(speed_lines) == 4 and "accuracy=" in speed_lines[0]   # batch 2 of each epoch
     _, arg, _ = mx.model.load_checkpoint(prefix, 4)
     np.testing.assert_array_equal(arg["fc1_weight"].asnumpy(), mod.get_params()[0]["fc1_weight"].asnumpy())
+
+
+def test_layout_batch_axis_and_float16():
+    """The batch axis comes from the layout (TNC: axis 1) for inputs and outputs."""
+    sym = mx.sym.Activation(data=mx.sym.var("data"), act_type="relu", attr={"__layout__": "TNC"})
+    mod = mx.mod.Module(sym, ("data",), None, context=[mx.cpu(0), mx.cpu(1)])
+    mod.bind(data_shapes=[mx.io.DataDesc("data", (3, 8, 7), np.float16, layout="TNC")])
+    mod.init_params()
+    x = np.random.RandomState(0).randn(3, 8, 7).astype(np.float16)
+    mod.forward(mx.io.DataBatch([mx.nd.array(x, dtype=np.float16)]))
+    mod.backward([mx.nd.ones((3, 8, 7), dtype=np.float16)])
+    out = mod.get_outputs()[0]
+    assert out.dtype == np.float16 and out.shape == (3, 8, 7)
+    np.testing.assert_array_equal(out.asnumpy(), np.maximum(x, 0))
+    assert [o.shape for o in mod.get_outputs(merge_multi_context=False)[0]] == [(3, 4, 7), (3, 4, 7)]
