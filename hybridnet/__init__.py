@@ -27,6 +27,9 @@ from . import symbol as sym  # noqa: F401
 from . import operator  # noqa: F401
 from . import io  # noqa: F401
 from . import model  # noqa: F401
+from . import module  # noqa: F401
+from . import module as mod  # noqa: F401
+from . import callback  # noqa: F401
 from . import onnx  # noqa: F401
 from . import initializer  # noqa: F401
 from . import initializer as init  # noqa: F401
@@ -36,6 +39,8 @@ from . import metric  # noqa: F401
 from . import kvstore  # noqa: F401
 from . import kvstore as kv  # noqa: F401
 from . import recordio  # noqa: F401
+from . import image  # noqa: F401
+from . import image as img  # noqa: F401
 from . import runtime  # noqa: F401
 from . import test_utils  # noqa: F401
 from . import gluon  # noqa: F401

@@ -13,6 +13,8 @@ import os
 from collections import namedtuple
 from typing import Any, Dict, Optional, Tuple, Union
 
+import numpy as np
+
 from . import ndarray as nd
 from . import symbol as sym
 from .base import MXNetError
@@ -20,6 +22,8 @@ from .context import cpu
 from .ndarray.ndarray import NDArray
 
 __all__ = ["save_checkpoint", "load_checkpoint", "load_params", "BatchEndParam"]
+
+# kvstore helpers of the Module API (MXNet's model._create_kvstore & co.) are at the end.
 
 BatchEndParam = namedtuple("BatchEndParams", ["epoch", "nbatch", "eval_metric", "locals"])
 
@@ -102,3 +106,71 @@ def load_checkpoint(prefix: PathLike, epoch: int) -> Tuple[Any, Dict[str, NDArra
     symbol = sym.load(sym_file)
     arg_params, aux_params = load_params(prefix, epoch)
     return symbol, arg_params, aux_params
+
+
+# ==== kvstore plumbing of the Module API ===========================================================
+def _create_kvstore(kvstore: Any, num_device: int, arg_params: Dict[str, NDArray]) -> Tuple[Any, bool]:
+    """``(kvstore or None, update_on_kvstore)`` as MXNet's ``model._create_kvstore``: a string
+    kind makes a store only for several devices or ``dist`` kinds; updates run on the store
+    unless ``MXNET_UPDATE_ON_KVSTORE=0`` or (local kind) a parameter exceeds 16M elements."""
+    from . import kvstore as kvs
+    update_on_kvstore = bool(int(os.getenv("MXNET_UPDATE_ON_KVSTORE", "1")))
+    if kvstore is None:
+        kv = None
+    elif isinstance(kvstore, kvs.KVStoreBase):
+        kv = kvstore
+    elif isinstance(kvstore, str):
+        if num_device == 1 and "dist" not in kvstore:
+            kv = None
+        else:
+            kv = kvs.create(kvstore)
+            if kvstore == "local" and arg_params:
+                max_size = max(int(np.prod(p.shape)) for p in arg_params.values())
+                if max_size > 1024 * 1024 * 16:
+                    update_on_kvstore = False
+    else:
+        raise TypeError(f"kvstore must be a KVStore, a str or None, got {type(kvstore).__name__}")
+    if kv is None:
+        update_on_kvstore = False
+    else:
+        update_on_kvstore &= kv.is_capable(kvs.KVStoreBase.OPTIMIZER)
+    return kv, update_on_kvstore
+
+
+def _initialize_kvstore(kvstore: Any, param_arrays: list, arg_params: Dict[str, NDArray],
+                        param_names: list, update_on_kvstore: bool) -> None:
+    """Store each parameter's value under its name; with updates on the store, copy it back
+    to every device so all start equal."""
+    for idx, param_on_devs in enumerate(param_arrays):
+        name = param_names[idx]
+        kvstore.init(name, arg_params[name])
+        if update_on_kvstore:
+            kvstore.pull(name, param_on_devs, priority=-idx)
+
+
+def _update_params_on_kvstore(param_arrays: list, grad_arrays: list, kvstore: Any, param_names: list) -> None:
+    """Push the devices' gradients (summed, then updated on the store) and pull the new weights."""
+    for index, (arg_list, grad_list) in enumerate(zip(param_arrays, grad_arrays)):
+        if grad_list[0] is None:
+            continue
+        kvstore.pushpull(param_names[index], grad_list, out=arg_list, priority=-index)
+
+
+def _update_params(param_arrays: list, grad_arrays: list, updater: Any, num_device: int,
+                   kvstore: Any = None, param_names: Optional[list] = None) -> None:
+    """Sum gradients over devices through ``kvstore`` (when given), then update each device's
+    copy with ``updater(index * num_device + device, grad, weight)``, one call per device."""
+    updates: list = [[] for _ in range(num_device)]
+    for i, (arg_list, grad_list) in enumerate(zip(param_arrays, grad_arrays)):
+        if grad_list[0] is None:
+            continue
+        if kvstore:
+            name = param_names[i]
+            kvstore.push(name, grad_list, priority=-i)
+            kvstore.pull(name, grad_list, priority=-i)
+        for k, (w, g) in enumerate(zip(arg_list, grad_list)):
+            updates[k].append((i * num_device + k, g, w))
+    for dev_updates in updates:
+        if dev_updates:
+            idx, grads, weights = zip(*dev_updates)
+            updater(list(idx), list(grads), list(weights))

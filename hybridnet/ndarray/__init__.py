@@ -44,3 +44,10 @@ from .utils import __all__ as _utils_all  # noqa: E402
 split_v2 = _frontend.make_split_v2(_FUNCS["_split_v2"])
 histogram = _frontend.make_histogram(_FUNCS["_histogram"], lambda x: isinstance(x, NDArray))
 NDArray.split_v2 = lambda self, *a, **k: split_v2(self, *a, **k)  # type: ignore[attr-defined]
+
+
+def imdecode(str_img, clip_rect=(0, 0, 0, 0), out=None, index=0, channels=3, mean=None):  # type: ignore[no-untyped-def]
+    """DEPRECATED (as in MXNet): decode to float32 CxHxW, OpenCV channel order; use
+    ``mx.image.imdecode``. The decoder is mx.image's (imported on use: image sits above nd)."""
+    from ..image.image import legacy_imdecode
+    return legacy_imdecode(str_img, clip_rect, out, index, channels, mean)
