@@ -40,3 +40,4 @@ from . import registry  # noqa: F401
 from . import runtime  # noqa: F401
 from . import test_utils  # noqa: F401
 from . import gluon  # noqa: F401
+from . import contrib  # noqa: F401

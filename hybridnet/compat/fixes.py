@@ -13,8 +13,9 @@ The list (keep it short; every entry has a test in ``tests/compat/test_fixes.py`
     when torch and MXNet were alternative back ends. Under hybridnet torch is the kernel library,
     always present, and GluonCV runs on its MXNet side. The fix makes the check report
     "no PyTorch back end" (``ImportError``, which GluonCV handles) once GluonCV's MXNet side has
-    imported, and otherwise re-raises the ImportError that GluonCV's ``__init__`` swallowed, so a
-    missing name shows up as itself rather than as "missing mxnet & torch".
+    imported; otherwise it raises the ImportError that GluonCV's ``__init__`` swallowed (as a
+    RuntimeError naming the module), so a missing name shows up as itself rather than as
+    "missing mxnet & torch".
 """
 from __future__ import annotations
 
@@ -38,8 +39,13 @@ def _fix_gluoncv_check(check: types.ModuleType) -> None:
         """hybridnet's replacement: torch here is hybridnet's kernel library, not a back end."""
         for sub in _GLUONCV_MXNET_SIDE:
             if f"{package}.{sub}" not in sys.modules:
-                # GluonCV's __init__ hid why this failed; importing it again raises the cause.
-                importlib.import_module(f"{package}.{sub}")
+                # GluonCV's __init__ swallowed why this failed; importing it again shows the cause
+                # (as a RuntimeError, which GluonCV's `except ImportError` does not swallow).
+                try:
+                    importlib.import_module(f"{package}.{sub}")
+                except ImportError as err:
+                    raise RuntimeError(f"{package}.{sub} cannot be imported on hybridnet: "
+                                       f"{err}") from err
         raise ImportError(f"{package} runs on hybridnet (MXNet {_api_version()} API); its "
                           f"PyTorch back end is not used (torch is hybridnet's kernel library)")
 
