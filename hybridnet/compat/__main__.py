@@ -24,7 +24,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = parser.parse_args(argv)
     site_dir = args.site_dir or default_site_dir()
     if args.command == "install-pth":
-        path = install_pth(site_dir)
+        try:
+            path = install_pth(site_dir)
+        except OSError as err:
+            print(f"python -m hybridnet.compat: {err}", file=sys.stderr)
+            return 1
         print(f"installed {path}: `import mxnet` now gives hybridnet in every process of this "
               f"environment ({ENV_VAR}=0 opts a process out)")
     elif args.command == "uninstall-pth":
