@@ -122,7 +122,7 @@ def test_refuses_when_a_real_mxnet_is_imported(run_python, tmp_path):
 def test_refuses_when_only_a_real_submodule_is_imported(run_python, tmp_path):
     site = _fake_mxnet(tmp_path)
     proc = run_python(extra_path=[site], code="""
-        import sys, types
+        import sys
         import mxnet.base
         del sys.modules["mxnet"]                   # only mxnet.base left behind
         import hybridnet.compat
