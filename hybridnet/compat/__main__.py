@@ -32,8 +32,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"installed {path}: `import mxnet` now gives hybridnet in every process of this "
               f"environment ({ENV_VAR}=0 opts a process out)")
     elif args.command == "uninstall-pth":
-        path = uninstall_pth(site_dir)
-        print(f"removed {path}" if path else f"{PTH_NAME} was not installed in {site_dir}")
+        removed = uninstall_pth(site_dir)
+        print(f"removed {removed}" if removed else f"{PTH_NAME} was not installed in {site_dir}")
     else:
         path = os.path.join(site_dir, PTH_NAME)
         installed = os.path.exists(path)

@@ -50,7 +50,7 @@ def _fix_gluoncv_check(check: types.ModuleType) -> None:
                           f"PyTorch back end is not used (torch is hybridnet's kernel library)")
 
     _require_pytorch_version.__module__ = check.__name__
-    check._require_pytorch_version = _require_pytorch_version
+    setattr(check, "_require_pytorch_version", _require_pytorch_version)
 
 
 def _api_version() -> str:
