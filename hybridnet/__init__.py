@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 __version__ = "0.1.0"
+MXNET_API_VERSION = "1.9.1"  # the MXNet API level implemented; `mxnet.__version__` under the alias
 
 from .base import MXNetError  # noqa: F401
 from .context import Context, cpu, gpu, cpu_pinned, num_gpus, current_context  # noqa: F401
@@ -41,6 +42,8 @@ from . import kvstore as kv  # noqa: F401
 from . import recordio  # noqa: F401
 from . import image  # noqa: F401
 from . import image as img  # noqa: F401
+from . import registry  # noqa: F401
 from . import runtime  # noqa: F401
 from . import test_utils  # noqa: F401
 from . import gluon  # noqa: F401
+from . import contrib  # noqa: F401

@@ -1,0 +1,16 @@
+"""``mx.contrib``: MXNet's experimental namespace.
+
+``mx.contrib.nd`` / ``mx.contrib.ndarray`` and ``mx.contrib.sym`` / ``mx.contrib.symbol`` are the
+contrib operator namespaces (the same modules as ``mx.nd.contrib`` and ``mx.sym.contrib``, as in
+MXNet, where contrib operators are registered into both). ``mx.contrib.amp`` is MXNet's automatic
+mixed precision API; hybridnet does not implement it yet (its functions say so).
+"""
+from __future__ import annotations
+
+from ..ndarray import contrib as ndarray
+from ..ndarray import contrib as nd
+from ..symbol import contrib as symbol
+from ..symbol import contrib as sym
+from . import amp
+
+__all__ = ["ndarray", "nd", "symbol", "sym", "amp"]
