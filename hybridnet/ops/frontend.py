@@ -31,9 +31,36 @@ def signature_text(op: OpDef) -> str:
     if op.variadic and "num_args" in op.attrs:
         params.append("num_args=_N")  # accepted as in MXNet, checked against the inputs
     params.extend(["out=None", "name=None", "attr=None"])
-    if op.open_attrs:
-        params.append("**kwargs")
+    params.append("**kwargs" if op.open_attrs else "**_extra")
     return ", ".join(params)
+
+
+_IGNORED_WARNED: set = set()
+
+
+def extra_keywords(op: OpDef, fname: str, extra: dict, attr: Any) -> Any:
+    """Keyword arguments an operator does not declare, handled as MXNet 1.9.1 does.
+
+    ``__name__``-style keys are node attributes (``sym.FullyConnected(x, __layout__='NC')``):
+    they join ``attr``. Operators without attributes (``zeros_like``, ``broadcast_maximum``...)
+    have no attribute parser in MXNet, which ignores whatever else is passed: so do we, with a
+    warning once per name. Any other unknown keyword is a TypeError naming the valid ones.
+    """
+    hidden = {k: str(v) for k, v in extra.items() if k.startswith("__") and k.endswith("__")}
+    rest = [k for k in extra if k not in hidden]
+    declared = [a for a in op.attrs if a != "num_args"]
+    if rest and declared:
+        raise TypeError(f"{fname}() got unexpected keyword argument(s) {rest}; "
+                        f"its attributes are {declared}")
+    for k in rest:
+        if (op.name, k) not in _IGNORED_WARNED:
+            _IGNORED_WARNED.add((op.name, k))
+            import warnings
+            warnings.warn(f"{fname}: operator {op.name} takes no attributes; {k}={extra[k]!r} is "
+                          "ignored (as MXNet 1.9.1 ignores it)", UserWarning, stacklevel=3)
+    if hidden:
+        attr = {**(attr or {}), **hidden}
+    return attr
 
 
 def _doc(op: OpDef, fname: str) -> str:
@@ -66,6 +93,8 @@ def make_function(op: OpDef, fname: str, dispatch: Callable, hint: "str | None" 
         if a == "num_args":
             continue
         body.append(f"    if {a} is not _N: _attrs[{a!r}] = {a}")
+    if not op.open_attrs:
+        body.append(f"    if _extra: attr = _extra_keywords(_op, {fname!r}, _extra, attr)")
     if op.prepare_call is not None:
         # open operators: the operator itself sorts keyword arguments into inputs and attributes
         body.append("    inputs, _attrs = _op.prepare_call(inputs, {**kwargs, **_attrs})")
@@ -80,6 +109,7 @@ def make_function(op: OpDef, fname: str, dispatch: Callable, hint: "str | None" 
     body.append(f"    return _dispatch(_op, {inputs}, _attrs, out, name, _hint, attr)")
     src = f"def {fname}({signature_text(op)}):\n" + "\n".join(body) + "\n"
     namespace: dict[str, Any] = {"_N": NotGiven, "_op": op, "_dispatch": dispatch,
+                                 "_extra_keywords": extra_keywords,
                                  "_hint": hint or fname.lower()}
     exec(compile(src, f"<hybridnet op {op.name}>", "exec"), namespace)  # noqa: S102 - generated from the registry
     fn = namespace[fname]

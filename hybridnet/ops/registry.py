@@ -163,6 +163,11 @@ class OpDef:
         """Names of the inputs the operator mutates (auxiliary states), given its attributes."""
         return tuple(self.aux_rule(attrs)) if self.aux_rule is not None else self.aux
 
+    @property
+    def takes_no_attrs(self) -> bool:
+        """No declared attribute (``num_args`` aside): MXNet ignores any it is given."""
+        return all(a == "num_args" for a in self.attrs)
+
     def kernel_attrs(self, attrs: dict) -> dict:
         """The attributes the kernel takes: hidden ``__x__`` keys and ``num_args`` removed
         (open operators also take every undeclared attribute)."""
@@ -179,7 +184,8 @@ class OpDef:
 
     def check_attrs(self, attrs: dict) -> None:
         for k in attrs:
-            if k not in self.attrs and not self.open_attrs and not (k.startswith("__") and k.endswith("__")):
+            if (k not in self.attrs and not self.open_attrs and not self.takes_no_attrs
+                    and not (k.startswith("__") and k.endswith("__"))):
                 raise MXNetError(f"operator {self.name} has no attribute {k!r}; "
                                  f"its attributes are {sorted(self.attrs)}")
         for k, a in self.attrs.items():
@@ -197,8 +203,10 @@ class OpDef:
                 out[k] = s
                 continue
             a = self.attrs.get(k)
-            if a is None and self.open_attrs:
-                out[k] = s  # open attributes stay the strings MXNet stores
+            if a is None and (self.open_attrs or self.takes_no_attrs):
+                # open attributes stay the strings MXNet stores; an operator without attributes
+                # has no parser in MXNet, which keeps (and ignores) whatever a file gives it
+                out[k] = s
                 continue
             if a is None:
                 raise MXNetError(f"operator {self.name} has no attribute {k!r}; "
