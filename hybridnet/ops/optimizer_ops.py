@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+import math
+
 import numpy as np
 import torch
 from torch import Tensor
@@ -301,6 +303,94 @@ def adam_update(weight: Tensor, grad: Tensor, mean: Tensor, var: Tensor, *, lr: 
         mean.mul_(beta1).add_((1 - beta1) * g)
         var.mul_(beta2).add_((1 - beta2) * g * g)
         return weight - lr * mean / (torch.sqrt(var) + epsilon)
+
+
+def _np_adamw(w, g, mean, var, scale, lr, eta, beta1=0.9, beta2=0.999, epsilon=1e-8, wd=0.0,  # type: ignore[no-untyped-def]
+              clip_gradient=-1.0):
+    s = float(np.asarray(scale).reshape(-1)[0])
+    if not np.isfinite(s) or s == 0:
+        return w
+    gr = _np_clip(s * g, clip_gradient)
+    mean = beta1 * mean + (1 - beta1) * gr
+    var = beta2 * var + (1 - beta2) * gr * gr
+    return w - eta * (lr * mean / (np.sqrt(var) + epsilon) + wd * w)
+
+
+def _adamw_samples() -> list:
+    w, g = _u(-1, 1, (3, 4)), _u(-2, 2, (3, 4))
+    m, v = _u(-0.5, 0.5, (3, 4)), _u(0.1, 1.0, (3, 4))
+    one, half, inf = np.array([1.0]), np.array([0.5]), np.array([np.inf])
+    return [Sample((w, g, m, v, one), {"lr": 0.01, "eta": 1.0}, ref=_np_adamw),
+            Sample((w, g, m, v, half), {"lr": 0.01, "eta": 0.5, "beta1": 0.8, "beta2": 0.99,
+                                        "epsilon": 1e-6, "wd": 0.1, "clip_gradient": 0.4}, ref=_np_adamw),
+            Sample((w, g, m, v, inf), {"lr": 0.01, "eta": 1.0}, ref=_np_adamw)]
+
+
+def _weight_shape(attrs: dict, shapes: list) -> list:
+    """The update's output has the weight's shape (the kernel reads the scale's value)."""
+    return [shapes[0]]
+
+
+def _adamw_step(name: str, weight: Tensor, grad: Tensor, mean: Tensor, var: Tensor,
+                rescale_grad: Tensor, lr: float, eta: float, beta1: float, beta2: float,
+                epsilon: float, wd: float, clip_gradient: float, master: Tensor) -> "Tensor | None":
+    """AdamW on ``master`` (the weight or its float32 copy); None when the update is skipped
+    because ``rescale_grad`` is NaN, Inf or 0 (MXNet's AMP overflow rule)."""
+    if rescale_grad.numel() != 1:
+        raise MXNetError(f"{name}: rescale_grad must hold one value, got shape {tuple(rescale_grad.shape)}")
+    scale = float(rescale_grad.reshape(-1)[0])
+    if not math.isfinite(scale) or scale == 0:
+        return None
+    g = _clip(scale * grad.to(master.dtype), clip_gradient)
+    mean.mul_(beta1).add_((1 - beta1) * g)
+    var.mul_(beta2).add_((1 - beta2) * g * g)
+    return master - eta * (lr * mean / (torch.sqrt(var) + epsilon) + wd * master)
+
+
+@register("_adamw_update", aliases=("_contrib_adamw_update",), aux=("mean", "var"),
+          infer_shape=_weight_shape, differentiable=False, samples=_adamw_samples)
+def adamw_update(weight: Tensor, grad: Tensor, mean: Tensor, var: Tensor, rescale_grad: Tensor, *,
+                 lr: float, eta: float, beta1: float = 0.9, beta2: float = 0.999,
+                 epsilon: float = 1e-8, wd: float = 0.0, clip_gradient: float = -1.0) -> Tensor:
+    """AdamW (MXNet's contrib op): weight decay decoupled from the gradient step;
+    w -= eta * (lr * mean / (sqrt(var) + epsilon) + wd * w). ``rescale_grad`` is an array (AMP's
+    loss scale); NaN, Inf or 0 skips the update and returns the weight unchanged."""
+    _check_same_shape("adamw_update", "weight", weight, mean=mean, var=var)
+    with torch.no_grad():
+        new = _adamw_step("adamw_update", weight, grad, mean, var, rescale_grad, lr, eta, beta1,
+                          beta2, epsilon, wd, clip_gradient, weight)
+        return weight.clone() if new is None else new
+
+
+def _np_mp_adamw(w, g, mean, var, w32, scale, **attrs):  # type: ignore[no-untyped-def]
+    return _np_adamw(w32, g, mean, var, scale, **attrs).astype(w.dtype)
+
+
+def _mp_adamw_samples() -> list:
+    w32 = _f32(_u(-1, 1, (3, 4)))
+    g, m, v = _u(-2, 2, (3, 4)), _f32(_u(-0.5, 0.5, (3, 4))), _f32(_u(0.1, 1.0, (3, 4)))
+    return [Sample((w32.astype(np.float64), g, m, v, w32, np.array([1.0])),
+                   {"lr": 0.01, "eta": 1.0, "wd": 0.01}, ref=_np_mp_adamw),
+            Sample((w32.astype(np.float64), g, m, v, w32, np.array([np.nan])),
+                   {"lr": 0.01, "eta": 1.0}, ref=_np_mp_adamw)]
+
+
+@register("_mp_adamw_update", aliases=("_contrib_mp_adamw_update",), aux=("mean", "var", "weight32"),
+          infer_shape=_weight_shape, differentiable=False, samples=_mp_adamw_samples)
+def mp_adamw_update(weight: Tensor, grad: Tensor, mean: Tensor, var: Tensor, weight32: Tensor,
+                    rescale_grad: Tensor, *, lr: float, eta: float, beta1: float = 0.9,
+                    beta2: float = 0.999, epsilon: float = 1e-8, wd: float = 0.0,
+                    clip_gradient: float = -1.0) -> Tensor:
+    """Multi-precision AdamW: the update of ``_adamw_update`` on the float32 master weights
+    ``weight32`` (in place); returns them cast to the weight's dtype."""
+    _check_same_shape("mp_adamw_update", "weight", weight, mean=mean, var=var, weight32=weight32)
+    with torch.no_grad():
+        new = _adamw_step("mp_adamw_update", weight, grad, mean, var, rescale_grad, lr, eta, beta1,
+                          beta2, epsilon, wd, clip_gradient, weight32)
+        if new is None:
+            return weight.clone()
+        weight32.copy_(new)
+        return new.to(weight.dtype)
 
 
 def _np_rmsprop(w, g, n, lr, gamma1=0.95, epsilon=1e-8, wd=0.0, rescale_grad=1.0, clip_gradient=-1.0,  # type: ignore[no-untyped-def]
