@@ -52,8 +52,8 @@ def _kind(v: Any) -> str:
 
 
 # kinds a saved attribute may have when a freshly built optimizer holds the template's kind
-_COMPATIBLE = {"None": {"None", "number", "LRScheduler", "str", "sequence", "dict"},
-               "number": {"number", "None"}}
+_COMPATIBLE = {"None": {"None", "number", "LRScheduler", "str", "sequence", "dict"}}
+_MAY_BE_NONE = {"lr", "clip_gradient", "lr_scheduler"}  # None when a scheduler drives lr, ...
 
 
 def _check_plain(v: Any, where: str, depth: int = 0) -> None:
@@ -107,6 +107,8 @@ def _check_against_template(attrs: Dict[str, Any], template: Any, where: str,
         raise _fail(where, f"unknown attribute(s) {extra[:10]} for {type(template).__name__}")
     for k, want in expected.items():
         got_kind, want_kind = _kind(attrs[k]), _kind(want)
+        if got_kind == "None" and k in _MAY_BE_NONE:
+            continue
         if got_kind != want_kind and got_kind not in _COMPATIBLE.get(want_kind, ()):
             raise _fail(where, f"attribute {k!r} is a {got_kind} ({attrs[k]!r:.60}), but "
                                f"{type(template).__name__} keeps a {want_kind} there")
@@ -264,7 +266,7 @@ def check_against_params(optimizer: Any, states: Dict[Any, Any], params: List[An
                                   f"{len(params) - 1}); the states were saved for another network")
     for idx, saved in states.items():
         param = params[idx]
-        where = f"state of parameter {param.name!r} (index {idx})"
+        where = f"parameter {param.name!r} (index {idx}) state"
         weight = _weight_like(param)
         if weight is None:
             continue  # deferred shape: checked by the trial update once it is known

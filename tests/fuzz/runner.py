@@ -19,13 +19,15 @@ import time
 import traceback
 import warnings
 import zlib
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from hybridnet.base import MXNetError
 
 from .targets import TARGETS, Seeds
 
-__all__ = ["is_clear", "run", "limit_memory", "Hang"]
+__all__ = ["is_clear", "run", "failures", "limit_memory", "Hang"]
+
+Target = Callable[[random.Random, Seeds, str], None]
 
 
 class Hang(BaseException):
@@ -92,24 +94,27 @@ def _where(tb: BaseException) -> str:
 
 
 def run(loaders: List[str], n: int, seed: int = 0, time_limit: float = 5.0,
-        memory_bytes: int = 1 << 30, verbose: bool = False, only: Optional[int] = None) -> Dict[str, Any]:
-    """Fuzz each loader with ``n`` inputs; returns the report (counts and failure examples)."""
+        memory_bytes: Optional[int] = 1 << 30, verbose: bool = False, only: Optional[int] = None,
+        targets: Optional[Dict[str, Target]] = None) -> Dict[str, Any]:
+    """Fuzz each loader with ``n`` inputs; returns the report (counts and failure examples).
+    ``memory_bytes`` None leaves the address space uncapped (for use inside a test process)."""
+    targets = TARGETS if targets is None else targets
     for name in loaders:
-        if name not in TARGETS:
-            raise ValueError(f"unknown loader {name!r}; known: {sorted(TARGETS)}")
+        if name not in targets:
+            raise ValueError(f"unknown loader {name!r}; known: {sorted(targets)}")
     work = tempfile.mkdtemp(prefix="hybridnet-fuzz-")
     report: Dict[str, Any] = {"seed": seed, "time_limit_s": time_limit, "loaders": {}}
     old = signal.signal(signal.SIGALRM, _on_alarm)
     try:
         seeds = Seeds(work)
-        cap = limit_memory(memory_bytes)
-        report["address_space_cap"] = cap
+        report["address_space_cap"] = None if memory_bytes is None else limit_memory(memory_bytes)
         rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         for name in loaders:
-            report["loaders"][name] = _run_one(name, seeds, work, n, seed, time_limit, verbose, only)
+            report["loaders"][name] = _run_one(name, targets[name], seeds, work, n, seed, time_limit,
+                                               verbose, only)
         rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         report["max_rss_growth_bytes"] = rss1 - rss0
-        if rss1 - rss0 > memory_bytes:
+        if memory_bytes is not None and rss1 - rss0 > memory_bytes:
             report["memory_growth_failure"] = True
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -118,9 +123,8 @@ def run(loaders: List[str], n: int, seed: int = 0, time_limit: float = 5.0,
     return report
 
 
-def _run_one(name: str, seeds: Seeds, work: str, n: int, seed: int, time_limit: float,
-             verbose: bool, only: Optional[int]) -> Dict[str, Any]:
-    target = TARGETS[name]
+def _run_one(name: str, target: Target, seeds: Seeds, work: str, n: int, seed: int,
+             time_limit: float, verbose: bool, only: Optional[int]) -> Dict[str, Any]:
     stats = {"inputs": 0, "accepted": 0, "clear": 0, "unclear": 0, "hangs": 0, "memory": 0,
              "seconds": 0.0, "failures": {}}
     d = os.path.join(work, name.replace(".", "_"))

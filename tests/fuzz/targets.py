@@ -93,7 +93,7 @@ class Seeds:
                          _nd_list([_row_sparse_record((6, 3), [1, 4]), _csr_record(3, 4)],
                                   ["rsp", "csr"])]
         self.states = []
-        for optimizer, params in (("adam", {"lr_scheduler": mx.lr_scheduler.FactorScheduler(2, 0.5)}),
+        for optimizer, params in (("adam", {"lr_scheduler": mx.lr_scheduler.FactorScheduler(2, 0.5, base_lr=0.001)}),
                                   ("sgd", {"momentum": 0.9, "multi_precision": False})):
             tr = gluon.Trainer(net.collect_params(), optimizer, params)
             with mx.autograd.record():
