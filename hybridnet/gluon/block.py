@@ -596,9 +596,12 @@ def _check_loaded_shapes(outputs: Symbol, block: "SymbolBlock", symbol_file: str
     """Refuse, at ``imports``, parameters whose shapes the graph cannot take (partial shape
     inference with the loaded shapes and unknown data shapes), instead of failing at the first
     forward. A graph whose inference fails even without the parameters is left to forward."""
+    from ..formats.symbol_json import check_param_shapes
     shapes = {p.name: p.shape for p in block.collect_params().values() if p._data is not None}
     if not shapes:
         return
+    where = f"SymbolBlock.imports: the parameters in {param_file!r} do not fit the graph in {symbol_file!r}"
+    check_param_shapes(outputs._graph(), shapes, where)
     try:
         outputs.infer_shape_partial(**shapes)
     except MXNetError as e:
@@ -606,8 +609,7 @@ def _check_loaded_shapes(outputs: Symbol, block: "SymbolBlock", symbol_file: str
             outputs.infer_shape_partial()
         except MXNetError:
             return
-        raise MXNetError(f"SymbolBlock.imports: the parameters in {param_file!r} do not fit the graph "
-                         f"in {symbol_file!r}: {e}") from None
+        raise MXNetError(f"{where}: {e}") from None
 
 
 class SymbolBlock(HybridBlock):

@@ -52,7 +52,7 @@ def _kind(v: Any) -> str:
 
 
 # kinds a saved attribute may have when a freshly built optimizer holds the template's kind
-_COMPATIBLE = {"None": {"None", "number", "LRScheduler", "str", "sequence", "dict"}}
+_COMPATIBLE = {"None": {"None", "number", "LRScheduler"}}
 _MAY_BE_NONE = {"lr", "clip_gradient", "lr_scheduler"}  # None when a scheduler drives lr, ...
 
 
@@ -161,6 +161,9 @@ def check_optimizer(opt: Any, where: str = "optimizer") -> None:
         raise _fail(where, f"expected an Optimizer, got {type(opt).__name__}")
     attrs = {k: v for k, v in vars(opt).items() if k != "param_dict"}
     sched = attrs.get("lr_scheduler")
+    from ..lr_scheduler import LRScheduler
+    if sched is not None and not isinstance(sched, LRScheduler):
+        raise _fail(where, f"lr_scheduler must be None or an LRScheduler, got {type(sched).__name__}")
     _check_plain({k: v for k, v in attrs.items()}, where)
     template = _template(type(opt))
     if template is not None:

@@ -38,6 +38,25 @@ def _net() -> nn.HybridSequential:
     return net
 
 
+class _Mixed(nn.HybridBlock):
+    """A graph with shape-carrying attributes (kernel, axes, shape, begin/end, axis, p) for the
+    JSON mutations to attack."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        with self.name_scope():
+            self.conv = nn.Conv2D(3, 3, padding=1, in_channels=2)
+            self.dense = nn.Dense(4, in_units=48)
+
+    def hybrid_forward(self, F, x):
+        y = F.Pooling(self.conv(x), kernel=(2, 2), stride=(2, 2), pool_type="max")
+        y = F.concat(y, F.transpose(y, axes=(0, 1, 3, 2)), dim=1)
+        y = F.reshape(y, shape=(0, -1))
+        y = F.slice_axis(F.expand_dims(y, axis=1).sum(axis=1), axis=1, begin=0, end=48)
+        y = self.dense(F.Dropout(y, p=0.5))
+        return F.softmax(F.LeakyReLU(y, slope=0.1), axis=-1)
+
+
 def _row_sparse_record(shape: tuple, rows: List[int]) -> bytes:
     """A V2 row_sparse float32 record (what MXNet writes for ``nd.sparse.row_sparse_array``)."""
     values = np.arange(len(rows) * int(np.prod(shape[1:])), dtype="<f4")
@@ -84,6 +103,13 @@ class Seeds:
         net.export(prefix, 0)
         self.symbol_json = self._read(prefix + "-symbol.json")
         self.export_params = self._read(prefix + "-0000.params")
+        mixed = _Mixed(prefix="mixed_")
+        mixed.initialize(mx.init.Xavier())
+        mixed.hybridize()
+        mixed(self.x)
+        mixed.export(prefix + "m", 0)
+        self.graphs = [(self.symbol_json, self.export_params),
+                       (self._read(prefix + "m-symbol.json"), self._read(prefix + "m-0000.params"))]
         net.save_parameters(prefix + ".params")
         self.gluon_params = self._read(prefix + ".params")
         mx.nd.save(prefix + ".nd", {"a": mx.nd.ones((2, 3)), "b": mx.nd.arange(4, dtype="int64"),
@@ -165,15 +191,15 @@ def fuzz_nd_load(rng: random.Random, seeds: Seeds, d: str) -> None:
 
 
 def fuzz_sym_load(rng: random.Random, seeds: Seeds, d: str) -> None:
-    data = mutate_json_bytes(rng, seeds.symbol_json) if rng.random() < 0.8 else \
-        mutate_bytes(rng, seeds.symbol_json)
+    seed = rng.choice(seeds.graphs)[0]
+    data = mutate_json_bytes(rng, seed) if rng.random() < 0.8 else mutate_bytes(rng, seed)
     s = mx.sym.load(_write(os.path.join(d, "x-symbol.json"), data))
     s.list_arguments()
     s.tojson()
 
 
 def fuzz_imports(rng: random.Random, seeds: Seeds, d: str) -> None:
-    sym_data, params = seeds.symbol_json, seeds.export_params
+    sym_data, params = rng.choice(seeds.graphs)
     if rng.random() < 0.5:
         sym_data = mutate_json_bytes(rng, sym_data) if rng.random() < 0.85 else mutate_bytes(rng, sym_data)
     else:
