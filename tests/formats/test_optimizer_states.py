@@ -283,3 +283,19 @@ def test_codec_never_reads_past_the_blob():
     for cut in range(len(blob)):
         with pytest.raises(MXNetError):
             _codec.loads(blob[:cut], lambda node, dec: None)
+
+
+def test_update_on_kvstore_path_is_checked_too(tmp_path):
+    def trainer(units):
+        net = _net(units=units)
+        return net, gluon.Trainer(net.collect_params(), "adam", kvstore=mx.kv.create("local"),
+                                  update_on_kvstore=True)
+    net, tr = trainer(3)
+    _step(net, tr)
+    assert tr._update_on_kvstore
+    tr.save_states(str(tmp_path / "kv.states"))
+    tr.load_states(str(tmp_path / "kv.states"))
+    _step(net, tr)
+    net5, tr5 = trainer(5)
+    with pytest.raises(MXNetError, match=r"'dense_bias' \(index 0\) state\[0\]: saved state has shape \(3,\)"):
+        tr5.load_states(str(tmp_path / "kv.states"))
