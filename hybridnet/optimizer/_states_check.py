@@ -133,6 +133,10 @@ def _check_scheduler(sched: Any, num_update: int, where: str) -> None:
         sig = None
     if sig is not None:
         args = {n: attrs[n] for n in list(sig.parameters)[1:] if n in attrs}
+        # attributes that do not keep their constructor value: schedules decay base_lr in place
+        # (the base class keeps the original as warmup_final_lr); PolyScheduler stores pwr as power
+        if "base_lr" in args and "warmup_final_lr" in attrs:
+            args["base_lr"] = attrs["warmup_final_lr"]
         if "pwr" in sig.parameters and "power" in attrs:
             args["pwr"] = attrs["power"]
         try:

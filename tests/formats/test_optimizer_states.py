@@ -299,3 +299,28 @@ def test_update_on_kvstore_path_is_checked_too(tmp_path):
     net5, tr5 = trainer(5)
     with pytest.raises(MXNetError, match=r"'dense_bias' \(index 0\) state\[0\]: saved state has shape \(3,\)"):
         tr5.load_states(str(tmp_path / "kv.states"))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: mx.lr_scheduler.FactorScheduler(1, 0.1, base_lr=0.1, warmup_steps=1, warmup_begin_lr=0.05),
+    lambda: mx.lr_scheduler.MultiFactorScheduler([1, 2], 0.1, base_lr=0.1, warmup_steps=1, warmup_begin_lr=0.05),
+    lambda: mx.lr_scheduler.PolyScheduler(4, base_lr=0.1, warmup_steps=1, warmup_begin_lr=0.05),
+    lambda: mx.lr_scheduler.CosineScheduler(4, base_lr=0.1, warmup_steps=1, warmup_begin_lr=0.05),
+])
+def test_decayed_schedulers_round_trip(tmp_path, make):
+    """Schedules decay base_lr below warmup_begin_lr: a legitimate file, which must load and
+    then give the same learning rates as the uninterrupted run."""
+    net_a, net_b = _net(), _net()
+    tr_a = gluon.Trainer(net_a.collect_params(), "sgd", {"lr_scheduler": make(), "learning_rate": 0.1})
+    tr_b = gluon.Trainer(net_b.collect_params(), "sgd", {"lr_scheduler": make(), "learning_rate": 0.1})
+    for _ in range(6):
+        _step(net_a, tr_a)
+        _step(net_b, tr_b)
+    assert tr_a._optimizer.lr_scheduler.base_lr < 0.05
+    tr_a.save_states(str(tmp_path / "s"))
+    tr_b.load_states(str(tmp_path / "s"))
+    for _ in range(2):
+        _step(net_a, tr_a)
+        _step(net_b, tr_b)
+        assert tr_a.learning_rate == tr_b.learning_rate
+    np.testing.assert_allclose(net_a.weight.data().asnumpy(), net_b.weight.data().asnumpy(), rtol=1e-6)
