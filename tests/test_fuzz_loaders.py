@@ -2,10 +2,11 @@
 
 The fuzzer (``tests/fuzz``) runs in a subprocess so that its address-space cap and its
 per-input timer do not touch the test process. CI runs ``HYBRIDNET_FUZZ_N`` inputs per loader
-(default 500, six loaders: 3,000 inputs, about 15 s of CPU); ``python -m tests.fuzz --long`` runs 100,000+. Allowed errors:
-``MXNetError`` or ``ValueError`` with a message (``tests.fuzz.runner.is_clear``); anything else,
-an input over the time limit, or an allocation failing under the memory cap fails the test
-with the command that reproduces it.
+(default 500, six loaders: 3,000 inputs, about 15 s of CPU; ``HYBRIDNET_FUZZ_SEED`` picks other
+inputs); ``python -m tests.fuzz --long`` runs 100,000+. Allowed errors: ``MXNetError`` or
+``ValueError`` with a message (``tests.fuzz.runner.is_clear``); anything else, an input over the
+time limit, or an allocation failing under the memory cap fails the test with the command that
+reproduces it.
 """
 from __future__ import annotations
 

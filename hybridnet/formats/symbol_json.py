@@ -559,7 +559,8 @@ def _param_mismatches(node: Node, loaded: list, a: list, b: list) -> list:
             continue
         need = tuple(x if x == y and x > 0 else None for x, y in zip(a[k], b[k]))
         if len(need) != len(have) or any(n is not None and n != h for n, h in zip(need, have)):
-            spelled = "(" + ", ".join("?" if n is None else str(n) for n in need) + ("," if len(need) == 1 else "") + ")"
+            dims = ", ".join("?" if n is None else str(n) for n in need)
+            spelled = f"({dims},)" if len(need) == 1 else f"({dims})"
             label = names[k] if k < len(names) else f"input {k}"
             out.append(f"parameter {node.inputs[k][0].name!r} ({label} of node {node.name!r}, operator "
                        f"{node.op.name}) has shape {tuple(have)}, but the node's attributes need {spelled}")
