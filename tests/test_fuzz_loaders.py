@@ -37,9 +37,10 @@ def _env() -> dict:
 
 def test_every_loader_gives_clear_errors_on_mutated_files(tmp_path):
     out = tmp_path / "report.json"
-    proc = subprocess.run([sys.executable, "-m", "tests.fuzz", "--n", str(N_PER_LOADER), "--seed", str(SEED),
-                           "--json", str(out)], cwd=ROOT, env=_env(), capture_output=True, text=True,
-                          timeout=max(600, N_PER_LOADER * 2))
+    # run as ``fuzz`` from tests/ (a regular package there), immune to other ``tests`` packages
+    proc = subprocess.run([sys.executable, "-m", "fuzz", "--n", str(N_PER_LOADER), "--seed", str(SEED),
+                           "--json", str(out)], cwd=ROOT / "tests", env=_env(), capture_output=True,
+                          text=True, timeout=max(600, N_PER_LOADER * 2))
     assert out.exists(), f"the fuzzer died without a report (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
     report = json.loads(out.read_text())
     lines = proc.stdout.strip().splitlines()
