@@ -31,18 +31,24 @@ def main(argv: list = None) -> int:
     args = p.parse_args(argv)
     n = LONG_N if args.long else args.n
     t0 = time.perf_counter()
-    report = run(args.loader or list(TARGETS), n, args.seed, args.time_limit, args.memory,
-                 args.verbose, args.only)
-    report["total_seconds"] = round(time.perf_counter() - t0, 1)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=1)
-    total = 0
-    for name, st in report["loaders"].items():
-        total += st["inputs"]
+
+    def save(report: dict) -> None:
+        report["total_seconds"] = round(time.perf_counter() - t0, 1)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(report, f, indent=1)
+
+    def progress(name: str, report: dict) -> None:
+        st = report["loaders"][name]
         print(f"{name:22s} inputs {st['inputs']:6d}  accepted {st['accepted']:6d}  clear {st['clear']:6d}  "
               f"unclear {st['unclear']:4d}  hangs {st['hangs']:3d}  memory {st['memory']:3d}  "
-              f"{st['seconds']:8.1f} s")
+              f"{st['seconds']:8.1f} s", flush=True)
+        save(report)
+
+    report = run(args.loader or list(TARGETS), n, args.seed, args.time_limit, args.memory,
+                 args.verbose, args.only, progress=progress)
+    save(report)
+    total = sum(st["inputs"] for st in report["loaders"].values())
     print(f"total inputs {total}, {report['total_seconds']} s, max RSS growth "
           f"{report['max_rss_growth_bytes'] / 2**20:.0f} MiB")
     bad = failures(report)

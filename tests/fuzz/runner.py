@@ -95,9 +95,11 @@ def _where(tb: BaseException) -> str:
 
 def run(loaders: List[str], n: int, seed: int = 0, time_limit: float = 5.0,
         memory_bytes: Optional[int] = 1 << 30, verbose: bool = False, only: Optional[int] = None,
-        targets: Optional[Dict[str, Target]] = None) -> Dict[str, Any]:
+        targets: Optional[Dict[str, Target]] = None,
+        progress: Optional[Callable[[str, Dict[str, Any]], None]] = None) -> Dict[str, Any]:
     """Fuzz each loader with ``n`` inputs; returns the report (counts and failure examples).
-    ``memory_bytes`` None leaves the address space uncapped (for use inside a test process)."""
+    ``memory_bytes`` None leaves the address space uncapped (for use inside a test process);
+    ``progress(loader, report so far)`` is called after each loader."""
     targets = TARGETS if targets is None else targets
     for name in loaders:
         if name not in targets:
@@ -112,6 +114,8 @@ def run(loaders: List[str], n: int, seed: int = 0, time_limit: float = 5.0,
         for name in loaders:
             report["loaders"][name] = _run_one(name, targets[name], seeds, work, n, seed, time_limit,
                                                verbose, only)
+            if progress is not None:
+                progress(name, report)
         rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         report["max_rss_growth_bytes"] = rss1 - rss0
         if memory_bytes is not None and rss1 - rss0 > memory_bytes:
