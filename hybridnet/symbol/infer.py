@@ -7,13 +7,13 @@ initialization). Unknown dimensions are 0, as in MXNet 1.x.
 """
 from __future__ import annotations
 
-import ast
 from typing import Any, Optional, Sequence, cast
 
 import torch
 
 from ..base import MXNetError, dtype_from_flag, dtype_name, dtype_np, dtype_torch
 from ..ir.graph import Graph, Node
+from ..ops.attrs import parse_value
 from ..ops.registry import OpDef
 
 __all__ = ["infer_graph", "infer_shape", "infer_type", "InferResult"]
@@ -24,7 +24,8 @@ def _hint_shape(node: Node) -> Optional[tuple]:
     if s is None:
         return None
     try:
-        v = ast.literal_eval(s) if isinstance(s, str) else s
+        # the bounded attribute parser: hostile file text gives MXNetError, not MemoryError
+        v = parse_value(s, "shape", where=f"{node.name}.__shape__") if isinstance(s, str) else s
         return tuple(int(d) for d in v)
     except (ValueError, SyntaxError, TypeError):
         raise MXNetError(f"variable {node.name!r}: invalid __shape__ {s!r}") from None

@@ -98,3 +98,16 @@ def test_hostile_attribute_in_a_symbol_file(tmp_path):
     (tmp_path / "h-symbol.json").write_text(json.dumps(doc))
     with pytest.raises(MXNetError, match="cannot parse"):
         mx.sym.load(str(tmp_path / "h-symbol.json"))
+
+
+def test_hostile_shape_hint_on_a_variable(tmp_path):
+    """Variable attributes stay strings in the IR; the __shape__ hint is parsed by shape
+    inference with the same bounded parser (a deep '[' nesting made the parser run out of
+    memory: found by the fuzzer)."""
+    doc = {"nodes": [{"op": "null", "name": "data", "attrs": {"__shape__": "[" * 100_000}, "inputs": []},
+                     {"op": "relu", "name": "r", "inputs": [[0, 0, 0]]}],
+           "arg_nodes": [0], "node_row_ptr": [0, 1, 2], "heads": [[1, 0, 0]],
+           "attrs": {"mxnet_version": ["int", 10901]}}
+    s = mx.sym.load_json(json.dumps(doc))
+    with pytest.raises(MXNetError, match="data.__shape__"):
+        s.infer_shape_partial()
