@@ -17,13 +17,13 @@ from __future__ import annotations
 import numbers
 import os
 import struct
-import tempfile
 from collections import namedtuple
 from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
 from .base import MXNetError
+from .formats.atomic import open_atomic_temp
 
 __all__ = ["MXRecordIO", "MXIndexedRecordIO", "IRHeader", "pack", "unpack", "pack_img", "unpack_img"]
 
@@ -84,10 +84,7 @@ class MXRecordIO:
     def open(self) -> None:
         """Open the file (again): readers start at the first record, writers truncate."""
         if self.flag == "w":
-            folder = os.path.dirname(os.path.abspath(self.uri))
-            fd, tmp = tempfile.mkstemp(prefix=os.path.basename(self.uri) + ".", suffix=".tmp", dir=folder)
-            self._f = os.fdopen(fd, "wb")
-            self._tmp = tmp
+            self._f, self._tmp = open_atomic_temp(self.uri, "wb")
             self.writable = True
         elif self.flag == "r":
             try:
@@ -200,6 +197,9 @@ class MXRecordIO:
                                  f"at byte offset {offset} (expected 0x{_MAGIC:08x}); the file is "
                                  f"corrupted, or the index points into the middle of a record")
             cflag, length = lrec >> 29, lrec & _MAX_LEN
+            if cflag > 3:
+                raise MXNetError(f"Invalid RecordIO file {self.uri!r}: record header at byte offset "
+                                 f"{offset} has the unknown part flag {cflag} (expected 0 to 3)")
             padded = (length + 3) & ~3
             body = f.read(padded)
             if len(body) < padded:
@@ -248,20 +248,31 @@ class MXIndexedRecordIO(MXRecordIO):
         self.idx = {}
         self.keys = []
         if self.writable:
-            folder = os.path.dirname(os.path.abspath(self.idx_path))
-            fd, tmp = tempfile.mkstemp(prefix=os.path.basename(self.idx_path) + ".", suffix=".tmp",
-                                       dir=folder)
-            self.fidx = os.fdopen(fd, "w")
-            self._idx_tmp = tmp
+            self.fidx, self._idx_tmp = open_atomic_temp(self.idx_path, "w")
             return
         try:
-            with open(self.idx_path, "r") as fin:
-                lines = fin.read().splitlines()
-        except OSError as e:
+            self._read_index()
+        except BaseException:
             super().close()
+            raise
+
+    def _read_index(self) -> None:
+        """Parse the ``.idx`` text; every offset must point inside the ``.rec`` file."""
+        try:
+            with open(self.idx_path, "rb") as fin:
+                raw = fin.read()
+        except OSError as e:
             raise MXNetError(f"MXIndexedRecordIO: cannot open index file {self.idx_path!r}: "
                              f"{e.strerror}") from None
-        for lineno, line in enumerate(lines, 1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            line = raw.count(b"\n", 0, e.start) + 1
+            raise MXNetError(f"MXIndexedRecordIO: index file {self.idx_path!r} is not UTF-8 text "
+                             f"({e.reason} at byte offset {e.start}, line {line}); expected "
+                             f"'key<TAB>offset' lines") from None
+        size = os.fstat(self._f.fileno()).st_size
+        for lineno, line in enumerate(text.splitlines(), 1):
             line = line.strip()
             if not line:
                 continue
@@ -270,10 +281,13 @@ class MXIndexedRecordIO(MXRecordIO):
                 fields = line.split()
             try:
                 key, pos = self.key_type(fields[0]), int(fields[1])
-            except (ValueError, IndexError):
-                super().close()
+            except (ValueError, IndexError, TypeError, OverflowError):
                 raise MXNetError(f"MXIndexedRecordIO: line {lineno} of {self.idx_path!r} is not "
-                                 f"'key<TAB>offset': {line!r}") from None
+                                 f"'key<TAB>offset': {line[:200]!r}") from None
+            if not 0 <= pos < size:
+                raise MXNetError(f"MXIndexedRecordIO: line {lineno} of {self.idx_path!r} gives the "
+                                 f"byte offset {pos} for key {key!r}, outside the record file "
+                                 f"{self.uri!r} ({size} bytes); the index does not belong to this file")
             self.idx[key] = pos
             self.keys.append(key)
 

@@ -12,7 +12,7 @@ Reader: V2, V3, V1 and pre-V1 records; dense, row_sparse and csr storage (sparse
 returned densified); trailing bytes after the names are ignored. Every count is checked
 against the bytes left before anything is allocated, so hostile input raises ``MXNetError``
 (never another exception type, never a huge allocation). Densifying a sparse record is
-capped at ``MAX_DENSE_BYTES`` (4 GiB; a module constant callers may raise).
+capped at ``MAX_DENSE_BYTES`` (2 GiB; environment variable ``HYBRIDNET_MAX_DENSE_BYTES``).
 
 'None' arrays (records MXNet writes for never-allocated NDArrays: V2/V1/pre-V1 ``ndim == 0``,
 V3 ``ndim == -1`` or an unknown ``-1`` dimension) cannot be represented as NumPy arrays. By
@@ -50,8 +50,25 @@ _FLAG_DTYPE: dict = {
 }
 _UNLOADABLE_FLAGS = {8: "int16", 9: "uint16", 10: "uint32", 11: "uint64"}
 _INT_FLAGS = {3, 4, 5, 6}
-# Sparse records are densified; a tiny hostile file could otherwise ask for petabytes.
-MAX_DENSE_BYTES = 1 << 32  # raise this module constant to load larger sparse arrays
+# Sparse records are densified; a tiny hostile file could otherwise ask for petabytes. The cap
+# (2 GiB) can be changed with the environment variable HYBRIDNET_MAX_DENSE_BYTES or by setting
+# this module constant.
+MAX_DENSE_BYTES = 1 << 31
+_MAX_DENSE_ENV = "HYBRIDNET_MAX_DENSE_BYTES"
+
+
+def _dense_cap() -> int:
+    text = os.environ.get(_MAX_DENSE_ENV)
+    if text is None:
+        return MAX_DENSE_BYTES
+    try:
+        cap = int(text)
+    except ValueError:
+        cap = -1
+    if cap < 0:
+        raise MXNetError(f"{_MAX_DENSE_ENV}={text!r} is not a byte count; set it to a non-negative "
+                         f"integer (default {MAX_DENSE_BYTES})")
+    return cap
 _MAX_LEGACY_NDIM = 64  # a pre-V1 record starts with its ndim; more than NumPy's limit is garbage
 _NAME_FLAG = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32": 4, "int8": 5,
               "int64": 6, "bool": 7}
@@ -328,13 +345,15 @@ def _read_record_body(r: _Reader, start: int, v3: bool) -> Any:
             sshape = (aux_shapes[0][0],) + shape[1:]
         else:
             sshape = aux_shapes[1]
+    dense_bytes = _size(shape) * _FLAG_DTYPE[flag].itemsize
+    cap = _dense_cap()
+    if dense_bytes > cap:
+        raise r.fail(f"the {_STYPE_NAMES[stype]} array of shape {shape} would take {dense_bytes} bytes "
+                     f"once densified (hybridnet loads sparse records as dense arrays), more than the "
+                     f"cap of {cap} bytes; if the file is trusted, raise the cap with the environment "
+                     f"variable {_MAX_DENSE_ENV}", start)
     values = _read_data(r, flag, sshape, "values")
     aux = [_read_data(r, aux_flags[k], aux_shapes[k], f"aux {k} data") for k in range(nad)]
-    dense_bytes = _size(shape) * values.dtype.itemsize
-    if dense_bytes > MAX_DENSE_BYTES:
-        raise r.fail(f"the {_STYPE_NAMES[stype]} array of shape {shape} would take {dense_bytes} bytes "
-                     f"once densified, more than params.MAX_DENSE_BYTES = {MAX_DENSE_BYTES}; raise that "
-                     f"limit to load it", start)
     try:
         if stype == ROW_SPARSE:
             return _densify_rsp(shape, values, aux[0])

@@ -23,7 +23,7 @@ from ..ops import registry as _registry
 from ..ops.attrs import format_value
 from ..ops.registry import OpDef
 
-__all__ = ["graph_to_json", "json_to_graph", "MXNET_VERSION"]
+__all__ = ["graph_to_json", "json_to_graph", "check_param_shapes", "MXNET_VERSION"]
 
 MXNET_VERSION = 10901          # 1.9.1 as major*10000 + minor*100 + patch
 _LEGACY_VERSION = 800          # files without mxnet_version are taken to be 0.8.0
@@ -503,3 +503,65 @@ def _make_node(rec: _Rec, made: dict, var_names: dict) -> Node:
                        f"{n_out} output(s)")
         inputs.append((node, idx))
     return Node(op, rec.name, rec.attrs, inputs)
+
+
+# ----------------------------------------------------------------------------------------
+# loaded parameters vs the graph (SymbolBlock.imports)
+# ----------------------------------------------------------------------------------------
+_PROBES = ((1009, 1013, 1019, 1021, 1031, 1033), (2003, 2011, 2017, 2027, 2029, 2039))
+
+
+def check_param_shapes(graph: Graph, shapes: dict, where: str = "graph") -> None:
+    """Raise MXNetError when a loaded parameter cannot be the input of the operator it feeds.
+
+    The data shape is unknown at load time, so each operator's parameter-shape rule runs with
+    two probe data shapes of every rank from 1 to 6: a parameter dimension that comes out the
+    same for both probes depends only on the attributes (``num_hidden``, ``kernel``,
+    ``num_filter``...) and must equal the loaded one, and so must the parameter's rank. The
+    parameter is refused only when no data rank fits."""
+    for node in graph.nodes:
+        op = node.op
+        if op is None or op.param_shapes is None or len(node.inputs) < 2:
+            continue
+        loaded = [shapes.get(src.name) if src.op is None else None for src, _ in node.inputs]
+        if all(s is None for s in loaded[1:]):
+            continue
+        best: Optional[list] = None
+        for rank in range(1, 7):
+            try:
+                a, b = (list(op.param_shapes(node.kernel_attrs(), [p[:rank]] + [None] * (len(loaded) - 1)))
+                        for p in _PROBES)
+            except Exception:  # this data rank is not valid for the operator
+                continue
+            problems = _param_mismatches(node, loaded, a, b)
+            if not problems:
+                best = None
+                break
+            if best is None or _fit(problems) < _fit(best):
+                best = problems
+        if best:
+            raise MXNetError(f"{where}: {best[0]}")
+
+
+def _fit(problems: list) -> tuple:
+    """Ranks the data ranks tried: fewest mismatches, then the least specific requirement (the
+    likeliest data rank; degenerate ranks pin dimensions that are really data-dependent)."""
+    return len(problems), -sum(m.count("?") for m in problems)
+
+
+def _param_mismatches(node: Node, loaded: list, a: list, b: list) -> list:
+    """Messages for the loaded parameters of ``node`` that differ from the probe results."""
+    names = node.input_names()
+    out = []
+    for k in range(1, len(loaded)):
+        have = loaded[k]
+        if have is None or k >= len(a) or a[k] is None or b[k] is None:
+            continue
+        need = tuple(x if x == y and x > 0 else None for x, y in zip(a[k], b[k]))
+        if len(need) != len(have) or any(n is not None and n != h for n, h in zip(need, have)):
+            dims = ", ".join("?" if n is None else str(n) for n in need)
+            spelled = f"({dims},)" if len(need) == 1 else f"({dims})"
+            label = names[k] if k < len(names) else f"input {k}"
+            out.append(f"parameter {node.inputs[k][0].name!r} ({label} of node {node.name!r}, operator "
+                       f"{node.op.name}) has shape {tuple(have)}, but the node's attributes need {spelled}")
+    return out

@@ -638,6 +638,26 @@ class HybridBlock(Block):
         self(x, *args)
 
 
+def _check_loaded_shapes(outputs: Symbol, block: "SymbolBlock", symbol_file: str, param_file: str) -> None:
+    """Refuse, at ``imports``, parameters whose shapes the graph cannot take (partial shape
+    inference with the loaded shapes and unknown data shapes), instead of failing at the first
+    forward. A graph whose inference fails even without the parameters is left to forward."""
+    from ..formats.symbol_json import check_param_shapes
+    shapes = {p.name: p.shape for p in block.collect_params().values() if p._data is not None}
+    if not shapes:
+        return
+    where = f"SymbolBlock.imports: the parameters in {param_file!r} do not fit the graph in {symbol_file!r}"
+    check_param_shapes(outputs._graph(), shapes, where)
+    try:
+        outputs.infer_shape_partial(**shapes)
+    except MXNetError as e:
+        try:
+            outputs.infer_shape_partial()
+        except MXNetError:
+            return
+        raise MXNetError(f"{where}: {e}") from None
+
+
 class SymbolBlock(HybridBlock):
     """A HybridBlock running a given graph (e.g. loaded with ``imports``)."""
 
@@ -658,6 +678,7 @@ class SymbolBlock(HybridBlock):
         if param_file is not None:
             ret.collect_params().load(param_file, ctx, allow_missing, ignore_extra, cast_dtype=True,
                                       dtype_source="saved")
+            _check_loaded_shapes(outputs, ret, symbol_file, param_file)
         elif ctx is not None:
             ret.collect_params().initialize(ctx=ctx)
         return ret

@@ -396,16 +396,34 @@ class Trainer:
             write_atomic(fname, self._updaters[0].get_states(dump_optimizer=True))
 
     def load_states(self, fname: str) -> None:
-        """Load states written by ``save_states`` (never unpickles)."""
+        """Load states written by ``save_states``. Never unpickles (MXNet's own pickled
+        ``.states`` files are refused with an explanation). The whole file is checked before
+        anything is accepted (byte layout, optimizer attributes, each state's shape and dtype
+        against this Trainer's parameters, a trial update on copies); on error the Trainer is
+        left exactly as it was."""
+        from ..optimizer.optimizer import decode_states
+        from ..optimizer._states_check import check_against_params, clone_state
         self._prepare_kvstore()
+        with open(fname, "rb") as f:
+            blob = f.read()
+        try:
+            states, optimizer = decode_states(blob)
+            if optimizer is not None:
+                optimizer.param_dict = {i: p for i, p in enumerate(self._params)}
+            check_against_params(optimizer if optimizer is not None else self._optimizer, states,
+                                 self._params)
+        except MXNetError as e:
+            raise MXNetError(f"Trainer.load_states({os.fspath(fname)!r}): {e}") from None
         if self._update_on_kvstore:
             self._kvstore.load_optimizer_states(fname)
             self._optimizer = self._kvstore._updater.optimizer
         else:
-            with open(fname, "rb") as f:
-                states = f.read()
-            for upd in self._updaters:
-                upd.set_states(states)
-                upd.optimizer = self._updaters[0].optimizer
-            self._optimizer = self._updaters[0].optimizer
+            for k, upd in enumerate(self._updaters):
+                upd.states = states if k == 0 else {i: clone_state(s) for i, s in states.items()}
+                upd.states_synced = dict.fromkeys(upd.states, False)
+                if optimizer is not None:
+                    upd.optimizer = optimizer
+                    upd.aggregate_updates = optimizer.aggregate_num > 0
+            if optimizer is not None:
+                self._optimizer = optimizer
         self._optimizer.param_dict = {i: p for i, p in enumerate(self._params)}

@@ -25,8 +25,8 @@ def floats(v: Any, who: str, name: str) -> tuple:
     if isinstance(v, str):
         try:
             v = ast.literal_eval(v)
-        except (ValueError, SyntaxError):
-            raise MXNetError(f"{who}: cannot parse {name}={v!r}; expected e.g. (0.5, 0.25)") from None
+        except (ValueError, SyntaxError, RecursionError, MemoryError):
+            raise MXNetError(f"{who}: cannot parse {name}={v[:80]!r}; expected e.g. (0.5, 0.25)") from None
     if isinstance(v, (int, float, np.number)):
         return (float(v),)
     try:

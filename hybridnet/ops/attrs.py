@@ -82,13 +82,37 @@ _TRUE = {"true", "1"}
 _FALSE = {"false", "0"}
 
 
+_INT64 = 2 ** 63
+
+
 def _literal(text: str, where: str) -> Any:
+    """A Python literal from file text. Hostile text (deep nesting, huge numbers, megabytes)
+    becomes MXNetError; integers must fit MXNet's int64 attributes."""
     if len(text) > 100_000:
         raise MXNetError(f"attribute {where}: value too long ({len(text)} characters)")
     try:
-        return ast.literal_eval(text.strip())
-    except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError):
-        raise MXNetError(f"attribute {where}: cannot parse {text!r}") from None
+        value = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError, OverflowError):
+        raise MXNetError(f"attribute {where}: cannot parse {_clip(text)}") from None
+    _check_ints(value, text, where, 0)
+    return value
+
+
+def _clip(text: str) -> str:
+    return repr(text) if len(text) <= 80 else repr(text[:77]) + "..."
+
+
+def _check_ints(value: Any, text: str, where: str, depth: int) -> None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not -_INT64 <= value < _INT64:
+            raise MXNetError(f"attribute {where}: integer out of the int64 range in {_clip(text)}")
+    elif isinstance(value, (tuple, list, set, frozenset)) and depth < 32:
+        for v in value:
+            _check_ints(v, text, where, depth + 1)
+    elif isinstance(value, dict) and depth < 32:
+        for k, v in value.items():
+            _check_ints(k, text, where, depth + 1)
+            _check_ints(v, text, where, depth + 1)
 
 
 def parse_value(text: str, kind: str, choices: tuple = (), where: str = "?") -> Any:

@@ -67,30 +67,93 @@ class _Encoder:
                         f"registered optimizers and LRSchedulers can be saved")
 
 
+_MAX_DEPTH = 64  # nesting of lists/tuples/dicts in a states tree; MXNet's is at most 4
+
+
+def _fail(msg: str) -> MXNetError:
+    return MXNetError(f"set_states: invalid optimizer-states blob: {msg}")
+
+
 class _Decoder:
+    """Turns the header tree back into values; every node is checked, nothing is trusted."""
+
     def __init__(self, arrays: List[torch.Tensor], object_hook: Callable[[dict, "_Decoder"], Any]):
         self.arrays = arrays
+        self.used = [False] * len(arrays)
         self.object_hook = object_hook
+        self.depth = 0
+
+    def field(self, node: dict, key: str, kind: type, what: str) -> Any:
+        """``node[key]``, which must be a ``kind`` (bool never counts as int)."""
+        if key not in node:
+            raise _fail(f"{what} node {_short(node)} has no {key!r} field")
+        v = node[key]
+        if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
+            raise _fail(f"{what} node field {key!r} must be {kind.__name__}, got {_short(v)}")
+        return v
+
+    def _array(self, node: dict) -> torch.Tensor:
+        i = self.field(node, "i", int, "array")
+        if not 0 <= i < len(self.arrays):
+            raise _fail(f"array reference {i} out of range (the blob holds {len(self.arrays)} arrays)")
+        if self.used[i]:
+            raise _fail(f"array {i} is referenced twice; saved states never share arrays")
+        self.used[i] = True
+        return self.arrays[i]
 
     def decode(self, node: Any) -> Any:
-        if node is None or isinstance(node, (bool, int, float, str)):
+        if node is None or isinstance(node, (bool, int, str)):
             return node
-        if not isinstance(node, dict) or "t" not in node:
-            raise MXNetError(f"optimizer states: corrupt header node {node!r:.80}")
+        if isinstance(node, float):
+            return node
+        if not isinstance(node, dict) or not isinstance(node.get("t"), str):
+            raise _fail(f"corrupt header node {_short(node)}")
+        self.depth += 1
+        if self.depth > _MAX_DEPTH:
+            raise _fail(f"the states tree nests deeper than {_MAX_DEPTH} levels")
+        try:
+            return self._decode_typed(node)
+        finally:
+            self.depth -= 1
+
+    def _decode_typed(self, node: dict) -> Any:
         t = node["t"]
         if t == "float":
-            return float(node["v"])
+            text = self.field(node, "v", str, "float")
+            if text not in ("inf", "-inf", "nan"):
+                raise _fail(f"float node holds {_short(text)}; only 'inf', '-inf' and 'nan' are stored as text")
+            return float(text)
         if t == "nd":
-            return NDArray(self.arrays[node["i"]])
+            return NDArray(self._array(node))
         if t == "np":
-            return self.arrays[node["i"]].numpy()
-        if t == "list":
-            return [self.decode(v) for v in node["v"]]
-        if t == "tuple":
-            return tuple(self.decode(v) for v in node["v"])
+            return self._array(node).numpy()
+        if t in ("list", "tuple"):
+            items = [self.decode(v) for v in self.field(node, "v", list, t)]
+            return items if t == "list" else tuple(items)
         if t == "dict":
-            return {self.decode(k): self.decode(v) for k, v in node["v"]}
+            out = {}
+            for pair in self.field(node, "v", list, "dict"):
+                if not isinstance(pair, list) or len(pair) != 2:
+                    raise _fail(f"dict entry {_short(pair)} is not a [key, value] pair")
+                key = self.decode(pair[0])
+                if not isinstance(key, (int, str, float, tuple, type(None))) or _unhashable(key):
+                    raise _fail(f"dict key {_short(key)} is not a number, string or tuple")
+                out[key] = self.decode(pair[1])
+            return out
         return self.object_hook(node, self)
+
+
+def _unhashable(v: Any) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return True
+    return False
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def dumps(obj: Any, encoder: Optional[_Encoder] = None) -> bytes:
@@ -114,41 +177,78 @@ def dumps(obj: Any, encoder: Optional[_Encoder] = None) -> bytes:
     return MAGIC + struct.pack("<Q", len(header)) + header + b"".join(chunks)
 
 
+def _array_table(header: dict, base: int, size: int) -> List[tuple]:
+    """Check the array table (dtype, shape, offset, byte count) against the blob before
+    allocating anything; returns ``(dtype, shape, start, nbytes)`` per array."""
+    table = header.get("arrays")
+    if not isinstance(table, list):
+        raise _fail(f"'arrays' must be a list, got {_short(table)}")
+    out = []
+    for k, a in enumerate(table):
+        if not isinstance(a, dict) or set(a) != {"dtype", "shape", "offset", "nbytes"}:
+            raise _fail(f"array {k}: entry {_short(a)} must have exactly dtype, shape, offset, nbytes")
+        dt = _DTYPES.get(a["dtype"]) if isinstance(a["dtype"], str) else None
+        if dt is None:
+            raise _fail(f"array {k}: unknown dtype {_short(a['dtype'])}; known: {sorted(_DTYPES)}")
+        shape, offset, nbytes = a["shape"], a["offset"], a["nbytes"]
+        if not isinstance(shape, list) or len(shape) > 32 or not all(
+                isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2 ** 62 for d in shape):
+            raise _fail(f"array {k}: shape {_short(shape)} must be a list of at most 32 non-negative ints")
+        for name, v in (("offset", offset), ("nbytes", nbytes)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise _fail(f"array {k}: {name} {_short(v)} must be a non-negative int")
+        numel = math.prod(shape)
+        itemsize = torch.empty((), dtype=dt).element_size()
+        if numel * itemsize != nbytes:
+            raise _fail(f"array {k}: shape {tuple(shape)} of {a['dtype']} takes {numel * itemsize} "
+                        f"bytes, but the table says {nbytes}")
+        if base + offset + nbytes > size:
+            raise _fail(f"array {k}: {nbytes} bytes at data offset {offset} run past the end of the "
+                        f"blob ({size - base} data bytes; truncated file?)")
+        out.append((dt, tuple(shape), base + offset, nbytes))
+    return out
+
+
 def loads(data: bytes, object_hook: Callable[[dict, _Decoder], Any]) -> Any:
-    """Inverse of :func:`dumps`. Raises MXNetError for anything that is not such a blob."""
+    """Inverse of :func:`dumps`. Raises MXNetError for anything that is not such a blob; checks
+    the header, the array table against the byte count, then every tree node."""
     data = bytes(data)
     if not data.startswith(MAGIC):
-        hint = (" (this looks like a Python pickle, e.g. an MXNet .states file; hybridnet never "
-                "unpickles, re-save the states with hybridnet)") if data[:1] == b"\x80" else ""
+        hint = (" (this looks like a Python pickle, e.g. a .states file written by MXNet; "
+                "hybridnet never unpickles, because unpickling runs code from the file: load the "
+                "states in MXNet and re-save them with hybridnet, or start the optimizer afresh)"
+                ) if data[:1] == b"\x80" else ""
         raise MXNetError(f"set_states: not a hybridnet optimizer-states blob{hint}")
     if len(data) < 16:
-        raise MXNetError("set_states: truncated optimizer-states blob")
+        raise MXNetError(f"set_states: truncated optimizer-states blob ({len(data)} bytes)")
     (hlen,) = struct.unpack("<Q", data[8:16])
-    if 16 + hlen > len(data):
-        raise MXNetError("set_states: truncated optimizer-states header")
+    if hlen > len(data) - 16:
+        raise MXNetError(f"set_states: truncated optimizer-states header ({hlen} bytes announced, "
+                         f"{len(data) - 16} present)")
     try:
         header = json.loads(data[16:16 + hlen].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+    except (UnicodeDecodeError, ValueError) as e:  # JSONDecodeError is a ValueError
         raise MXNetError(f"set_states: corrupt optimizer-states header: {e}") from None
+    except RecursionError:
+        raise MXNetError("set_states: corrupt optimizer-states header: nested too deeply") from None
+    if not isinstance(header, dict):
+        raise _fail(f"the header must be a JSON object, got {type(header).__name__}")
     if header.get("format") != FORMAT or header.get("version") != VERSION:
-        raise MXNetError(f"set_states: unsupported states format {header.get('format')!r} "
-                         f"version {header.get('version')!r}")
-    base = 16 + hlen
+        raise MXNetError(f"set_states: unsupported states format {_short(header.get('format'))} "
+                         f"version {_short(header.get('version'))}; expected {FORMAT!r} version {VERSION}")
+    table = _array_table(header, 16 + hlen, len(data))
     arrays = []
-    for a in header["arrays"]:
-        dt = _DTYPES.get(a["dtype"])
-        if dt is None:
-            raise MXNetError(f"set_states: unknown dtype {a['dtype']!r} in states blob")
-        start, n = base + int(a["offset"]), int(a["nbytes"])
-        if start + n > len(data):
-            raise MXNetError("set_states: truncated optimizer-states array data")
+    for dt, shape, start, n in table:
         buf = bytearray(data[start:start + n])
-        shape = tuple(int(s) for s in a["shape"])
-        if dt == torch.bfloat16:
-            t = torch.frombuffer(buf, dtype=torch.int16).view(torch.bfloat16) if n else torch.empty(0, dtype=dt)
+        if n == 0:
+            t = torch.empty(shape, dtype=dt)
+        elif dt == torch.bfloat16:
+            t = torch.frombuffer(buf, dtype=torch.int16).view(torch.bfloat16).reshape(shape)
         else:
-            t = torch.frombuffer(buf, dtype=dt) if n else torch.empty(0, dtype=dt)
-        arrays.append(t.reshape(shape).clone())
+            t = torch.frombuffer(buf, dtype=dt).reshape(shape)
+        arrays.append(t)
+    if "tree" not in header:
+        raise _fail("the header has no 'tree'")
     return _Decoder(arrays, object_hook).decode(header["tree"])
 
 

@@ -1228,26 +1228,53 @@ class _ObjectEncoder(_codec._Encoder):
 
 def _decode_object(node: dict, dec: "_codec._Decoder") -> Any:
     t = node.get("t")
-    if t == "optimizer":
-        cls = _find_optimizer_class(node["cls"])
-        obj = cls.__new__(cls)
-        obj.__dict__.update(dec.decode(node["v"]))
-        obj.param_dict = {}
-        # restore the aliasing of the current device's counters (a pickle would keep it)
-        counts = getattr(obj, "_all_index_update_counts", None)
-        current = getattr(obj, "_index_update_count", None)
-        if isinstance(counts, dict) and isinstance(current, dict):
-            for d in counts.values():
-                if d == current:
-                    obj._index_update_count = d
-                    break
-        return obj
+    if t not in ("optimizer", "lr_scheduler"):
+        raise MXNetError(f"set_states: unknown node type {str(t)[:40]!r} in the states blob")
+    name = dec.field(node, "cls", str, t)
+    attrs = dec.decode(dec.field(node, "v", dict, t))
+    if not isinstance(attrs, dict) or not all(isinstance(k, str) and k.isidentifier() for k in attrs):
+        raise MXNetError(f"set_states: the saved {t} {name[:40]!r} must hold a dict of attribute names")
     if t == "lr_scheduler":
-        cls = _find_scheduler_class(node["cls"])
+        cls = _find_scheduler_class(name)
         obj = cls.__new__(cls)
-        obj.__dict__.update(dec.decode(node["v"]))
+        obj.__dict__.update(attrs)
         return obj
-    raise MXNetError(f"set_states: unknown node type {t!r} in the states blob")
+    cls = _find_optimizer_class(name)
+    obj = cls.__new__(cls)
+    obj.__dict__.update(attrs)
+    obj.param_dict = {}
+    # restore the aliasing of the current device's counters (a pickle would keep it)
+    counts = getattr(obj, "_all_index_update_counts", None)
+    current = getattr(obj, "_index_update_count", None)
+    if isinstance(counts, dict) and isinstance(current, dict):
+        for d in counts.values():
+            if d == current:
+                obj._index_update_count = d
+                break
+    return obj
+
+
+def decode_states(blob: bytes) -> Tuple[Dict[Any, Any], Optional["Optimizer"]]:
+    """Decode and check a :meth:`Updater.get_states` blob -> ``(states, optimizer or None)``.
+
+    Raises MXNetError for anything that is not a well-formed blob: the byte layout, the tree,
+    the optimizer's attributes and scheduler, and the state entries are all checked, so that a
+    caller can accept the result without further ado (see ``_states_check``)."""
+    from . import _states_check
+    obj = _codec.loads(blob, _decode_object)
+    if not isinstance(obj, dict) or obj.get("kind") not in ("states", "states+optimizer") \
+            or not set(obj) <= {"kind", "states", "optimizer"}:
+        raise MXNetError("set_states: the blob does not hold updater states")
+    if "states" not in obj:
+        raise MXNetError("set_states: the blob has no 'states' entry")
+    _states_check.check_states(obj["states"])
+    optimizer = None
+    if obj["kind"] == "states+optimizer":
+        if "optimizer" not in obj:
+            raise MXNetError("set_states: the blob announces an optimizer but holds none")
+        optimizer = obj["optimizer"]
+        _states_check.check_optimizer(optimizer)
+    return obj["states"], optimizer
 
 
 class Updater:
@@ -1312,14 +1339,13 @@ class Updater:
         return state
 
     def set_states(self, states: bytes) -> None:
-        """Restore states written by :meth:`get_states` (optionally with the optimizer)."""
-        obj = _codec.loads(states, _decode_object)
-        if isinstance(obj, dict) and obj.get("kind") == "states+optimizer":
-            self.states, self.optimizer = obj["states"], obj["optimizer"]
-        elif isinstance(obj, dict) and obj.get("kind") == "states":
-            self.states = obj["states"]
-        else:
-            raise MXNetError("set_states: the blob does not hold updater states")
+        """Restore states written by :meth:`get_states` (optionally with the optimizer). The blob
+        is fully decoded and checked first; on error the updater is left as it was."""
+        loaded, optimizer = decode_states(states)
+        if optimizer is not None:
+            self.optimizer = optimizer
+            self.aggregate_updates = optimizer.aggregate_num > 0
+        self.states = loaded
         self.states_synced = dict.fromkeys(self.states.keys(), False)
 
     def get_states(self, dump_optimizer: bool = False) -> bytes:

@@ -17,13 +17,13 @@ shape is an unknown dimension (``mx.np_shape()`` spells those -1 at the API; see
 """
 from __future__ import annotations
 
-import ast
 from typing import Any, Optional, Sequence, cast
 
 import torch
 
 from ..base import MXNetError, dtype_from_flag, dtype_name, dtype_np, dtype_torch
 from ..ir.graph import Graph, Node
+from ..ops.attrs import parse_value
 from ..ops.registry import OpDef
 from ..util import is_np_shape
 
@@ -74,7 +74,8 @@ def _fully_known(s: Shape) -> bool:
 
 def _parse_shape(text: Any, what: str) -> Shape:
     try:
-        v = ast.literal_eval(text) if isinstance(text, str) else text
+        # the bounded attribute parser: hostile file text gives MXNetError, not MemoryError
+        v = parse_value(text, "shape", where=what) if isinstance(text, str) else text
         return tuple(int(d) for d in v)
     except (ValueError, SyntaxError, TypeError):
         raise MXNetError(f"{what}: invalid shape {text!r}") from None

@@ -503,7 +503,10 @@ def load(fname: str) -> Symbol:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise MXNetError(f"{fname} is not UTF-8 JSON: {e}") from None
-    return load_json(text)
+    try:
+        return load_json(text)
+    except MXNetError as e:
+        raise MXNetError(f"{os.fspath(fname)}: {e}") from None
 
 
 # ---- Python operators -----------------------------------------------------------------------

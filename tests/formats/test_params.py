@@ -356,9 +356,27 @@ def test_sparse_densify_is_bounded(monkeypatch):
     huge = rsp_record((2 ** 40, 2), [1, 3], np.ones((2, 2)), (2, 2))
     with pytest.raises(MXNetError, match="MAX_DENSE_BYTES"):
         P.loads(file_of([huge]))
+    small = file_of([rsp_record((4, 2), [1, 3], np.ones((2, 2)), (2, 2))])
+    assert P.loads(small)[1][0].shape == (4, 2)
     monkeypatch.setattr(P, "MAX_DENSE_BYTES", 16)
     with pytest.raises(MXNetError, match="MAX_DENSE_BYTES"):
-        P.loads(file_of([rsp_record((4, 2), [1, 3], np.ones((2, 2)), (2, 2))]))
+        P.loads(small)
+    # the environment variable wins over the module constant; 32 bytes is exactly (4, 2) float32
+    monkeypatch.setenv("HYBRIDNET_MAX_DENSE_BYTES", "32")
+    assert P.loads(small)[1][0].shape == (4, 2)
+    monkeypatch.setenv("HYBRIDNET_MAX_DENSE_BYTES", "31")
+    with pytest.raises(MXNetError, match="31 bytes"):
+        P.loads(small)
+    monkeypatch.setenv("HYBRIDNET_MAX_DENSE_BYTES", "lots")
+    with pytest.raises(MXNetError, match="not a byte count"):
+        P.loads(small)
+
+
+def test_default_dense_cap_is_2_gib():
+    assert P.MAX_DENSE_BYTES == 2 ** 31
+    just_over = rsp_record((2 ** 29 + 1,), [1], np.ones(1), (1,))  # float32: 2 GiB + 4 bytes
+    with pytest.raises(MXNetError, match="2147483652 bytes once densified"):
+        P.loads(file_of([just_over]))
 
 
 def test_loads_rejects_non_bytes():

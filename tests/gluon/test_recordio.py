@@ -215,3 +215,69 @@ def test_pack_img_roundtrip(tmp_path):
 
 def test_namespace():
     assert mx.recordio.MXRecordIO is recordio.MXRecordIO
+
+
+# -- hostile .idx / .rec files (issue 10) ---------------------------------------------------------
+def _indexed_pair(tmp_path, n=3):
+    idx, rec = str(tmp_path / "h.idx"), str(tmp_path / "h.rec")
+    w = recordio.MXIndexedRecordIO(idx, rec, "w")
+    for i in range(n):
+        w.write_idx(i, b"payload%d" % i)
+    w.close()
+    return idx, rec
+
+
+@pytest.mark.parametrize("line, match", [
+    (b"1\t-16\n", r"line 2 of .*h\.idx.* byte offset -16 for key 1, outside the record file"),
+    (b"1\t99999999999999999999\n", r"line 2 .*byte offset 99999999999999999999"),
+    (b"1\t" + b"9" * 5000 + b"\n", r"line 2 .* is not 'key<TAB>offset'"),
+    (b"1\tfoo\n", r"line 2 .* is not 'key<TAB>offset'"),
+    (b"\xff\xfe\t0\n", r"h\.idx.* is not UTF-8 text .*byte offset 4, line 2"),
+])
+def test_bad_index_lines_name_the_file_and_line(tmp_path, line, match):
+    idx, rec = _indexed_pair(tmp_path)
+    lines = open(idx, "rb").read().splitlines(keepends=True)
+    lines[1] = line
+    open(idx, "wb").write(b"".join(lines))
+    with pytest.raises(MXNetError, match=match):
+        recordio.MXIndexedRecordIO(idx, rec, "r")
+
+
+def test_index_offset_into_the_middle_of_a_record(tmp_path):
+    idx, rec = _indexed_pair(tmp_path)
+    text = open(idx).read().replace("\t0\n", "\t4\n", 1)
+    open(idx, "w").write(text)
+    r = recordio.MXIndexedRecordIO(idx, rec, "r")
+    with pytest.raises(MXNetError, match=r"h\.rec.*bad magic number .* at byte offset 4"):
+        r.read_idx(0)
+    assert r.read_idx(1) == b"payload1"
+    r.close()
+
+
+def test_unknown_part_flag_and_huge_length(tmp_path):
+    f = tmp_path / "flag.rec"
+    f.write_bytes(struct.pack("<II", MAGIC, (5 << 29) | 4) + b"abcd")
+    with pytest.raises(MXNetError, match="byte offset 0 has the unknown part flag 5"):
+        recordio.MXRecordIO(str(f), "r").read()
+    f.write_bytes(struct.pack("<II", MAGIC, (1 << 29) - 1) + b"abcd")
+    with pytest.raises(MXNetError, match="declares 536870911 bytes but the file ends after 4"):
+        recordio.MXRecordIO(str(f), "r").read()
+
+
+def test_written_files_get_the_umask_and_stale_temps_are_removed(tmp_path):
+    old = os.umask(0o022)
+    try:
+        idx, rec = _indexed_pair(tmp_path)
+    finally:
+        os.umask(old)
+    assert oct(os.stat(rec).st_mode & 0o777) == oct(0o644)
+    assert oct(os.stat(idx).st_mode & 0o777) == oct(0o644)
+    # a writer killed mid-write leaves its temp files; the next writer to the same path removes them
+    dead = 2 ** 22 + 12345  # above Linux's default pid_max: no such process
+    stale = [tmp_path / f".h.rec.{dead}-0123456789ab.tmp", tmp_path / f".h.idx.{dead}-0123456789ab.tmp"]
+    for p in stale:
+        p.write_bytes(b"half")
+    other = tmp_path / ".h.rec.notours.tmp"
+    other.write_bytes(b"keep")
+    _indexed_pair(tmp_path)
+    assert not any(p.exists() for p in stale) and other.exists()
