@@ -1,20 +1,37 @@
 """Devices (MXNet's ``Context``): ``mx.cpu()``, ``mx.gpu(i)``, ``with ctx:`` scoping."""
 from __future__ import annotations
 
-import threading
 from typing import Optional
 
 import torch
 
+from .thread_scope import ThreadScope
+
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "num_gpus", "current_context", "gpu_memory_info"]
 
 
-class Context:
-    """A device. ``devtype2str`` mirrors MXNet's type ids (1 cpu, 2 gpu, 3 cpu_pinned, 5 cpu_shared)."""
+class _DefaultContext(type):
+    """``Context.default_ctx`` as a class property with a setter (MXNet's classproperty):
+    the calling thread's current context."""
+
+    @property
+    def default_ctx(cls) -> "Context":
+        return cls._local.value
+
+    @default_ctx.setter
+    def default_ctx(cls, value: "Context") -> None:
+        cls._local.value = value
+
+
+class Context(metaclass=_DefaultContext):
+    """A device. ``devtype2str`` mirrors MXNet's type ids (1 cpu, 2 gpu, 3 cpu_pinned, 5 cpu_shared).
+
+    The current context (``with ctx:``, ``current_context()``) is per thread, as in MXNet: a
+    thread starts on ``cpu(0)``."""
 
     devtype2str = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
     devstr2type = {v: k for k, v in devtype2str.items()}
-    _local = threading.local()
+    _local: ThreadScope  # set below: the per-thread current context
 
     def __init__(self, device_type: "str | Context", device_id: int = 0):
         if isinstance(device_type, Context):
@@ -25,7 +42,6 @@ class Context:
                 raise ValueError(f"unknown device type {device_type!r}; expected cpu, gpu, cpu_pinned or cpu_shared")
             self.device_typeid = self.devstr2type[device_type]
             self.device_id = int(device_id)
-        self._old_ctx: Optional[Context] = None
 
     @property
     def device_type(self) -> str:
@@ -50,12 +66,11 @@ class Context:
     __repr__ = __str__
 
     def __enter__(self) -> "Context":
-        self._old_ctx = current_context()
-        Context._local.value = self
+        Context._local.enter(self)
         return self
 
-    def __exit__(self, *exc) -> None:
-        Context._local.value = self._old_ctx
+    def __exit__(self, *exc: object) -> None:
+        Context._local.exit()
 
     def empty_cache(self) -> None:
         if self.device_typeid == 2:
@@ -89,8 +104,9 @@ def gpu_memory_info(device_id: int = 0) -> tuple:
     return free, total
 
 
+Context._local = ThreadScope(lambda: Context("cpu", 0))
+
+
 def current_context() -> Context:
-    ctx = getattr(Context._local, "value", None)
-    if ctx is None:
-        ctx = Context._local.value = Context("cpu", 0)
-    return ctx
+    """The calling thread's current context (``cpu(0)`` unless a ``with ctx:`` block is active)."""
+    return Context._local.value

@@ -2,15 +2,17 @@
 
 The traced graph is optimized by the passes and compiled once to a shape-generic Python
 function. A call passes data tensors then parameter tensors; outside ``autograd.record()`` it
-runs with torch's grad mode off so nothing is recorded.
+runs with torch's grad mode off so nothing is recorded. Outputs own their memory as eager
+results do (``aliasing``). A CachedOp holds no per-call state: threads may call one at once.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 import torch
 
 from ..ir.graph import Graph, Node
+from .aliasing import OutputOwnership
 from .codegen import compile_graph
 from .passes import optimize
 
@@ -18,6 +20,12 @@ __all__ = ["CachedOp"]
 
 _set_grad = torch._C._set_grad_enabled
 _is_grad = torch.is_grad_enabled
+
+
+class Mode(Protocol):
+    """What a call reads of the calling thread's autograd flags (``autograd.current_mode()``)."""
+    recording: bool
+    training: bool
 
 
 class CachedOp:
@@ -31,27 +39,33 @@ class CachedOp:
         present = {id(v) for v in self.graph.variables()}
         self._keep = [i for i, v in enumerate(order) if id(v) in present]
         self._all = len(self._keep) == len(order)
-        self.compiled = compile_graph(self.graph, [order[i] for i in self._keep], "hybrid_forward")
+        inputs = [order[i] for i in self._keep]
+        self.compiled = compile_graph(self.graph, inputs, "hybrid_forward")
         self._fn = self.compiled.fn
+        ownership = OutputOwnership(self.graph, inputs)
+        self._own = ownership.apply if ownership else None
 
     @property
     def source(self) -> str:
         """The generated Python source (what actually runs)."""
         return self.compiled.source
 
-    def __call__(self, tensors: list, training: bool, recording: bool) -> tuple:
+    def __call__(self, tensors: list, mode: Mode) -> tuple:
+        """Run on ``tensors`` under ``mode`` (the caller's ``autograd.current_mode()``)."""
         if not self._all:
             tensors = [tensors[i] for i in self._keep]
         try:
-            if recording or not _is_grad():
-                return self._fn(*tensors, _train=training)
-            _set_grad(False)
-            try:
-                return self._fn(*tensors, _train=training)
-            finally:
-                _set_grad(True)
+            if mode.recording or not _is_grad():
+                outs = self._fn(*tensors, _train=mode.training)
+            else:
+                _set_grad(False)
+                try:
+                    outs = self._fn(*tensors, _train=mode.training)
+                finally:
+                    _set_grad(True)
         except (RuntimeError, ValueError, IndexError, TypeError) as e:
             raise explain_failure(self.graph, self.compiled.input_names, tensors, e) from e
+        return outs if self._own is None else self._own(outs, tensors)
 
 
 def explain_failure(graph: Graph, names: Sequence[str], tensors: Sequence[Any], err: Exception) -> Exception:

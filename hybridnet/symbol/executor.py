@@ -1,7 +1,8 @@
 """Executor: a bound Symbol (MXNet's ``bind``/``simple_bind``) running the compiled graph.
 
 Forward runs the graph's generated function; backward uses torch autograd through it and
-writes gradients per ``grad_req`` ('write', 'add', 'null').
+writes gradients per ``grad_req`` ('write', 'add', 'null'). Outputs own their memory (an output
+that is an argument, or a view of one, is copied; see ``compiler.aliasing``).
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any, Optional
 import torch
 
 from ..base import MXNetError
+from ..compiler.aliasing import OutputOwnership
 from ..compiler.codegen import compile_graph
 from ..context import Context, current_context
 from ..ndarray.ndarray import NDArray
@@ -66,6 +68,7 @@ class Executor:
                           for n, g_ in zip(self._arg_names, grads)}
         order = g.arguments() + g.aux_variables()
         self._compiled = compile_graph(g, order)
+        self._ownership = OutputOwnership(g, order)
         self.outputs: list = []
         self._out_tensors: tuple = ()
         self._leaves: list = []
@@ -117,6 +120,8 @@ class Executor:
         args += [a._t for a in self.aux_arrays]
         with torch.set_grad_enabled(need_grad):
             outs = self._compiled.fn(*args, _train=is_train)
+            if self._ownership:
+                outs = self._ownership.apply(outs, args)
         self._out_tensors = outs
         self.outputs = [NDArray(o.detach()) for o in outs]
         return self.outputs
