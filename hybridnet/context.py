@@ -1,10 +1,9 @@
 """Devices (MXNet's ``Context``): ``mx.cpu()``, ``mx.gpu(i)``, ``with ctx:`` scoping."""
 from __future__ import annotations
 
-from typing import Optional
-
 import torch
 
+from .base import MXNetError
 from .thread_scope import ThreadScope
 
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "num_gpus", "current_context", "gpu_memory_info"]
@@ -49,7 +48,15 @@ class Context(metaclass=_DefaultContext):
 
     @property
     def torch_device(self) -> torch.device:
+        """The torch device; for ``gpu(i)``, an MXNetError if that GPU is not visible (creating
+        ``mx.gpu()`` always works, using it fails, as in MXNet)."""
         if self.device_typeid == 2:
+            n = num_gpus()
+            if self.device_id >= n:
+                have = "no CUDA device is available (torch.cuda.is_available() is False)" if n == 0 \
+                    else f"only {n} GPU(s) are visible"
+                raise MXNetError(f"cannot use context {self}: {have}; use mx.cpu() or a valid "
+                                 f"mx.gpu(i) (mx.context.num_gpus() tells how many there are)")
             return torch.device("cuda", self.device_id)
         return torch.device("cpu")
 
@@ -100,7 +107,8 @@ def num_gpus() -> int:
 
 
 def gpu_memory_info(device_id: int = 0) -> tuple:
-    free, total = torch.cuda.mem_get_info(device_id)
+    """(free, total) bytes of GPU ``device_id``; an MXNetError if that GPU is not visible."""
+    free, total = torch.cuda.mem_get_info(gpu(device_id).torch_device)
     return free, total
 
 

@@ -64,13 +64,16 @@ class CachedOp:
                 finally:
                     _set_grad(True)
         except (RuntimeError, ValueError, IndexError, TypeError) as e:
-            raise explain_failure(self.graph, self.compiled.input_names, tensors, e) from e
+            raise explain_failure(self.graph, self.compiled.input_names, tensors, e,
+                                  self.compiled.source) from e
         return outs if self._own is None else self._own(outs, tensors)
 
 
-def explain_failure(graph: Graph, names: Sequence[str], tensors: Sequence[Any], err: Exception) -> Exception:
+def explain_failure(graph: Graph, names: Sequence[str], tensors: Sequence[Any], err: Exception,
+                    source: str = "") -> Exception:
     """Turn a kernel error inside a compiled graph into an MXNetError naming the node and shapes,
-    by running shape inference with the actual input shapes (only on the failure path)."""
+    by running shape inference with the actual input shapes (only on the failure path); when
+    inference passes, the node is the one on the generated line where the kernel failed."""
     from ..base import MXNetError, dtype_name
     from ..symbol.infer import infer_graph
     shapes = {n: tuple(t.shape) for n, t in zip(names, tensors)}
@@ -81,7 +84,26 @@ def explain_failure(graph: Graph, names: Sequence[str], tensors: Sequence[Any], 
         return MXNetError(f"{e}\n  (while running the hybridized graph; input shapes {shapes})")
     except Exception:  # inference itself could not say more: keep the original error
         pass
+    node = _failing_node(err, source)
+    at = f" at node {node}" if node else ""
     if isinstance(err, MXNetError):
-        return err
+        return MXNetError(f"{err}\n  (while running the hybridized graph{at}; input shapes {shapes})")
     msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    return MXNetError(f"the hybridized graph failed: {msg}\n  input shapes: {shapes}")
+    return MXNetError(f"the hybridized graph failed{at}: {msg}\n  input shapes: {shapes}")
+
+
+def _failing_node(err: Exception, source: str) -> str:
+    """The node name commented on the generated line that raised ``err`` ('' if not found).
+
+    The comment is the code generator's ``ascii()`` of the name, so it is shown as it is."""
+    tb = err.__traceback__
+    lineno = 0
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith("<hybridnet graph"):
+            lineno = tb.tb_lineno
+        tb = tb.tb_next
+    lines = source.splitlines()
+    if not 0 < lineno <= len(lines):
+        return ""
+    _, sep, comment = lines[lineno - 1].partition("  # ")
+    return comment if sep else ""

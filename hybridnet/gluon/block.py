@@ -7,6 +7,7 @@ completes deferred parameter initialization from inferred shapes, compiles the g
 """
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import threading
@@ -144,6 +145,36 @@ class _BuildLock:
 
     def __reduce__(self) -> tuple:
         return (_BuildLock, ())
+
+
+# hybridize()'s flags: MXNet 1.9.1's keywords, plus backend_opts and partition_if_dynamic
+# (MXNet 2's spelling of the same knobs); there are no subgraph backends to take other options.
+_HYBRIDIZE_FLAGS = ("active", "backend", "backend_opts", "clear", "static_alloc", "static_shape",
+                    "inline_limit", "forward_bulk_size", "backward_bulk_size", "partition_if_dynamic")
+
+
+def _check_hybridize_flags(block: "Block", kwargs: dict) -> None:
+    """Reject keyword flags hybridize() does not know (MXNet would pass them to a backend
+    silently, so a misspelled ``static_aloc=True`` did nothing)."""
+    unknown = [k for k in kwargs if k not in _HYBRIDIZE_FLAGS]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], _HYBRIDIZE_FLAGS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise TypeError(f"{type(block).__name__}.hybridize() got unknown flag(s) {unknown}{hint}; "
+                        f"valid flags are {list(_HYBRIDIZE_FLAGS)}")
+
+
+def _in_layer(err: MXNetError, block: "Block") -> MXNetError:
+    """``err`` with the innermost layer it happened in named first (added once, not per parent)."""
+    where = f"{type(block).__name__} '{block.name}'"
+    if getattr(err, "_hybridnet_layer", False) or str(err).startswith(where):
+        return err
+    try:
+        new = type(err)(f"{where}: {err}")
+    except Exception:  # error types with other constructors: keep the original
+        return err
+    new._hybridnet_layer = True  # type: ignore[attr-defined]
+    return new.with_traceback(err.__traceback__)
 
 
 class Block:
@@ -320,6 +351,7 @@ class Block:
 
     def hybridize(self, active: bool = True, **kwargs: Any) -> None:
         """Hybridize HybridBlock children (a plain Block itself cannot be hybridized)."""
+        _check_hybridize_flags(self, kwargs)
         for child in self._children.values():
             child.hybridize(active, **kwargs)
 
@@ -394,12 +426,18 @@ class HybridBlock(Block):
         self._cached_op = None
 
     def hybridize(self, active: bool = True, backend: Any = None, backend_opts: Any = None,
-                  static_alloc: bool = False, static_shape: bool = False, **kwargs: Any) -> None:
-        """Trace and compile on the next call (``static_alloc``/``static_shape`` are accepted
-        as in MXNet; the compiled function is shape-generic, so they do not change results)."""
+                  static_alloc: bool = False, static_shape: bool = False, clear: bool = True,
+                  **kwargs: Any) -> None:
+        """Trace and compile on the next call (``clear=False`` keeps a graph already built).
+
+        MXNet 1.9.1's flags are accepted (``static_alloc``, ``static_shape``, ``inline_limit``,
+        ``forward_bulk_size``, ``backward_bulk_size``...); the compiled function is shape-generic,
+        so they do not change results. An unknown flag (a misspelling) is an error."""
+        _check_hybridize_flags(self, kwargs)
         self._active = active
         self._flags = {"static_alloc": static_alloc, "static_shape": static_shape, **kwargs}
-        self._clear_cached_op()
+        if clear:
+            self._clear_cached_op()
         if active and (self._forward_hooks or self._forward_pre_hooks):
             warnings.warn(f'"{self}" is being hybridized while still having forward hook/pre-hook. '
                           f'If "{self}" is a child of HybridBlock, the hooks will not take effect.',
@@ -587,7 +625,10 @@ class HybridBlock(Block):
                 for p in self.params.values():
                     p._finish_deferred_init()
             params = {k: v.data() for k, v in self._reg_params.items()}
-        return self.hybrid_forward(nd, x, *args, **params)
+        try:
+            return self.hybrid_forward(nd, x, *args, **params)
+        except MXNetError as e:
+            raise _in_layer(e, self) from None
 
     def hybrid_forward(self, F: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement hybrid_forward(self, F, x, ...)")
