@@ -102,11 +102,12 @@ def _fc_input_error(data: Tensor, x: Tensor, weight: Tensor, flatten: bool, err:
     if data.dtype != weight.dtype:
         return _dtype_error("FullyConnected", data, weight)
     if x.dim() and weight.dim() == 2 and x.shape[-1] != weight.shape[1]:
-        how = f"flattened to {tuple(x.shape)}" if flatten and x is not data else "last axis"
-        return MXNetError(f"FullyConnected: the input has {x.shape[-1]} features (shape {tuple(data.shape)}, "
-                          f"{how}) but the weight {tuple(weight.shape)} expects {weight.shape[1]} "
-                          f"(in_units={weight.shape[1]}); feed inputs with {weight.shape[1]} features, or "
-                          f"build the layer without in_units to infer it from the first input")
+        how = "all axes after the first" if flatten else "the last axis"
+        shapes = {"data": tuple(data.shape), "weight": tuple(weight.shape)}
+        return MXNetError(f"FullyConnected: the input has {x.shape[-1]} features ({how}) but the weight "
+                          f"expects {weight.shape[1]} (in_units={weight.shape[1]}); input shapes {shapes}; "
+                          f"feed inputs with {weight.shape[1]} features, or build the layer without "
+                          f"in_units to infer it from the first input")
     return err
 
 
