@@ -156,9 +156,8 @@ def test_zero_size_batch_flows_through_flatten_and_dense(hybridize):
 
 # ---- layer arguments that cannot work --------------------------------------------------------
 @pytest.mark.parametrize("make, pattern", [
-    (lambda: nn.Dense(0), r"Dense: units must be a positive integer, got 0"),
-    (lambda: nn.Dense(-2), r"Dense: units must be a positive integer, got -2"),
-    (lambda: nn.Dense(2.5), r"Dense: units must be a positive integer, got 2.5"),
+    (lambda: nn.Dense(-2), r"Dense: units must be an integer >= 0, got -2"),
+    (lambda: nn.Dense(2.5), r"Dense: units must be an integer >= 0, got 2.5"),
     (lambda: nn.Dense(3, in_units=-1), r"Dense: in_units must be an integer >= 0, got -1"),
     (lambda: nn.Conv2D(4, 0), r"Conv2D: kernel_size must be positive integers, got \(0, 0\)"),
     (lambda: nn.Conv2D(4, (3, -1)), r"Conv2D: kernel_size must be positive integers, got \(3, -1\)"),
@@ -177,6 +176,18 @@ def test_zero_size_batch_flows_through_flatten_and_dense(hybridize):
 def test_impossible_layer_arguments_fail_at_construction(make, pattern):
     with pytest.raises(ValueError, match=pattern):
         make()
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_dense_with_zero_units_builds_but_fails_clearly_at_the_first_call(hybridize):
+    """MXNet code makes Dense(0) placeholders (MXNet's own test_block_attr_list_of_block does),
+    so building one works; using it is the mistake, and no longer yields an empty output."""
+    net = nn.Dense(0, in_units=3)
+    net.initialize()
+    if hybridize:
+        net.hybridize()
+    with pytest.raises(MXNetError, match=re.escape(f"Dense '{net.name}' was built with units=0")):
+        net(nd.ones((2, 3)))
 
 
 def test_valid_layer_arguments_still_build():

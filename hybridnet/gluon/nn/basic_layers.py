@@ -132,7 +132,9 @@ class Dense(HybridBlock):
     def __init__(self, units: int, activation: Optional[str] = None, use_bias: bool = True,
                  flatten: bool = True, dtype: Any = "float32", weight_initializer: Any = None,
                  bias_initializer: Any = "zeros", in_units: int = 0, **kwargs: Any):
-        check_ints("Dense", "units", units, 1)
+        # units=0 builds (MXNet code, its own tests included, makes Dense(0) placeholders) and
+        # fails at the first call; a negative or fractional count never makes sense
+        check_ints("Dense", "units", units, 0)
         check_ints("Dense", "in_units", in_units, 0)
         super().__init__(**kwargs)
         self._flatten = flatten
@@ -152,6 +154,9 @@ class Dense(HybridBlock):
                 self.act = None
 
     def hybrid_forward(self, F: Any, x: Any, weight: Any, bias: Any = None) -> Any:
+        if not self._units:
+            raise MXNetError(f"Dense '{self.name}' was built with units=0: a layer needs at least one "
+                             f"output unit; build it with units >= 1")
         if F is nd:
             _check_dense_input(self, x, weight)
         act = F.FullyConnected(x, weight, bias, no_bias=bias is None, num_hidden=self._units,
