@@ -13,6 +13,7 @@
 """
 from __future__ import annotations
 
+import contextvars
 import weakref
 from typing import Any, Optional, Sequence
 
@@ -26,15 +27,48 @@ __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_
            "get_symbol"]
 
 
-class _State:
+class Mode:
+    """One thread's autograd flags (immutable: a change installs another ``Mode``)."""
+
     __slots__ = ("recording", "training")
 
-    def __init__(self) -> None:
-        self.recording = False
-        self.training = False
+    def __init__(self, recording: bool, training: bool) -> None:
+        self.recording = recording
+        self.training = training
+
+    def __repr__(self) -> str:
+        return f"Mode(recording={self.recording}, training={self.training})"
 
 
-STATE = _State()
+_MODES = {(r, t): Mode(r, t) for r in (False, True) for t in (False, True)}
+# The flags are per thread, as in MXNet (and as torch's grad mode is): a ContextVar is per
+# thread (a new thread starts from the default: not recording, predict mode), and reading it
+# costs about as much as an attribute read, so the imperative hot path stays fast.
+_MODE: "contextvars.ContextVar[Mode]" = contextvars.ContextVar("hybridnet_autograd_mode",
+                                                               default=_MODES[False, False])
+current_mode = _MODE.get
+"""The calling thread's ``Mode`` (hot paths read ``current_mode().recording``)."""
+
+
+def _set_mode(recording: bool, training: bool) -> None:
+    _MODE.set(_MODES[recording, training])
+
+
+class _ThreadState:
+    """Read-only view of the calling thread's flags (``STATE.recording``/``STATE.training``)."""
+
+    __slots__ = ()
+
+    @property
+    def recording(self) -> bool:
+        return _MODE.get().recording
+
+    @property
+    def training(self) -> bool:
+        return _MODE.get().training
+
+
+STATE = _ThreadState()
 # id -> weak reference of every live variable: for introspection only, backward never scans
 # it. (Not a WeakSet: weakref equality would call NDArray.__eq__, which is elementwise.)
 _VARIABLES: "dict[int, weakref.ref]" = {}
@@ -43,35 +77,35 @@ _ACTIVE_BACKWARD = 0
 
 
 def is_recording() -> bool:
-    """Whether operators are being recorded for differentiation."""
-    return STATE.recording
+    """Whether operators are being recorded for differentiation (in the calling thread)."""
+    return _MODE.get().recording
 
 
 def is_training() -> bool:
-    """Whether Dropout/BatchNorm behave as in training."""
-    return STATE.training
+    """Whether Dropout/BatchNorm behave as in training (in the calling thread)."""
+    return _MODE.get().training
 
 
 def set_recording(is_recording: bool) -> bool:  # noqa: F811 - MXNet's parameter name
-    """Set the recording flag; returns the previous one."""
-    prev = STATE.recording
-    STATE.recording = bool(is_recording)
-    if STATE.recording:
-        torch.set_grad_enabled(True)
+    """Set the calling thread's recording flag; returns the previous one."""
+    mode = _MODE.get()
+    _set_mode(bool(is_recording), mode.training)
+    if is_recording:
+        torch.set_grad_enabled(True)  # torch's grad mode is per thread too
     # Turning recording off leaves torch's grad mode alone: eager operators already keep no
     # graph when not recording, and torch code of the user keeps its default behaviour.
-    return prev
+    return mode.recording
 
 
 def set_training(train_mode: bool) -> bool:  # noqa: F811
-    """Set the training flag; returns the previous one."""
-    prev = STATE.training
-    STATE.training = bool(train_mode)
-    return prev
+    """Set the calling thread's training flag; returns the previous one."""
+    mode = _MODE.get()
+    _set_mode(mode.recording, bool(train_mode))
+    return mode.training
 
 
 class _Scope:
-    """``with`` scope setting recording/training flags and restoring them on exit."""
+    """``with`` scope setting the calling thread's flags and restoring them on exit."""
 
     __slots__ = ("_rec", "_train", "_prev")
 
@@ -80,16 +114,18 @@ class _Scope:
         self._prev: tuple = ()
 
     def __enter__(self) -> "_Scope":
-        self._prev = (STATE.recording, STATE.training, torch.is_grad_enabled())
+        mode = _MODE.get()
+        self._prev = (mode, torch.is_grad_enabled())
+        rec = mode.recording if self._rec is None else self._rec
+        train = mode.training if self._train is None else self._train
+        _MODE.set(_MODES[rec, train])
         if self._rec is not None:
-            STATE.recording = self._rec
             torch.set_grad_enabled(self._rec)
-        if self._train is not None:
-            STATE.training = self._train
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        STATE.recording, STATE.training, grad_enabled = self._prev
+        mode, grad_enabled = self._prev
+        _MODE.set(mode)
         torch.set_grad_enabled(grad_enabled)
 
 
@@ -419,7 +455,7 @@ class Function:
         for i, x in enumerate(inputs):
             if not isinstance(x, NDArray):
                 raise TypeError(f"{type(self).__name__}: input {i} must be an NDArray, got {type(x).__name__}")
-        if not STATE.recording:
+        if not _MODE.get().recording:
             with _Scope(False, None):
                 return self.forward(*inputs)
         outs = _Bridge.apply(self, *[x._t for x in inputs])

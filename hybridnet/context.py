@@ -1,11 +1,13 @@
 """Devices (MXNet's ``Context``): ``mx.cpu()``, ``mx.gpu(i)``, ``with ctx:`` scoping."""
 from __future__ import annotations
 
-import threading
 import warnings
 from typing import Optional
 
 import torch
+
+from .base import MXNetError
+from .thread_scope import ThreadScope
 
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "num_gpus", "current_context", "gpu_memory_info"]
 
@@ -34,7 +36,7 @@ class Context(metaclass=_ContextMeta):
 
     devtype2str = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
     devstr2type = {v: k for k, v in devtype2str.items()}
-    _local = threading.local()
+    _local: ThreadScope  # set below: the per-thread current context
 
     def __init__(self, device_type: "str | Context", device_id: int = 0):
         if isinstance(device_type, Context):
@@ -45,7 +47,6 @@ class Context(metaclass=_ContextMeta):
                 raise ValueError(f"unknown device type {device_type!r}; expected cpu, gpu, cpu_pinned or cpu_shared")
             self.device_typeid = self.devstr2type[device_type]
             self.device_id = int(device_id)
-        self._old_ctx: Optional[Context] = None
 
     @property
     def device_type(self) -> str:
@@ -53,7 +54,15 @@ class Context(metaclass=_ContextMeta):
 
     @property
     def torch_device(self) -> torch.device:
+        """The torch device; for ``gpu(i)``, an MXNetError if that GPU is not visible (creating
+        ``mx.gpu()`` always works, using it fails, as in MXNet)."""
         if self.device_typeid == 2:
+            n = num_gpus()
+            if self.device_id >= n:
+                have = "no CUDA device is available (torch.cuda.is_available() is False)" if n == 0 \
+                    else f"only {n} GPU(s) are visible"
+                raise MXNetError(f"cannot use context {self}: {have}; use mx.cpu() or a valid "
+                                 f"mx.gpu(i) (mx.context.num_gpus() tells how many there are)")
             return torch.device("cuda", self.device_id)
         return torch.device("cpu")
 
@@ -70,12 +79,11 @@ class Context(metaclass=_ContextMeta):
     __repr__ = __str__
 
     def __enter__(self) -> "Context":
-        self._old_ctx = current_context()
-        Context._local.value = self
+        Context._local.enter(self)
         return self
 
-    def __exit__(self, *exc) -> None:
-        Context._local.value = self._old_ctx
+    def __exit__(self, *exc: object) -> None:
+        Context._local.exit()
 
     def empty_cache(self) -> None:
         if self.device_typeid == 2:
@@ -105,12 +113,14 @@ def num_gpus() -> int:
 
 
 def gpu_memory_info(device_id: int = 0) -> tuple:
-    free, total = torch.cuda.mem_get_info(device_id)
+    """(free, total) bytes of GPU ``device_id``; an MXNetError if that GPU is not visible."""
+    free, total = torch.cuda.mem_get_info(gpu(device_id).torch_device)
     return free, total
 
 
+Context._local = ThreadScope(lambda: Context("cpu", 0))
+
+
 def current_context() -> Context:
-    ctx = getattr(Context._local, "value", None)
-    if ctx is None:
-        ctx = Context._local.value = Context("cpu", 0)
-    return ctx
+    """The calling thread's current context (``cpu(0)`` unless a ``with ctx:`` block is active)."""
+    return Context._local.value

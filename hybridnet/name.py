@@ -1,20 +1,35 @@
-"""Automatic node naming (MXNet's ``mx.name``): ``NameManager`` counters and ``Prefix``."""
+"""Automatic node naming (MXNet's ``mx.name``): ``NameManager`` counters and ``Prefix``.
+
+The current manager is per thread, as in MXNet: each thread starts with a fresh
+``NameManager`` (so its first unnamed Dense is ``dense0`` again), and ``with NameManager():``
+in one thread does not rename nodes made in another.
+"""
 from __future__ import annotations
 
-import threading
 from typing import Optional
+
+from .thread_scope import ThreadScope
 
 __all__ = ["NameManager", "Prefix", "current"]
 
-_local = threading.local()
+
+class _CurrentManager(type):
+    """``NameManager.current`` as a class property with a setter (MXNet's classproperty)."""
+
+    @property
+    def current(cls) -> "NameManager":
+        return _local.value
+
+    @current.setter
+    def current(cls, value: "NameManager") -> None:
+        _local.value = value
 
 
-class NameManager:
+class NameManager(metaclass=_CurrentManager):
     """Names unnamed nodes ``<hint><n>`` with a counter per hint; a ``with`` block scopes it."""
 
     def __init__(self) -> None:
         self._counter: dict[str, int] = {}
-        self._old: Optional[NameManager] = None
 
     def get(self, name: Optional[str], hint: str) -> str:
         if name:
@@ -24,12 +39,16 @@ class NameManager:
         return f"{hint}{n}"
 
     def __enter__(self) -> "NameManager":
-        self._old = current()
-        _local.value = self
+        _local.enter(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _local.value = self._old
+        _local.exit()
+
+    @property
+    def current(self) -> "NameManager":
+        """The calling thread's current manager (also readable on an instance, as in MXNet)."""
+        return _local.value
 
 
 class Prefix(NameManager):
@@ -43,12 +62,9 @@ class Prefix(NameManager):
         return self._prefix + super().get(name, hint)
 
 
+_local = ThreadScope(NameManager)
+
+
 def current() -> NameManager:
-    mgr = getattr(_local, "value", None)
-    if mgr is None:
-        mgr = _local.value = NameManager()
-    return mgr
-
-
-# MXNet exposes the current manager as NameManager.current
-NameManager.current = property(lambda self: current())  # type: ignore[attr-defined]
+    """The calling thread's current name manager."""
+    return _local.value

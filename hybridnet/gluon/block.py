@@ -7,6 +7,7 @@ completes deferred parameter initialization from inferred shapes, compiles the g
 """
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import threading
@@ -26,28 +27,30 @@ from ..context import Context
 from ..ndarray.ndarray import NDArray
 from ..symbol.infer import infer_graph
 from ..symbol.symbol import Symbol
+from ..thread_scope import ThreadScope
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
 from .utils import HookHandle, _indent
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock"]
 
-_STATE = _ag.STATE
+_mode = _ag.current_mode  # the calling thread's autograd flags
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class _BlockScope:
-    """Scope for naming children and parameters (MXNet 1.x ``_BlockScope``)."""
-    _current = threading.local()
+    """Scope for naming children and parameters (MXNet 1.x ``_BlockScope``).
+
+    The current scope is per thread (as in MXNet), and what entering replaced is kept on the
+    entering thread's stack, so threads tracing blocks that share a child do not mix scopes."""
+    _current = ThreadScope(lambda: None)
 
     def __init__(self, block: "Block"):
         self._block = block
         self._counter: dict = {}
-        self._old_scope: Optional[_BlockScope] = None
-        self._name_scope: Optional[_name.Prefix] = None
 
     @staticmethod
     def create(prefix: Optional[str], params: Optional[ParameterDict], hint: str) -> tuple:
-        current = getattr(_BlockScope._current, "value", None)
+        current = _BlockScope._current.value
         if current is None:
             if prefix is None:
                 prefix = _name.current().get(None, hint) + "_"
@@ -67,18 +70,15 @@ class _BlockScope:
     def __enter__(self) -> "_BlockScope":
         if self._block._empty_prefix:
             return self
-        self._old_scope = getattr(_BlockScope._current, "value", None)
-        _BlockScope._current.value = self
-        self._name_scope = _name.Prefix(self._block.prefix)
-        self._name_scope.__enter__()
+        _BlockScope._current.enter(self)
+        _name.Prefix(self._block.prefix).__enter__()
         return self
 
     def __exit__(self, *exc: Any) -> None:
         if self._block._empty_prefix:
             return
-        self._name_scope.__exit__(*exc)  # type: ignore[union-attr]
-        self._name_scope = None
-        _BlockScope._current.value = self._old_scope
+        _name.current().__exit__(*exc)  # the Prefix entered above
+        _BlockScope._current.exit()
 
 
 # ---- nested input/output structures (MXNet's _flatten / _regroup) ---------------------------
@@ -141,6 +141,62 @@ def _user_frame(tb: Any) -> Optional[traceback.FrameSummary]:
     """The innermost frame of the traceback outside hybridnet (the user's line)."""
     frames = [f for f in traceback.extract_tb(tb) if not os.path.abspath(f.filename).startswith(_PKG_DIR)]
     return frames[-1] if frames else None
+
+
+class _BuildLock:
+    """A block's lock for its first call (trace, deferred init, compile).
+
+    Held only while building; what is built is published by one attribute store at the end, so
+    later calls read it without locking. Re-entrant (building infers shapes, which traces). A
+    copied block gets a fresh lock (``copy.deepcopy`` of a block works, as in MXNet)."""
+
+    __slots__ = ("_lock",)
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+
+    def __enter__(self) -> "_BuildLock":
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._lock.release()
+
+    def __deepcopy__(self, memo: dict) -> "_BuildLock":
+        return _BuildLock()
+
+    def __reduce__(self) -> tuple:
+        return (_BuildLock, ())
+
+
+# hybridize()'s flags: MXNet 1.9.1's keywords, plus backend_opts and partition_if_dynamic
+# (MXNet 2's spelling of the same knobs); there are no subgraph backends to take other options.
+_HYBRIDIZE_FLAGS = ("active", "backend", "backend_opts", "clear", "static_alloc", "static_shape",
+                    "inline_limit", "forward_bulk_size", "backward_bulk_size", "partition_if_dynamic")
+
+
+def _check_hybridize_flags(block: "Block", kwargs: dict) -> None:
+    """Reject keyword flags hybridize() does not know (MXNet would pass them to a backend
+    silently, so a misspelled ``static_aloc=True`` did nothing)."""
+    unknown = [k for k in kwargs if k not in _HYBRIDIZE_FLAGS]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], _HYBRIDIZE_FLAGS, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise TypeError(f"{type(block).__name__}.hybridize() got unknown flag(s) {unknown}{hint}; "
+                        f"valid flags are {list(_HYBRIDIZE_FLAGS)}")
+
+
+def _in_layer(err: MXNetError, block: "Block") -> MXNetError:
+    """``err`` with the innermost layer it happened in named first (added once, not per parent)."""
+    where = f"{type(block).__name__} '{block.name}'"
+    if getattr(err, "_hybridnet_layer", False) or str(err).startswith(where):
+        return err
+    try:
+        new = type(err)(f"{where}: {err}")
+    except Exception:  # error types with other constructors: keep the original
+        return err
+    new._hybridnet_layer = True  # type: ignore[attr-defined]
+    return new.with_traceback(err.__traceback__)
 
 
 class Block:
@@ -319,6 +375,7 @@ class Block:
 
     def hybridize(self, active: bool = True, **kwargs: Any) -> None:
         """Hybridize HybridBlock children (a plain Block itself cannot be hybridized)."""
+        _check_hybridize_flags(self, kwargs)
         for child in self._children.values():
             child.hybridize(active, **kwargs)
 
@@ -392,6 +449,7 @@ class HybridBlock(Block):
         self._last_in_shapes: Optional[dict] = None
         self._fast_n = -1
         self._single_out = False
+        self._build_lock = _BuildLock()
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
@@ -411,12 +469,18 @@ class HybridBlock(Block):
         self._cached_op = None
 
     def hybridize(self, active: bool = True, backend: Any = None, backend_opts: Any = None,
-                  static_alloc: bool = False, static_shape: bool = False, **kwargs: Any) -> None:
-        """Trace and compile on the next call (``static_alloc``/``static_shape`` are accepted
-        as in MXNet; the compiled function is shape-generic, so they do not change results)."""
+                  static_alloc: bool = False, static_shape: bool = False, clear: bool = True,
+                  **kwargs: Any) -> None:
+        """Trace and compile on the next call (``clear=False`` keeps a graph already built).
+
+        MXNet 1.9.1's flags are accepted (``static_alloc``, ``static_shape``, ``inline_limit``,
+        ``forward_bulk_size``, ``backward_bulk_size``...); the compiled function is shape-generic,
+        so they do not change results. An unknown flag (a misspelling) is an error."""
+        _check_hybridize_flags(self, kwargs)
         self._active = active
         self._flags = {"static_alloc": static_alloc, "static_shape": static_shape, **kwargs}
-        self._clear_cached_op()
+        if clear:
+            self._clear_cached_op()
         if active and (self._forward_hooks or self._forward_pre_hooks):
             warnings.warn(f'"{self}" is being hybridized while still having forward hook/pre-hook. '
                           f'If "{self}" is a child of HybridBlock, the hooks will not take effect.',
@@ -460,17 +524,21 @@ class HybridBlock(Block):
                 TRACING.depth -= 1
 
     def _get_graph(self, *args: Any) -> tuple:
-        if not self._cached_graph:
-            flat, self._in_format = _flatten(list(args), "input")
-            real = [a for a in flat if a is not None]
-            names = ["data"] if len(real) == 1 else [f"data{i}" for i in range(len(real))]
-            it = iter(names)
-            inputs = [sym.var(next(it)) if a is not None else None for a in flat]
-            grouped, _ = _regroup(inputs, self._in_format)
-            out = self._trace(*grouped)
-            out_flat, self._out_format = _flatten(out, "output")
-            self._cached_graph = ([i for i in inputs if i is not None],
-                                  sym.Group(out_flat) if len(out_flat) > 1 else out_flat[0])
+        if self._cached_graph:
+            return self._cached_graph
+        with self._build_lock:  # concurrent first calls: one thread traces, the others wait
+            if not self._cached_graph:
+                flat, in_format = _flatten(list(args), "input")
+                real = [a for a in flat if a is not None]
+                names = ["data"] if len(real) == 1 else [f"data{i}" for i in range(len(real))]
+                it = iter(names)
+                inputs = [sym.var(next(it)) if a is not None else None for a in flat]
+                grouped, _ = _regroup(inputs, in_format)
+                out = self._trace(*grouped)
+                out_flat, self._out_format = _flatten(out, "output")
+                self._in_format = in_format
+                self._cached_graph = ([i for i in inputs if i is not None],
+                                      sym.Group(out_flat) if len(out_flat) > 1 else out_flat[0])
         return self._cached_graph
 
     def _infer_attrs(self, *args: Any) -> None:
@@ -523,17 +591,20 @@ class HybridBlock(Block):
         flat = _flatten(list(args), "input")[0]
         self._last_in_shapes = {d: a.shape for d, a in zip(data_names, [a for a in flat if a is not None])}
         data_pos = [data_names.index(n) for n in data_names if n in by_name]
-        self._cached_op = CachedOp(graph, [by_name[data_names[i]] for i in data_pos],
-                                   [by_name[n] for n in used_names], self._flags)
+        cached_op = CachedOp(graph, [by_name[data_names[i]] for i in data_pos],
+                             [by_name[n] for n in used_names], self._flags)
         self._cached_data_pos = data_pos
         self._cached_params = used_params
         # flat NDArray inputs (no None, no nesting) take the fast path in forward()
         self._fast_n = len(data_names) if self._in_format == [0] * len(data_names) else -1
         self._single_out = self._out_format == 0
+        self._cached_op = cached_op  # published last: lock-free callers see a complete build
 
     def _call_cached_op(self, *args: Any) -> Any:
         if self._cached_op is None:
-            self._build_cache(*args)
+            with self._build_lock:  # concurrent first calls build once; the others wait for it
+                if self._cached_op is None:
+                    self._build_cache(*args)
         flat, fmt = _flatten(list(args), "input")
         if fmt != self._in_format and not _formats_match_but_trailing_none(fmt, self._in_format):
             raise ValueError(f"The argument structure of HybridBlock does not match the cached version: "
@@ -556,7 +627,7 @@ class HybridBlock(Block):
             if len(data) > 1:
                 ctx_idx = p._ctx_list.index(Context.from_torch(tensors[0].device)) if tensors else 0
             tensors.append(data[ctx_idx]._t)
-        outs = self._cached_op(tensors, _STATE.training, _STATE.recording)
+        outs = self._cached_op(tensors, _mode())
         outs = [NDArray(o) for o in outs]
         return _regroup(outs, self._out_format)[0]
 
@@ -572,7 +643,7 @@ class HybridBlock(Block):
             tensors.append(data[0]._t)
         if len(self._cached_data_pos) != self._fast_n:
             tensors = [tensors[i] for i in self._cached_data_pos] + tensors[self._fast_n:]
-        outs = self._cached_op(tensors, _STATE.training, _STATE.recording)  # type: ignore[misc]
+        outs = self._cached_op(tensors, _mode())  # type: ignore[misc]
         if self._single_out:
             return NDArray(outs[0])
         return _regroup([NDArray(o) for o in outs], self._out_format)[0]
@@ -596,11 +667,15 @@ class HybridBlock(Block):
         try:
             params = {k: v.data() for k, v in self._reg_params.items()}
         except DeferredInitializationError:
-            self._deferred_infer_shape(x, *args)
-            for p in self.params.values():
-                p._finish_deferred_init()
+            with self._build_lock:  # concurrent first calls initialize once
+                self._deferred_infer_shape(x, *args)
+                for p in self.params.values():
+                    p._finish_deferred_init()
             params = {k: v.data() for k, v in self._reg_params.items()}
-        return self.hybrid_forward(nd, x, *args, **params)
+        try:
+            return self.hybrid_forward(nd, x, *args, **params)
+        except MXNetError as e:
+            raise _in_layer(e, self) from None
 
     def hybrid_forward(self, F: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement hybrid_forward(self, F, x, ...)")

@@ -173,7 +173,6 @@ class Parameter:
             raise DeferredInitializationError(
                 f"Cannot initialize Parameter {self.name!r} because it has invalid shape: {self._shape}.")
         init, ctx, default_init, data = self._deferred_init
-        self._deferred_init = ()
         with autograd.pause():
             if data is None:
                 arr = NDArray(torch.zeros(self._shape, dtype=dtype_torch(self._dtype),
@@ -185,6 +184,8 @@ class Parameter:
                     imod.InitDesc(self.name, {"__init__": init}), arr)
                 data = arr
             self._init_impl(data, ctx)
+        # cleared only now: another thread never sees the parameter neither deferred nor ready
+        self._deferred_init = ()
 
     def _init_impl(self, data: NDArray, ctx_list: list) -> None:
         self._ctx_list = list(ctx_list)

@@ -33,7 +33,7 @@ from ..ops.registry import OpDef
 __all__ = ["NDArray", "invoke", "array", "from_torch", "from_numpy", "from_dlpack",
            "to_dlpack_for_read", "to_dlpack_for_write", "waitall"]
 
-_STATE = _ag.STATE
+_mode = _ag.current_mode  # the calling thread's autograd flags
 
 # MXNet's storage-type and grad_req codes (``mxnet.ndarray.ndarray`` internals libraries read)
 _STORAGE_TYPE_UNDEFINED, _STORAGE_TYPE_DEFAULT, _STORAGE_TYPE_ROW_SPARSE, _STORAGE_TYPE_CSR = -1, 0, 1, 2
@@ -120,9 +120,9 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
             raise TypeError(f"operator {op.name}: expected NDArray inputs, got {type(x).__name__} "
                             f"({x!r:.60}); wrap Python/NumPy data with mx.nd.array(...)")
     if op.train_aware:
-        attrs["is_train"] = _STATE.training
+        attrs["is_train"] = _mode().training
     try:
-        if guard and not _STATE.recording and _is_grad():
+        if guard and not _mode().recording and _is_grad():
             # An input has an attached gradient but we are not recording: keep no graph.
             _set_grad(False)
             try:
@@ -162,7 +162,7 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
 
 def _inplace_check(arr: "NDArray", what: str) -> torch.Tensor:
     t = arr._t
-    if _STATE.recording and t.requires_grad and t.is_leaf:
+    if _mode().recording and t.requires_grad and t.is_leaf:
         raise MXNetError(f"{what}: the array is a variable with an attached gradient and is being "
                          f"modified in place inside autograd.record(); compute a new array instead "
                          f"(y = x + 1) or modify it outside record()")
@@ -177,7 +177,7 @@ def _write_out(out: "NDArray", t: torch.Tensor) -> "NDArray":
         return out
     if dst.shape != t.shape:
         raise MXNetError(f"out= has shape {out.shape} but the result has shape {tuple(t.shape)}")
-    if _STATE.recording and (t.requires_grad or dst.requires_grad):
+    if _mode().recording and (t.requires_grad or dst.requires_grad):
         dst.copy_(t)
     else:
         with _no_grad():
@@ -286,7 +286,7 @@ def _convert_key(key: Any, t: torch.Tensor) -> tuple:
 
 
 def _nograd_needed(t: torch.Tensor) -> bool:
-    return t.requires_grad and not _STATE.recording and _is_grad()
+    return t.requires_grad and not _mode().recording and _is_grad()
 
 
 class NDArray:
@@ -422,7 +422,7 @@ class NDArray:
             if dst.shape != self._t.shape:
                 raise MXNetError(f"copyto: shape mismatch, source {self.shape} vs target {other.shape}")
             src = self._t
-            if _STATE.recording and (src.requires_grad or dst.requires_grad):
+            if _mode().recording and (src.requires_grad or dst.requires_grad):
                 dst.copy_(src)
             else:
                 with _no_grad():
@@ -660,7 +660,7 @@ class NDArray:
         """``x[key] = value`` in place (views of ``x`` see it); ``value`` broadcasts to ``x[key]``."""
         t = _inplace_check(self, "x[...] = value")
         v = self._value_tensor(value, t)
-        if _STATE.recording and (t.requires_grad or (isinstance(v, torch.Tensor) and v.requires_grad)):
+        if _mode().recording and (t.requires_grad or (isinstance(v, torch.Tensor) and v.requires_grad)):
             self._setitem(t, key, v)
         else:
             with _no_grad():
@@ -961,7 +961,7 @@ def _binary(ndop: str, sop: str, inplace: bool = False) -> Callable:
         if res._t.shape != dst.shape:
             raise MXNetError(f"in-place operator: the result has shape {res.shape}, the target "
                              f"{self.shape}; write x = x <op> y instead")
-        if _STATE.recording and (res._t.requires_grad or dst.requires_grad):
+        if _mode().recording and (res._t.requires_grad or dst.requires_grad):
             dst.copy_(res._t)
         else:
             with _no_grad():

@@ -91,9 +91,38 @@ def FullyConnected(data: Tensor, weight: Tensor, bias: Optional[Tensor] = None, 
     if weight.shape[0] != num_hidden:
         raise ValueError(f"FullyConnected: weight has shape {tuple(weight.shape)}, but num_hidden={num_hidden} "
                          f"needs {num_hidden} rows")
+    x = data
     if flatten and data.dim() != 2:
-        data = data.reshape(data.shape[0], -1)
-    return F.linear(data, weight, None if no_bias else bias)
+        # flatten(1), not reshape(n, -1): a batch of 0 works too
+        x = data.flatten(1) if data.dim() > 2 else data.reshape(-1 if data.dim() else 1, 1)
+    try:
+        return F.linear(x, weight, None if no_bias else bias)
+    except RuntimeError as e:
+        raise _fc_input_error(data, x, weight, flatten, e) from None
+
+
+def _fc_input_error(data: Tensor, x: Tensor, weight: Tensor, flatten: bool, err: Exception) -> Exception:
+    """A clear error for FullyConnected inputs that do not fit the weight (failure path only)."""
+    if data.dtype != weight.dtype:
+        return _dtype_error("FullyConnected", data, weight)
+    if x.dim() and weight.dim() == 2 and x.shape[-1] != weight.shape[1]:
+        how = "all axes after the first" if flatten else "the last axis"
+        shapes = {"data": tuple(data.shape), "weight": tuple(weight.shape)}
+        return MXNetError(f"FullyConnected: the input has {x.shape[-1]} features ({how}) but the weight "
+                          f"expects {weight.shape[1]} (in_units={weight.shape[1]}); input shapes {shapes}; "
+                          f"feed inputs with {weight.shape[1]} features, or build the layer without "
+                          f"in_units to infer it from the first input")
+    return err
+
+
+def _dtype_error(op: str, data: Tensor, weight: Tensor) -> MXNetError:
+    """Input and parameter dtypes differ: name both and the two ways to make them agree."""
+    d, w = str(data.dtype).replace("torch.", ""), str(weight.dtype).replace("torch.", "")
+    fix = f"cast the input with x.astype('{w}')"
+    if data.is_floating_point():
+        fix += f", or the network's parameters with net.cast('{d}')"
+    return MXNetError(f"{op}: the input is {d} but the weight is {w} (a layer computes in its "
+                      f"parameters' dtype); {fix}")
 
 
 # ---- Convolution / Deconvolution ------------------------------------------------------------
@@ -178,14 +207,44 @@ def Convolution(data: Tensor, weight: Tensor, bias: Optional[Tensor] = None, *, 
     """
     conv = _CONV.get(data.dim() - 2)
     if conv is None:
-        raise MXNetError(f"Convolution: data must be 3-D, 4-D or 5-D (N, C, *spatial), got shape "
-                         f"{tuple(data.shape)}")
+        raise _conv_input_error("Convolution", data, weight, kernel, num_group, layout, False, None)
     b = None if no_bias else bias
-    if _channels_last(layout):
-        out = conv(data.movedim(-1, 1), weight.movedim(-1, 1), b, stride or 1, pad or 0,
-                   dilate or 1, num_group)
-        return out.movedim(1, -1)
-    return conv(data, weight, b, stride or 1, pad or 0, dilate or 1, num_group)
+    try:
+        if _channels_last(layout):
+            out = conv(data.movedim(-1, 1), weight.movedim(-1, 1), b, stride or 1, pad or 0,
+                       dilate or 1, num_group)
+            return out.movedim(1, -1)
+        return conv(data, weight, b, stride or 1, pad or 0, dilate or 1, num_group)
+    except RuntimeError as e:
+        raise _conv_input_error("Convolution", data, weight, kernel, num_group, layout, False, e) from None
+
+
+def _conv_input_error(op: str, data: Tensor, weight: Tensor, kernel: Any, num_group: int, layout: Any,
+                      transposed: bool, err: Optional[Exception]) -> Exception:
+    """A clear error for (de)convolution inputs that do not fit the layer (failure path only):
+    wrong rank, wrong number of channels, or a dtype other than the weight's."""
+    k = _ints(kernel)
+    shape = tuple(data.shape)
+    lay = layout if isinstance(layout, str) and layout != "None" else \
+        {1: "NCW", 2: "NCHW", 3: "NCDHW"}.get(len(k), "NC...")
+    if data.dim() != len(k) + 2:
+        return MXNetError(f"{op}: a {len(k)}-D kernel {k} needs {len(k) + 2}-D input ({lay}: batch, "
+                          f"channels and {len(k)} spatial axes), got {data.dim()}-D input of shape "
+                          f"{shape}; reshape the input, or use the {data.dim() - 2}-D layer "
+                          f"(Conv{max(data.dim() - 2, 1)}D...) for it")
+    if data.dtype != weight.dtype:
+        return _dtype_error(op, data, weight)
+    cl = _channels_last(layout)
+    c_axis = data.dim() - 1 if cl else 1
+    w_in = weight.shape[0] if transposed else weight.shape[-1 if cl else 1] * num_group
+    if shape[c_axis] != w_in:
+        return MXNetError(f"{op}: the input has {shape[c_axis]} channels (axis {c_axis} of shape {shape}, "
+                          f"layout {lay}) but the weight {tuple(weight.shape)} expects {w_in} "
+                          f"(in_channels={w_in}, num_group={num_group}); feed inputs with {w_in} "
+                          f"channels, or build the layer with in_channels={shape[c_axis]} (or without "
+                          f"in_channels, to infer it from the first input)")
+    return err if err is not None else MXNetError(
+        f"{op}: data must be 3-D, 4-D or 5-D ({lay}), got shape {shape}")
 
 
 def _deconv_geometry(data_shape: Sequence[int], n: int, kernel: Any, stride: Any, dilate: Any,
@@ -240,17 +299,18 @@ def Deconvolution(data: Tensor, weight: Tensor, bias: Optional[Tensor] = None, *
     n = data.dim() - 2
     convt = _CONVT.get(n)
     if convt is None:
-        raise MXNetError(f"Deconvolution: data must be 3-D, 4-D or 5-D, got shape {tuple(data.shape)}")
+        raise _conv_input_error("Deconvolution", data, weight, kernel, num_group, layout, True, None)
     cl = _channels_last(layout)
-    if cl:
-        data = data.movedim(-1, 1)
-        weight = weight.movedim(-1, 1)
-    if target_shape or adj:
-        s, d, p, a = _deconv_geometry(data.shape, n, kernel, stride, dilate, pad, adj, target_shape)
-        out = convt(data, weight, None if no_bias else bias, s, p, a, num_group, d)
-    else:
-        out = convt(data, weight, None if no_bias else bias, stride or 1, pad or 0, 0, num_group,
-                    dilate or 1)
+    x, w = (data.movedim(-1, 1), weight.movedim(-1, 1)) if cl else (data, weight)
+    try:
+        if target_shape or adj:
+            s, d, p, a = _deconv_geometry(x.shape, n, kernel, stride, dilate, pad, adj, target_shape)
+            out = convt(x, w, None if no_bias else bias, s, p, a, num_group, d)
+        else:
+            out = convt(x, w, None if no_bias else bias, stride or 1, pad or 0, 0, num_group,
+                        dilate or 1)
+    except RuntimeError as e:
+        raise _conv_input_error("Deconvolution", data, weight, kernel, num_group, layout, True, e) from None
     return out.movedim(1, -1) if cl else out
 
 
@@ -495,7 +555,11 @@ def Activation(data: Tensor, *,
                act_type: Literal["log_sigmoid", "mish", "relu", "sigmoid", "softrelu", "softsign", "tanh"]
                ) -> Tensor:
     """Elementwise activation: relu, sigmoid, tanh, softrelu (log(1+e^x)), softsign, log_sigmoid, mish."""
-    return _ACT[act_type](data)
+    fn = _ACT.get(act_type)
+    if fn is None:
+        raise MXNetError(f"Activation: unknown act_type {act_type!r}; valid names are {sorted(_ACT)} "
+                         f"(LeakyReLU covers leaky, prelu, elu, selu, gelu and rrelu)")
+    return fn(data)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -583,7 +647,9 @@ def LeakyReLU(data: Tensor, gamma: Optional[Tensor] = None, *,
         return F.selu(data)
     if act_type == "gelu":
         return F.gelu(data)
-    # rrelu
+    if act_type != "rrelu":
+        raise MXNetError(f"LeakyReLU: unknown act_type {act_type!r}; valid names are "
+                         f"['elu', 'gelu', 'leaky', 'prelu', 'rrelu', 'selu']")
     if is_train:
         mask = torch.empty_like(data).uniform_(lower_bound, upper_bound)
     else:

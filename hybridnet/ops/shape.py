@@ -200,9 +200,9 @@ def reshape_like(lhs, rhs, *, lhs_begin: OptInt = None, lhs_end: OptInt = None, 
     Sample((_u(5),), ref=lambda x: x.reshape(5, 1))])
 def Flatten(data):
     """Collapse every axis but the first: (d0, d1, ..., dk) -> (d0, d1*...*dk)."""
-    if data.dim() == 0:
-        return data.reshape(1, 1)
-    return data.reshape(data.shape[0], -1)
+    if data.dim() <= 1:
+        return data.reshape(-1 if data.dim() else 1, 1)
+    return data.flatten(1)  # not reshape(n, -1): a batch of 0, shape (0, 3, 4), gives (0, 12)
 
 
 @register("transpose", samples=lambda: [

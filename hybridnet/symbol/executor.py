@@ -4,7 +4,9 @@ MXNet semantics kept here: output arrays exist from bind on and are updated in p
 forward; ``backward`` works after ``forward(is_train=False)`` or even without a forward (it
 runs the graph itself); gradients follow ``grad_req`` per argument ('write', 'add', 'null'),
 and arguments whose outputs do not depend on them get zero gradients under 'write'.
-Forward runs the graph's generated function; backward uses torch autograd through it.
+Forward runs the graph's generated function; backward uses torch autograd through it. Outputs
+own their memory (an output that is an argument, or a view of one, is copied; see
+``compiler.aliasing``).
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import numpy as np
 import torch
 
 from ..base import MXNetError, dtype_torch
+from ..compiler.aliasing import OutputOwnership
 from ..compiler.codegen import compile_graph
 from ..context import Context, current_context
 from ..ir.graph import Graph
@@ -85,7 +88,9 @@ class Executor:
         # an argument without a gradient array gets no gradient, whatever grad_req says
         self._grad_req = {n: (reqs.get(n, "null") if g_ is not None else "null")
                           for n, g_ in zip(self._arg_names, self.grad_arrays)}
-        self._compiled = compile_graph(g, g.arguments() + g.aux_variables())
+        order = g.arguments() + g.aux_variables()
+        self._compiled = compile_graph(g, order)
+        self._ownership = OutputOwnership(g, order)
         self._outputs: Optional[list] = None  # allocated on first use (bind stays cheap)
         self._last_train = False
         self._out_tensors: Optional[tuple] = None
@@ -162,6 +167,8 @@ class Executor:
         args += [a._t for a in self.aux_arrays]
         with torch.set_grad_enabled(need_grad):
             outs = self._compiled.fn(*args, _train=is_train)
+            if self._ownership:
+                outs = self._ownership.apply(outs, args)
         self._last_train = is_train
         self._out_tensors = outs if need_grad else None
         held = self._outputs

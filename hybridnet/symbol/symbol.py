@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any, Callable, ClassVar, Iterator, Optional, Sequence
 
 import numpy as np
@@ -18,8 +19,8 @@ from ..util import is_np_shape
 __all__ = ["Symbol", "var", "Variable", "Group", "sym_invoke", "load", "load_json", "fromjson"]
 
 
-class _Tracing:
-    """How many HybridBlocks are being traced right now (indexing rules differ while tracing)."""
+class _Tracing(threading.local):
+    """How many HybridBlocks the calling thread is tracing (indexing rules differ while tracing)."""
     depth = 0
 
 

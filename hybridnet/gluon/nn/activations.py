@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import initializer
+from ...ops import registry
 from ..block import HybridBlock
 
 __all__ = ["Activation", "LeakyReLU", "PReLU", "ELU", "SELU", "Swish", "GELU"]
@@ -24,6 +25,11 @@ class Activation(HybridBlock):
         if not isinstance(activation, str):
             raise TypeError(f"Activation: activation must be the name of an activation function "
                             f"(e.g. 'relu'), got {activation!r} of type {type(activation).__name__}")
+        valid = registry.get("Activation").attrs["act_type"].choices
+        if activation not in valid:
+            raise ValueError(f"Activation: unknown activation {activation!r}; valid names are "
+                             f"{sorted(valid)} (LeakyReLU, PReLU, ELU, SELU, GELU and Swish are "
+                             f"layers of their own)")
         self._act_type = activation
         super().__init__(**kwargs)
 

@@ -17,6 +17,7 @@ from ... import symbol as sym
 from ...base import MXNetError, dtype_name
 from ..block import Block, HybridBlock, _indent
 from .activations import Activation
+from .layer_args import check_ints
 
 __all__ = ["Sequential", "HybridSequential", "Dense", "Dropout", "Embedding",
            "BatchNorm", "BatchNormReLU", "InstanceNorm", "LayerNorm", "GroupNorm",
@@ -131,6 +132,10 @@ class Dense(HybridBlock):
     def __init__(self, units: int, activation: Optional[str] = None, use_bias: bool = True,
                  flatten: bool = True, dtype: Any = "float32", weight_initializer: Any = None,
                  bias_initializer: Any = "zeros", in_units: int = 0, **kwargs: Any):
+        # units=0 builds (MXNet code, its own tests included, makes Dense(0) placeholders) and
+        # fails at the first call; a negative or fractional count never makes sense
+        check_ints("Dense", "units", units, 0)
+        check_ints("Dense", "in_units", in_units, 0)
         super().__init__(**kwargs)
         self._flatten = flatten
         with self.name_scope():
@@ -149,6 +154,9 @@ class Dense(HybridBlock):
                 self.act = None
 
     def hybrid_forward(self, F: Any, x: Any, weight: Any, bias: Any = None) -> Any:
+        if not self._units:
+            raise MXNetError(f"Dense '{self.name}' was built with units=0: a layer needs at least one "
+                             f"output unit; build it with units >= 1")
         if F is nd:
             _check_dense_input(self, x, weight)
         act = F.FullyConnected(x, weight, bias, no_bias=bias is None, num_hidden=self._units,
@@ -297,6 +305,8 @@ class Embedding(HybridBlock):
 
     def __init__(self, input_dim: int, output_dim: int, dtype: Any = "float32",
                  weight_initializer: Any = None, sparse_grad: bool = False, **kwargs: Any):
+        check_ints("Embedding", "input_dim", input_dim, 1)
+        check_ints("Embedding", "output_dim", output_dim, 1)
         super().__init__(**kwargs)
         grad_stype = "row_sparse" if sparse_grad else "default"
         self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype,

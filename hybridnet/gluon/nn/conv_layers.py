@@ -15,6 +15,7 @@ from typing import Any, Optional, Sequence, Union
 from ...base import MXNetError, numeric_types
 from ..block import HybridBlock
 from .activations import Activation
+from .layer_args import check_ints
 
 __all__ = ["Conv1D", "Conv2D", "Conv3D",
            "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose",
@@ -70,6 +71,15 @@ class _Conv(HybridBlock):
             strides = _expand(strides, n, "strides", name)
             padding = _expand(padding, n, "padding", name)
             dilation = _expand(dilation, n, "dilation", name)
+            check_ints(name, "channels", channels, 1)
+            check_ints(name, "kernel_size", kernel_size, 1)
+            check_ints(name, "strides", strides, 1)
+            check_ints(name, "dilation", dilation, 1)
+            check_ints(name, "padding", padding, 0)
+            check_ints(name, "in_channels", in_channels, 0)
+            check_ints(name, "groups", groups, 1)
+            if adj is not None:
+                check_ints(name, "output_padding", adj, 0)
             if groups < 1 or channels % groups or (in_channels and in_channels % groups):
                 raise MXNetError(f"{name}: groups={groups} must divide channels={channels}"
                                  f"{f' and in_channels={in_channels}' if in_channels else ''}")
@@ -253,6 +263,9 @@ class _Pooling(HybridBlock):
             strides = pool_size
         strides = _expand(strides, len(pool_size), "strides", name)
         padding = _expand(padding, len(pool_size), "padding", name)
+        check_ints(name, "pool_size", pool_size, 1)
+        check_ints(name, "strides", strides, 1)
+        check_ints(name, "padding", padding, 0)
         self._kwargs = {
             "kernel": pool_size, "stride": strides, "pad": padding,
             "global_pool": global_pool, "pool_type": pool_type, "layout": layout,
