@@ -147,7 +147,7 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
             res = _write_out(out, res)
         else:
             res = NDArray(res)
-        if guard and _STATE.recording:
+        if guard and _mode().recording:
             _ag.record_history(op, attrs, inputs, [res])
         return res
     outs = [NDArray(r) for r in res]
@@ -155,7 +155,7 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
         for o, r in zip(out if isinstance(out, (list, tuple)) else [out], outs):
             _write_out(o, r._t)
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
-    if guard and _STATE.recording:
+    if guard and _mode().recording:
         _ag.record_history(op, attrs, inputs, outs)
     return out if out is not None else outs
 
