@@ -370,7 +370,9 @@ def _leaky_relu(ctx: Ctx) -> list:
     if t == "prelu":
         g = ctx.ins[1]
         nd, gs = len(ctx.in_shape(0)), ctx.in_shape(1)
-        if _prod(gs) != 1 and nd > 2:
+        if len(gs) > 1 and nd > len(gs):  # MXNet aligns a gamma of rank > 1 with data's leading axes
+            g = ctx.unsqueeze(g, list(range(len(gs), nd)))
+        elif len(gs) == 1 and _prod(gs) != 1 and nd > 2:
             g = ctx.unsqueeze(g, list(range(1, nd - 1)))  # (C,) -> (C, 1, ..., 1)
         return [ctx.add("PRelu", [x, g], ctx.out())]
     if t == "elu":

@@ -713,6 +713,16 @@ class HybridBlock(Block):
         self(x, *args)
 
 
+def _declared_shape(hint: Any) -> Optional[tuple]:
+    """A variable's ``__shape__`` when fully known (no 0 = unknown dimension), else None."""
+    from ..ops.attrs import parse_value
+    try:
+        shape = tuple(int(d) for d in parse_value(hint, "shape", where="__shape__"))
+    except (MXNetError, TypeError, ValueError):
+        return None
+    return shape if shape and all(d > 0 for d in shape) else None
+
+
 def _check_loaded_shapes(outputs: Symbol, block: "SymbolBlock", symbol_file: str, param_file: str) -> None:
     """Refuse, at ``imports``, parameters whose shapes the graph cannot take (partial shape
     inference with the loaded shapes and unknown data shapes), instead of failing at the first
@@ -722,7 +732,16 @@ def _check_loaded_shapes(outputs: Symbol, block: "SymbolBlock", symbol_file: str
     if not shapes:
         return
     where = f"SymbolBlock.imports: the parameters in {param_file!r} do not fit the graph in {symbol_file!r}"
-    check_param_shapes(outputs._graph(), shapes, where)
+    graph = outputs._graph()
+    check_param_shapes(graph, shapes, where)
+    for v in graph.variables():
+        hint, got = v.attrs.get("__shape__"), shapes.get(v.name)
+        if hint is None or got is None:
+            continue
+        declared = _declared_shape(hint)
+        if declared is not None and tuple(got) != declared:
+            raise MXNetError(f"{where}: {v.name!r} has shape {tuple(got)}, but the graph declares "
+                             f"{declared} (its __shape__ attribute)")
     try:
         outputs.infer_shape_partial(**shapes)
     except MXNetError as e:

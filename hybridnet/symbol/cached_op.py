@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..autograd import STATE
+from ..autograd import current_mode
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray, _write_out
 
@@ -36,7 +36,7 @@ class CachedOp:
         for name, a in zip(self._input_names, args):
             if not isinstance(a, NDArray):
                 raise TypeError(f"CachedOp: input {name!r} must be an NDArray, got {type(a).__name__}")
-        outs = [NDArray(t) for t in self._compiled([a._t for a in args], STATE.training, STATE.recording)]
+        outs = [NDArray(t) for t in self._compiled([a._t for a in args], current_mode())]
         if out is not None:
             targets = list(out) if isinstance(out, (list, tuple)) else [out]
             if len(targets) != len(outs):

@@ -166,6 +166,7 @@ def infer_graph(graph: Graph, shapes: dict, dtypes: Optional[dict] = None, parti
     for n in nodes:
         if n.op is None:
             given = shapes.get(n.name)
+            s: Shape
             if given is not None:
                 s = tuple(int(d) for d in given)
             else:
