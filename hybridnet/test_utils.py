@@ -430,17 +430,7 @@ def retry(n: int) -> Callable:
 
 
 # ---- environment -----------------------------------------------------------------------------
-def getenv(name: str) -> Optional[str]:
-    """The value of environment variable ``name`` (None if unset)."""
-    return os.environ.get(name)
-
-
-def setenv(name: str, value: Optional[str]) -> None:
-    """Set environment variable ``name`` (unset it when ``value`` is None)."""
-    if value is None:
-        os.environ.pop(name, None)
-    else:
-        os.environ[name] = str(value)
+from .util import getenv, setenv  # noqa: E402,F401  (MXNet exposes both here too)
 
 
 @contextmanager

@@ -33,6 +33,7 @@ from ....ndarray import image as _ndimage
 from ....symbol.symbol import Symbol
 from ...block import Block, HybridBlock
 from ...nn.basic_layers import HybridSequential, Sequential
+from ....image.image import scale_down as _scale_down
 
 __all__ = ["Compose", "Cast", "ToTensor", "Normalize", "Resize", "CenterCrop", "RandomResizedCrop",
            "CropResize", "RandomFlipLeftRight", "RandomFlipTopBottom", "RandomBrightness",
@@ -253,17 +254,6 @@ class CropResize(HybridBlock):
         if self._size is not None:
             out = _resize(F, out, self._size, False, self._interpolation, "CropResize")
         return out
-
-
-def _scale_down(src_size: Tuple[int, int], size: Tuple[int, int]) -> Tuple[int, int]:
-    """Shrink the crop (w, h) so it fits in src (sw, sh), keeping its aspect ratio."""
-    w, h = size
-    sw, sh = src_size
-    if sh < h:
-        w, h = float(w * sh) / h, sh
-    if sw < w:
-        w, h = sw, float(h * sw) / w
-    return int(w), int(h)
 
 
 class _NDF:
