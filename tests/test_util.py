@@ -54,3 +54,15 @@ def test_ndarray_internals():
     assert ndm.py_slice is slice
     assert ndm._STORAGE_TYPE_STR_TO_ID["row_sparse"] == 1
     assert ndm._STORAGE_TYPE_ID_TO_STR[2] == "csr"
+
+
+def test_zero_and_scalar_shapes_need_np_shape():
+    """MXNet's legacy semantics: 0 is an unknown dimension, () an unknown shape."""
+    for shape in [(), (0, 1, 3, 0), 0]:
+        with pytest.raises(mx.MXNetError, match="np_shape"):
+            mx.nd.zeros(shape)
+        with pytest.raises(mx.MXNetError, match="np_shape"):
+            mx.nd.ones(shape)
+    with mx.np_shape(True):
+        assert mx.nd.ones(()).shape == () and mx.nd.ones(()).asscalar() == 1
+        assert mx.nd.zeros((0, 1, 0, 4)).shape == (0, 1, 0, 4)

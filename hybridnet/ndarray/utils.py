@@ -44,11 +44,23 @@ def _creation_attrs(kwargs: dict) -> dict:
             if k not in ("name", "attr") and not (k.startswith("__") and k.endswith("__"))}
 
 
+def _known_shape(shape: Any, fn: str) -> None:
+    """MXNet's legacy shape semantics (outside ``mx.np_shape()``): 0 means an unknown dimension
+    and () an unknown shape, so creating such an array is an error there."""
+    from ..util import is_np_shape
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if not is_np_shape() and (len(dims) == 0 or any(int(d) == 0 for d in dims)):
+        raise MXNetError(f"nd.{fn}(shape={tuple(dims)}): in MXNet's legacy shape semantics 0 is an "
+                         "unknown dimension and () an unknown shape; create scalar or zero-size "
+                         "arrays inside `with mx.np_shape(True):`")
+
+
 def zeros(shape: Any, ctx: Optional[Context] = None, dtype: Any = None, stype: Optional[str] = None,
           out: Optional[NDArray] = None, **kwargs: Any) -> NDArray:
     """Array of zeros (MXNet ``nd.zeros(shape, ctx=None, dtype=None)``; float32 by default),
     written into ``out`` when given."""
     _dense(stype, "zeros")
+    _known_shape(shape, "zeros")
     attrs = {"shape": shape, "ctx": _ctx(ctx), "dtype": _dt(dtype), **_creation_attrs(kwargs)}
     return invoke(_reg.get("_zeros"), (), attrs, out=out)
 
@@ -56,6 +68,7 @@ def zeros(shape: Any, ctx: Optional[Context] = None, dtype: Any = None, stype: O
 def ones(shape: Any, ctx: Optional[Context] = None, dtype: Any = None, out: Optional[NDArray] = None,
          **kwargs: Any) -> NDArray:
     """Array of ones (float32 by default), written into ``out`` when given."""
+    _known_shape(shape, "ones")
     attrs = {"shape": shape, "ctx": _ctx(ctx), "dtype": _dt(dtype), **_creation_attrs(kwargs)}
     return invoke(_reg.get("_ones"), (), attrs, out=out)
 

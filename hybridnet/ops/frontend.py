@@ -36,17 +36,23 @@ def signature_text(op: OpDef) -> str:
 
 
 _IGNORED_WARNED: set = set()
+# Keywords every MXNet operator takes as node attributes (MXNet's hidden keys): lr_mult=0 on
+# FullyConnected reaches the weight it creates, ctx_group places the node.
+HIDDEN_KEYWORDS = frozenset(("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
+                             "profiler_scope"))
 
 
 def extra_keywords(op: OpDef, fname: str, extra: dict, attr: Any) -> Any:
     """Keyword arguments an operator does not declare, handled as MXNet 1.9.1 does.
 
-    ``__name__``-style keys are node attributes (``sym.FullyConnected(x, __layout__='NC')``):
-    they join ``attr``. Operators without attributes (``zeros_like``, ``broadcast_maximum``...)
+    ``__name__``-style keys and MXNet's hidden keys (``lr_mult``, ``wd_mult``, ``ctx_group``...)
+    are node attributes (``sym.FullyConnected(x, __layout__='NC', lr_mult=0)``): they join
+    ``attr`` (ignored eagerly). Operators without attributes (``zeros_like``, ``broadcast_maximum``...)
     have no attribute parser in MXNet, which ignores whatever else is passed: so do we, with a
     warning once per name. Any other unknown keyword is a TypeError naming the valid ones.
     """
-    hidden = {k: str(v) for k, v in extra.items() if k.startswith("__") and k.endswith("__")}
+    hidden = {k: str(v) for k, v in extra.items()
+              if (k.startswith("__") and k.endswith("__")) or k in HIDDEN_KEYWORDS}
     rest = [k for k in extra if k not in hidden]
     declared = [a for a in op.attrs if a != "num_args"]
     if rest and declared:

@@ -624,7 +624,8 @@ def _lrelu_samples() -> list:
 
 
 @register("LeakyReLU", num_outputs=_lrelu_nout, output_names=("output", "mask"),
-          active_inputs=_lrelu_active, param_shapes=_lrelu_params, samples=_lrelu_samples)
+          active_inputs=_lrelu_active, param_shapes=_lrelu_params, samples=_lrelu_samples,
+          input_init={"gamma": '["Constant", {"value": 0.25}]'})
 def LeakyReLU(data: Tensor, gamma: Optional[Tensor] = None, *,
               act_type: Literal["elu", "gelu", "leaky", "prelu", "rrelu", "selu"] = "leaky",
               slope: float = 0.25, lower_bound: float = 0.125, upper_bound: float = 0.334,

@@ -56,8 +56,12 @@ class OpDef:
                  samples: Optional[Callable[[], list]] = None,
                  hint: Optional[str] = None, doc: Optional[str] = None,
                  onnx: Optional[Callable] = None,
-                 prepare_call: Optional[Callable[[tuple, dict], tuple]] = None):
+                 prepare_call: Optional[Callable[[tuple, dict], tuple]] = None,
+                 input_init: Optional[dict] = None):
         self.name = name
+        # input slot -> MXNet ``__init__`` text a variable feeding it gets when it has none
+        # (MXNet's FSetInputVarAttrOnCompose: PReLU's gamma starts at 0.25, not gamma's 1)
+        self.input_init: dict = dict(input_init or {})
         self.kernel = kernel
         self.aliases = tuple(aliases)
         self.hint = hint or name.lower()

@@ -440,6 +440,11 @@ def sym_invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: 
             else:
                 entries.append(_entry_of(x, op, slot))
     node = Node(op, node_name, {**attrs, **hidden}, entries)
+    if op.input_init:
+        for slot, (src, _) in zip(op.input_slots(node.attrs) if not op.variadic else (), entries):
+            init = op.input_init.get(slot)
+            if init is not None and src.op is None and "__init__" not in src.attrs:
+                src.attrs["__init__"] = init
     n = op.num_outputs(node.attrs)
     sym = Symbol([(node, k) for k in range(n)])
     return sym
