@@ -696,3 +696,18 @@ def test_save_load_np_shape_semantics(tmp_path):
     with mx.np_shape(True):
         with pytest.raises(MXNetError, match="unknown"):
             nd.load(fname)  # a 0 dim meant "unknown" when it was saved
+
+
+def test_cpu_contexts_other_than_cpu0_are_kept():
+    """MXNet keeps cpu(1), cpu_pinned(0) and cpu_shared(0) apart although they share memory."""
+    a = nd.zeros((1, 2), ctx=mx.cpu(1))
+    assert a.context == mx.cpu(1) and nd.ones((2,), ctx=mx.cpu(1)).context == mx.cpu(1)
+    assert nd.array([1.0], ctx=mx.cpu_pinned(0)).context == mx.cpu_pinned(0)
+    assert nd.zeros((1,), ctx=mx.Context("cpu_shared", 0)).context == mx.Context("cpu_shared", 0)
+    b = a.as_in_context(mx.cpu(0))
+    assert b.context == mx.cpu(0) and b is not a
+    assert a.as_in_context(mx.cpu(1)) is a
+    assert nd.zeros((1,)).context == mx.cpu(0)
+    p = mx.gluon.Parameter("w", shape=(2, 2))
+    p.initialize(ctx=[mx.cpu(0), mx.cpu(1)])
+    assert [d.context for d in p.list_data()] == [mx.cpu(0), mx.cpu(1)]

@@ -18,7 +18,7 @@ from .. import autograd
 from ..base import MXNetError, dtype_name, dtype_np, dtype_torch
 from ..context import Context, current_context
 from ..ndarray import ndarray as _nd_mod
-from ..ndarray.ndarray import NDArray
+from ..ndarray.ndarray import NDArray, placed
 
 __all__ = ["Parameter", "Constant", "ParameterDict", "DeferredInitializationError", "ParameterArgumentError",
            "tensor_types"]
@@ -189,7 +189,8 @@ class Parameter:
 
     def _init_impl(self, data: NDArray, ctx_list: list) -> None:
         self._ctx_list = list(ctx_list)
-        self._data = [NDArray(data._t.detach().to(c.torch_device, copy=True)) for c in self._ctx_list]
+        self._data = [placed(NDArray(data._t.detach().to(c.torch_device, copy=True)), c)
+                      for c in self._ctx_list]
         for d in self._data:
             if self._grad_req != "null":
                 _attach_grad(d, self._grad_req)
@@ -389,7 +390,8 @@ class Parameter:
             return
         with autograd.pause():
             req = self._grad_req
-            self._data = [NDArray(d._t.detach().to(dtype_torch(self._dtype))) for d in self._data]
+            self._data = [placed(NDArray(d._t.detach().to(dtype_torch(self._dtype))), d.context)
+                          for d in self._data]
             for d in self._data:
                 if req != "null":
                     _attach_grad(d, req)

@@ -66,6 +66,14 @@ def _device(ctx: Optional[Context]) -> torch.device:
     return ctx.torch_device
 
 
+def placed(arr: "NDArray", ctx: Optional[Context]) -> "NDArray":
+    """``arr`` labelled with ``ctx`` when torch's device cannot say it (a CPU context other than
+    cpu(0): MXNet keeps cpu(1), cpu_pinned(0), cpu_shared(0) apart, and so must ``.context``)."""
+    if ctx is not None and ctx.device_typeid != 2 and (ctx.device_typeid != 1 or ctx.device_id != 0):
+        arr._cpuctx = ctx
+    return arr
+
+
 # ---- the imperative dispatch path ------------------------------------------------------------
 def _describe(x: Any) -> str:
     if isinstance(x, NDArray):
@@ -295,7 +303,9 @@ class NDArray:
     # _t: the tensor. Optional (unset unless used): _grad, _grad_req (autograd variables),
     # _fresh (gradient written since the Trainer last looked), _view (shares memory by MXNet's rules),
     # _hist (the graph entry that computed it under autograd.record(); see autograd.get_symbol).
-    __slots__ = ("_t", "_grad", "_grad_req", "_fresh", "_view", "_hist", "__weakref__")
+    # _cpuctx: the Context of an array placed on a CPU context torch cannot tell apart from
+    # cpu(0) (cpu(1), cpu_pinned, cpu_shared); unset for everything else
+    __slots__ = ("_t", "_grad", "_grad_req", "_fresh", "_view", "_hist", "_cpuctx", "__weakref__")
     # NumPy defers binary operators with an NDArray on the right to our reflected operators.
     __array_priority__ = 1000.0
 
@@ -323,7 +333,10 @@ class NDArray:
 
     @property
     def context(self) -> Context:
-        return Context.from_torch(self._t.device)
+        try:
+            return self._cpuctx
+        except AttributeError:
+            return Context.from_torch(self._t.device)
 
     ctx = context
 
@@ -433,7 +446,7 @@ class NDArray:
             t = self._t
             if _nograd_needed(t):
                 t = t.detach()
-            return NDArray(t.to(dev, copy=True))
+            return placed(NDArray(t.to(dev, copy=True)), other)
         raise TypeError(f"copyto does not support type {type(other).__name__}; pass an NDArray or a Context")
 
     def as_in_context(self, context: Context) -> "NDArray":
@@ -901,10 +914,10 @@ def array(source_array: Any, ctx: Optional[Context] = None, dtype: Any = None) -
     if isinstance(source_array, NDArray):
         src = source_array._t.detach()
         dt = dtype_torch(dtype) if dtype is not None else src.dtype
-        return NDArray(src.to(device=device, dtype=dt, copy=True))
+        return placed(NDArray(src.to(device=device, dtype=dt, copy=True)), ctx)
     name = dtype_name(dtype) if dtype is not None else "float32"
     if isinstance(source_array, torch.Tensor):
-        return NDArray(source_array.detach().to(device=device, dtype=dtype_torch(name), copy=True))
+        return placed(NDArray(source_array.detach().to(device=device, dtype=dtype_torch(name), copy=True)), ctx)
     np_dt = np.float32 if name == "bfloat16" else name
     try:
         a = np.array(source_array, dtype=np_dt, copy=True, order="C")
@@ -914,7 +927,7 @@ def array(source_array: Any, ctx: Optional[Context] = None, dtype: Any = None) -
     t = torch.from_numpy(a)
     if name == "bfloat16":
         t = t.to(torch.bfloat16)
-    return NDArray(t.to(device) if device.type != "cpu" else t)
+    return placed(NDArray(t.to(device) if device.type != "cpu" else t), ctx)
 
 
 def waitall() -> None:

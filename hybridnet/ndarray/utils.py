@@ -12,7 +12,7 @@ from ..context import Context, current_context
 from ..util import is_np_shape
 from ..ops import frontend as _frontend
 from ..ops import registry as _reg
-from .ndarray import (NDArray, _device, _nograd_needed, from_dlpack, from_numpy, invoke,
+from .ndarray import (NDArray, _device, _nograd_needed, placed, from_dlpack, from_numpy, invoke,
                       scalar_invoke, to_dlpack_for_read, to_dlpack_for_write)
 
 __all__ = ["zeros", "ones", "full", "empty", "arange", "eye", "linspace", "save", "load",
@@ -62,7 +62,9 @@ def zeros(shape: Any, ctx: Optional[Context] = None, dtype: Any = None, stype: O
     _dense(stype, "zeros")
     _known_shape(shape, "zeros")
     attrs = {"shape": shape, "ctx": _ctx(ctx), "dtype": _dt(dtype), **_creation_attrs(kwargs)}
-    return invoke(_reg.get("_zeros"), (), attrs, out=out)
+    if out is not None:
+        return invoke(_reg.get("_zeros"), (), attrs, out=out)
+    return placed(invoke(_reg.get("_zeros"), (), attrs), ctx)
 
 
 def ones(shape: Any, ctx: Optional[Context] = None, dtype: Any = None, out: Optional[NDArray] = None,
@@ -70,7 +72,9 @@ def ones(shape: Any, ctx: Optional[Context] = None, dtype: Any = None, out: Opti
     """Array of ones (float32 by default), written into ``out`` when given."""
     _known_shape(shape, "ones")
     attrs = {"shape": shape, "ctx": _ctx(ctx), "dtype": _dt(dtype), **_creation_attrs(kwargs)}
-    return invoke(_reg.get("_ones"), (), attrs, out=out)
+    if out is not None:
+        return invoke(_reg.get("_ones"), (), attrs, out=out)
+    return placed(invoke(_reg.get("_ones"), (), attrs), ctx)
 
 
 def full(shape: Any, val: float, ctx: Optional[Context] = None, dtype: Any = None, out: Any = None) -> NDArray:
@@ -78,7 +82,8 @@ def full(shape: Any, val: float, ctx: Optional[Context] = None, dtype: Any = Non
     if out is not None:
         out[:] = val
         return out
-    return invoke(_reg.get("_full"), (), {"shape": shape, "value": val, "ctx": _ctx(ctx), "dtype": _dt(dtype)})
+    return placed(invoke(_reg.get("_full"), (), {"shape": shape, "value": val, "ctx": _ctx(ctx),
+                                                 "dtype": _dt(dtype)}), ctx)
 
 
 def empty(shape: Any, ctx: Optional[Context] = None, dtype: Any = None, stype: Optional[str] = None) -> NDArray:

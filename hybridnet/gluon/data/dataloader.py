@@ -27,7 +27,9 @@ import torch
 import torch.multiprocessing  # noqa: F401  (registers shared-memory reductions of tensors)
 
 from ...base import MXNetError
+from ...context import Context
 from ...ndarray import NDArray
+from ...ndarray.ndarray import placed
 from . import sampler as _sampler
 from .batchify import _is_record, _np_batch, stack_arrays
 
@@ -115,11 +117,15 @@ def _from_wire(obj: Any) -> Any:
 
 
 def _pin(obj: Any, device_id: int) -> Any:
-    """Page-locked copies when CUDA is present (MXNet's ``cpu_pinned``); a no-op on CPU-only."""
-    if not torch.cuda.is_available():
-        return obj
+    """Copies on MXNet's ``cpu_pinned`` context: page-locked when CUDA is present (on a CPU-only
+    machine plain memory, still labelled ``cpu_pinned`` as MXNet does)."""
     if isinstance(obj, NDArray):
-        return NDArray(obj._t.pin_memory()) if obj._t.device.type == "cpu" else obj
+        if obj._t.device.type != "cpu":
+            return obj
+        pinned = Context("cpu_pinned", device_id)
+        if not torch.cuda.is_available():
+            return obj.as_in_context(pinned)
+        return placed(NDArray(obj._t.pin_memory()), pinned)
     if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
         return type(obj)(_pin(x, device_id) for x in obj)
     if isinstance(obj, dict):
