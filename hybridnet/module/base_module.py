@@ -306,9 +306,25 @@ class BaseModule:
 
     def set_params(self, arg_params: dict, aux_params: dict, allow_missing: bool = False,
                    force_init: bool = True, allow_extra: bool = False) -> None:
-        """Assign parameter values (``init_params`` with these values and no initializer)."""
+        """Assign parameter values: ``init_params`` with these values and no initializer; with
+        ``allow_missing`` the values are written in place and the missing ones keep theirs."""
+        if not allow_missing:
+            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
+                             allow_missing=allow_missing, force_init=force_init, allow_extra=allow_extra)
+            return
+        if self.params_initialized and not force_init:
+            warnings.warn("Parameters already initialized and force_init=False. set_params call ignored.",
+                          stacklevel=2)
+            return
+        self._assign_params(arg_params, aux_params, force_init, allow_extra)
+        self._params_dirty = True
+        self.params_initialized = True
+
+    def _assign_params(self, arg_params: dict, aux_params: dict, force_init: bool,
+                       allow_extra: bool) -> None:
+        """Write the given values into the bound parameters (``set_params(allow_missing=True)``)."""
         self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
-                         allow_missing=allow_missing, force_init=force_init, allow_extra=allow_extra)
+                         allow_missing=True, force_init=force_init, allow_extra=allow_extra)
 
     def save_params(self, fname: str) -> None:
         """Save parameters as MXNet does (``arg:``/``aux:`` prefixed names, one atomic file)."""

@@ -8,7 +8,6 @@ every bucket.
 from __future__ import annotations
 
 import logging
-import warnings
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -121,20 +120,10 @@ class BucketingModule(BaseModule):
         self._params_dirty = False
         return params
 
-    def set_params(self, arg_params: dict, aux_params: dict, allow_missing: bool = False,
-                   force_init: bool = True, allow_extra: bool = False) -> None:
-        if not allow_missing:
-            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
-                             allow_missing=allow_missing, force_init=force_init, allow_extra=allow_extra)
-            return
-        if self.params_initialized and not force_init:
-            warnings.warn("Parameters already initialized and force_init=False. set_params call ignored.",
-                          stacklevel=2)
-            return
-        self._current("set_params").set_params(arg_params, aux_params, allow_missing=allow_missing,
+    def _assign_params(self, arg_params: dict, aux_params: dict, force_init: bool,
+                       allow_extra: bool) -> None:
+        self._current("set_params").set_params(arg_params, aux_params, allow_missing=True,
                                                force_init=force_init, allow_extra=allow_extra)
-        self._params_dirty = True
-        self.params_initialized = True
 
     def init_params(self, initializer: Any = Uniform(0.01), arg_params: Any = None, aux_params: Any = None,
                     allow_missing: bool = False, force_init: bool = False, allow_extra: bool = False) -> None:
