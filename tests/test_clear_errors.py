@@ -10,7 +10,7 @@ from hybridnet import nd
 from hybridnet.base import MXNetError
 from hybridnet.gluon import nn
 
-ACTIVATIONS = ["log_sigmoid", "mish", "relu", "sigmoid", "softrelu", "softsign", "tanh"]
+ACTIVATIONS = ["relu", "sigmoid", "softrelu", "softsign", "tanh"]
 
 
 # ---- activation names ------------------------------------------------------------------------

@@ -354,10 +354,6 @@ def _activation(ctx: Ctx) -> list:
               "softsign": "Softsign"}
     if t in simple:
         return [ctx.add(simple[t], [x], ctx.out())]
-    if t == "log_sigmoid":
-        return [ctx.add("Neg", [ctx.add("Softplus", [ctx.add("Neg", [x])])], ctx.out())]
-    if t == "mish":
-        return [ctx.add("Mul", [x, ctx.add("Tanh", [ctx.add("Softplus", [x])])], ctx.out())]
     raise ctx.fail(f"act_type={t!r} has no ONNX lowering")
 
 

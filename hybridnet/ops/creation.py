@@ -12,6 +12,7 @@ from ..base import MXNetError, dtype_torch
 from ..context import Context, current_context
 from .attrs import Dtype, OptFloat, Shape
 from .registry import Sample, register
+from .shape_rules import creation_shape
 
 
 def device_of(ctx: Any) -> torch.device:
@@ -32,20 +33,20 @@ def _shape(shape: Any) -> tuple:
     return tuple(int(s) for s in shape)
 
 
-@register("_zeros", aliases=("_zeros_without_dtype",), samples=lambda: [
+@register("_zeros", aliases=("_zeros_without_dtype",), infer_shape=creation_shape, samples=lambda: [
     Sample((), {"shape": (2, 3)}, ref=lambda shape: np.zeros(shape), grad=False)])
 def _zeros(*, shape: Shape = (), ctx: str = "", dtype: Dtype = "float32"):
     """An array of zeros."""
     return torch.zeros(_shape(shape), dtype=dtype_torch(dtype or "float32"), device=device_of(ctx))
 
 
-@register("_ones", samples=lambda: [Sample((), {"shape": (2, 3)}, ref=lambda shape: np.ones(shape), grad=False)])
+@register("_ones", infer_shape=creation_shape, samples=lambda: [Sample((), {"shape": (2, 3)}, ref=lambda shape: np.ones(shape), grad=False)])
 def _ones(*, shape: Shape = (), ctx: str = "", dtype: Dtype = "float32"):
     """An array of ones."""
     return torch.ones(_shape(shape), dtype=dtype_torch(dtype or "float32"), device=device_of(ctx))
 
 
-@register("_full", samples=lambda: [Sample((), {"shape": (2, 3), "value": 1.5},
+@register("_full", infer_shape=creation_shape, samples=lambda: [Sample((), {"shape": (2, 3), "value": 1.5},
                                            ref=lambda shape, value: np.full(shape, value), grad=False)])
 def _full(*, shape: Shape = (), value: float, ctx: str = "", dtype: Dtype = "float32"):
     """An array filled with ``value``."""

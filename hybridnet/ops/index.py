@@ -15,6 +15,7 @@ from ..base import MXNetError, MXNetIndexError, dtype_torch
 from .attrs import AnyValue, Axis, Dtype, OptInt, Shape
 from .reduce import as_tuple, norm_axis
 from .registry import Sample, register
+from .shape_rules import unknown_until_inputs_known
 
 _rng = np.random.RandomState(4)
 
@@ -202,7 +203,7 @@ def _np_where(c: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.where(c != 0, x, y)
 
 
-@register("where", samples=lambda: [
+@register("where", partial_outputs=unknown_until_inputs_known, samples=lambda: [
     Sample((np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 1.0]]), _u(2, 3), _u(2, 3)), ref=_np_where,
            grad_inputs=(1, 2)),
     Sample((np.array([0.0, 1.0, 1.0]), _u(3, 2), _u(3, 2)), ref=_np_where, grad_inputs=(1, 2))])

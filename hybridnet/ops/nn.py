@@ -530,7 +530,7 @@ def _pool_geometry(kernel: Any, stride: Any, pad: Any, n: int) -> tuple:
 
 # ---- Activation / LeakyReLU -------------------------------------------------------------------
 _ACT = {"relu": torch.relu, "sigmoid": torch.sigmoid, "tanh": torch.tanh, "softrelu": F.softplus,
-        "softsign": F.softsign, "log_sigmoid": F.logsigmoid, "mish": F.mish}
+        "softsign": F.softsign}
 
 _NP_ACT: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "relu": lambda x: np.maximum(x, 0),
@@ -538,8 +538,6 @@ _NP_ACT: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "tanh": np.tanh,
     "softrelu": lambda x: np.log1p(np.exp(x)),
     "softsign": lambda x: x / (1 + np.abs(x)),
-    "log_sigmoid": lambda x: -np.log1p(np.exp(-x)),
-    "mish": lambda x: x * np.tanh(np.log1p(np.exp(x))),
 }
 
 
@@ -552,9 +550,9 @@ def _act_samples() -> list:
 
 @register("Activation", infer_inputs=same_shape_inputs, samples=_act_samples)
 def Activation(data: Tensor, *,
-               act_type: Literal["log_sigmoid", "mish", "relu", "sigmoid", "softrelu", "softsign", "tanh"]
+               act_type: Literal["relu", "sigmoid", "softrelu", "softsign", "tanh"]
                ) -> Tensor:
-    """Elementwise activation: relu, sigmoid, tanh, softrelu (log(1+e^x)), softsign, log_sigmoid, mish."""
+    """Elementwise activation: relu, sigmoid, tanh, softrelu (log(1+e^x)), softsign (MXNet 1.9.1's set)."""
     fn = _ACT.get(act_type)
     if fn is None:
         raise MXNetError(f"Activation: unknown act_type {act_type!r}; valid names are {sorted(_ACT)} "

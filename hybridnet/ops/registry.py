@@ -57,8 +57,13 @@ class OpDef:
                  hint: Optional[str] = None, doc: Optional[str] = None,
                  onnx: Optional[Callable] = None,
                  prepare_call: Optional[Callable[[tuple, dict], tuple]] = None,
-                 input_init: Optional[dict] = None):
+                 input_init: Optional[dict] = None,
+                 partial_outputs: Optional[Callable[[dict, ShapeList, list], list]] = None):
         self.name = name
+        # partial inference: (attrs, partial input shapes, outputs the sentinel runs found) ->
+        # the outputs MXNet reports (some operators say less than the runs could: ``where``
+        # nothing until every input is known, ``slice`` no size along an unknown axis)
+        self.partial_outputs_rule = partial_outputs
         # input slot -> MXNet ``__init__`` text a variable feeding it gets when it has none
         # (MXNet's FSetInputVarAttrOnCompose: PReLU's gamma starts at 0.25, not gamma's 1)
         self.input_init: dict = dict(input_init or {})

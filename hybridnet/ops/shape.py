@@ -21,7 +21,7 @@ from ..base import MXNetError, dtype_torch
 from ..util import is_np_shape
 from .attrs import Axis, Dtype, OptInt, Shape
 from .reduce import as_tuple, norm_axis
-from .shape_rules import concat_inputs, reshape_input, same_shape_inputs
+from .shape_rules import concat_inputs, reshape_input, same_shape_inputs, unknown_along_unknown_axes
 from .registry import Sample, register
 
 _rng = np.random.RandomState(3)
@@ -448,7 +448,7 @@ def _apply_slice(data: torch.Tensor, axis: int, b: int, e: int, s: int) -> torch
     return data.index_select(axis, idx)
 
 
-@register("slice", aliases=("crop",), samples=lambda: [
+@register("slice", aliases=("crop",), partial_outputs=unknown_along_unknown_axes, samples=lambda: [
     Sample((_u(3, 4, 5),), {"begin": (0, 1), "end": (2, 4)}, ref=_np_slice),
     Sample((_u(3, 4, 5),), {"begin": (None, None, 1), "end": (None, 3, None), "step": (None, 2, 2)}, ref=_np_slice),
     Sample((_u(3, 4),), {"begin": (-1, None), "end": (None, None), "step": (-1, -2)}, ref=_np_slice),
@@ -526,7 +526,7 @@ def _np_slice_axis(x: np.ndarray, axis: int, begin: int, end: Any = None) -> np.
     return x[tuple(idx)]
 
 
-@register("slice_axis", samples=lambda: [
+@register("slice_axis", partial_outputs=unknown_along_unknown_axes, samples=lambda: [
     Sample((_u(3, 4),), {"axis": 1, "begin": 1, "end": 3}, ref=_np_slice_axis),
     Sample((_u(3, 4),), {"axis": 0, "begin": -2, "end": None}, ref=_np_slice_axis),
     Sample((_u(3, 4, 2),), {"axis": -2, "begin": 0, "end": -1}, ref=_np_slice_axis)])

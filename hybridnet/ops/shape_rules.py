@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-__all__ = ["concat_inputs", "rnn_param_concat_inputs", "reshape_input", "same_shape_inputs"]
+__all__ = ["concat_inputs", "rnn_param_concat_inputs", "reshape_input", "same_shape_inputs",
+           "unknown_until_inputs_known", "unknown_along_unknown_axes", "creation_shape"]
 
 
 def _merged(shapes: list) -> Optional[tuple]:
@@ -83,3 +84,27 @@ def reshape_input(attrs: dict, ins: list, outs: list) -> list:
     if known == 0 or total % known:
         return ins
     return [tuple(total // known if d == 0 else d for d in src)] + list(ins[1:])
+
+
+# ---- partial forward rules (``partial_outputs``): what MXNet reports for partial inputs -------
+def unknown_until_inputs_known(attrs: dict, ins: list, outs: list) -> list:
+    """Nothing is known of the outputs until every input shape is (MXNet's ``where``)."""
+    return [None] * len(outs)
+
+
+def unknown_along_unknown_axes(attrs: dict, ins: list, outs: list) -> list:
+    """An output dimension along an axis whose input size is unknown stays unknown, even where
+    the slice bounds would fix it (MXNet's ``slice``/``slice_axis``)."""
+    data = ins[0]
+    return [o if o is None or data is None or len(o) != len(data)
+            else tuple(0 if d == 0 else x for d, x in zip(data, o)) for o in outs]
+
+
+def creation_shape(attrs: dict, shapes: list) -> list:
+    """Output shape of an array-creating operator: a ``shape`` attribute dimension <= 0 is
+    unknown and left to inference (MXNet: ``sym.zeros((L, 0, H))`` as an RNN begin state,
+    ``sym.ones((-1, -1))`` sized by its consumer)."""
+    shape = attrs.get("shape", ())
+    if isinstance(shape, int):
+        shape = (shape,)
+    return [tuple(int(d) if int(d) > 0 else 0 for d in shape)]

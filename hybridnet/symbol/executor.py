@@ -21,7 +21,7 @@ from ..compiler.codegen import compile_graph
 from ..context import Context, current_context
 from ..ir.graph import Graph
 from ..ndarray.ndarray import NDArray
-from .infer import infer_graph
+from .infer import infer_graph, resolve_creation_shapes
 
 __all__ = ["Executor", "simple_bind"]
 
@@ -83,6 +83,9 @@ class Executor:
             for n, a in zip(names, arrays):
                 if not isinstance(a, NDArray):
                     raise MXNetError(f"bind: {what}[{n!r}] must be an NDArray, got {type(a).__name__}")
+        bound = list(zip(self._arg_names + self._aux_names, self.arg_arrays + self.aux_arrays))
+        g = resolve_creation_shapes(g, {n: a.shape for n, a in bound}, {n: a.dtype for n, a in bound})
+        self._graph = g
         reqs = _grad_reqs(grad_req, self._arg_names)
         self.grad_arrays = _as_list(args_grad, self._arg_names, "args_grad", allow_missing=True)
         # an argument without a gradient array gets no gradient, whatever grad_req says

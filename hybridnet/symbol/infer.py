@@ -25,9 +25,10 @@ from ..base import MXNetError, dtype_from_flag, dtype_name, dtype_np, dtype_torc
 from ..ir.graph import Graph, Node
 from ..ops.attrs import parse_value
 from ..ops.registry import OpDef
+from ..ops.shape_rules import creation_shape
 from ..util import is_np_shape
 
-__all__ = ["infer_graph", "infer_shape", "infer_type", "InferResult"]
+__all__ = ["infer_graph", "infer_shape", "infer_type", "InferResult", "resolve_creation_shapes"]
 
 Shape = Optional[tuple]
 _MAX_SWEEPS = 8
@@ -322,6 +323,10 @@ def _partial_outputs(n: Node, ins: list, in_dtypes: list, first: Optional[str], 
                             break
             outs.append(tuple(dims))
         sv.links[id(n)] = links
+        op = cast(OpDef, n.op)
+        if op.partial_outputs_rule is not None:
+            outs = list(op.partial_outputs_rule(n.kernel_attrs(), list(ins), outs))
+            sv.links[id(n)] = [lk for lk in links if outs[lk[0]] is not None and outs[lk[0]][lk[1]] == 0]
         return outs, dts
     return [None] * nout, _dtypes_without_shapes(n, in_dtypes, first, nout)
 
@@ -390,6 +395,33 @@ def _collect_known(sym: Any, args: Sequence, kwargs: dict, what: str) -> dict:
         if v is not None:
             known[k] = v
     return known
+
+
+def _unknown_creation_shape(n: Node) -> bool:
+    if n.op is None or n.inputs or n.op.infer_shape_rule is not creation_shape:
+        return False
+    return 0 in creation_shape(n.kernel_attrs(), [])[0]
+
+
+def resolve_creation_shapes(graph: Graph, shapes: dict, dtypes: Optional[dict] = None) -> Graph:
+    """``graph`` with the unknown dimensions of array-creating nodes (``sym.ones((-1, -1))``)
+    replaced by what inference learns from the other inputs; ``graph`` itself when it has none.
+    Raises MXNetError naming the node when a size stays unknown."""
+    if not any(_unknown_creation_shape(n) for n in graph.nodes):
+        return graph
+    res = infer_graph(graph, shapes, dtypes)
+    new: dict = {}
+    for n in graph.nodes:
+        attrs = n.attrs
+        if _unknown_creation_shape(n):
+            s = res.out_shapes[id(n)][0]
+            if not _fully_known(s):
+                raise MXNetError(f"cannot infer the shape of node {n.name!r} ({n.opname}, shape "
+                                 f"{n.kernel_attrs().get('shape')}): its unknown dimensions stay "
+                                 f"unknown ({s}); give the full shape or connect it to arrays of known shape")
+            attrs = dict(n.attrs, shape=tuple(s))
+        new[id(n)] = Node(n.op, n.name, attrs, [(new[id(src)], k) for src, k in n.inputs])
+    return Graph([(new[id(n)], k) for n, k in graph.outputs])
 
 
 def infer_shape(sym: Any, args: Sequence, kwargs: dict, partial: bool) -> tuple:
