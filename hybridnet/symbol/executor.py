@@ -10,6 +10,7 @@ own their memory (an output that is an argument, or a view of one, is copied; se
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -18,10 +19,13 @@ import torch
 from ..base import MXNetError, dtype_torch
 from ..compiler.aliasing import OutputOwnership
 from ..compiler.codegen import compile_graph
+from ..compiler.memory import planned_bytes
+from ..compiler.passes import cse, distinct_outputs, run_passes
 from ..context import Context, current_context
 from ..ir.graph import Graph
 from ..ndarray.ndarray import NDArray
 from .infer import infer_graph, resolve_creation_shapes
+from .symbol import Symbol
 
 __all__ = ["Executor", "simple_bind"]
 
@@ -85,6 +89,8 @@ class Executor:
                     raise MXNetError(f"bind: {what}[{n!r}] must be an NDArray, got {type(a).__name__}")
         bound = list(zip(self._arg_names + self._aux_names, self.arg_arrays + self.aux_arrays))
         g = resolve_creation_shapes(g, {n: a.shape for n, a in bound}, {n: a.dtype for n, a in bound})
+        if os.environ.get("MXNET_ELIMINATE_COMMON_EXPR", "1") != "0":
+            g = run_passes(g, (cse, distinct_outputs), lint=False)
         self._graph = g
         reqs = _grad_reqs(grad_req, self._arg_names)
         self.grad_arrays = _as_list(args_grad, self._arg_names, "args_grad", allow_missing=True)
@@ -148,8 +154,29 @@ class Executor:
         """The generated Python source this executor runs."""
         return self._compiled.source
 
+    def get_optimized_symbol(self) -> Any:
+        """The Symbol this executor runs: the bound one after graph passes (common
+        subexpressions merged unless ``MXNET_ELIMINATE_COMMON_EXPR=0``)."""
+        return Symbol(self._graph.outputs)
+
     def debug_str(self) -> str:
-        return self._compiled.source
+        """The graph node by node (MXNet's layout), the memory a static plan allocates for it
+        ("Total N MB allocated", beyond the bound arrays) and the generated source it runs."""
+        g = self._graph
+        lines = ["Symbol Outputs:"]
+        lines += [f"\toutput[{i}]={n.name}({k})" for i, (n, k) in enumerate(g.outputs)]
+        for n in g.nodes:
+            if n.op is None:
+                lines.append(f"Variable:{n.name}")
+                continue
+            lines += ["--------------------", f"Op:{n.op.name}, Name={n.name}", "Inputs:"]
+            lines += [f"\targ[{i}]={src.name}({k})" for i, (src, k) in enumerate(n.inputs)]
+        bound = list(zip(self._arg_names + self._aux_names, self.arg_arrays + self.aux_arrays))
+        res = infer_graph(g, {n: a.shape for n, a in bound}, {n: a.dtype for n, a in bound})
+        grad_vars = {id(v) for v in g.arguments() if self._grad_req.get(v.name, "null") != "null"}
+        nbytes = planned_bytes(g, res.out_shapes, res.out_dtypes, grad_vars)
+        lines += [f"Total {nbytes >> 20} MB allocated", "", "Generated source:", self._compiled.source]
+        return "\n".join(lines)
 
     def set_monitor_callback(self, callback: Callable[[str, NDArray], Any], monitor_all: bool = False) -> None:
         """Call ``callback(name, array)`` after each forward for every operator output

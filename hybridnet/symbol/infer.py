@@ -22,7 +22,7 @@ from typing import Any, Optional, Sequence, cast
 import torch
 
 from ..base import MXNetError, dtype_from_flag, dtype_name, dtype_np, dtype_torch
-from ..ir.graph import Graph, Node
+from ..ir.graph import Graph, Node, transform
 from ..ops.attrs import parse_value
 from ..ops.registry import OpDef
 from ..ops.shape_rules import creation_shape
@@ -410,18 +410,18 @@ def resolve_creation_shapes(graph: Graph, shapes: dict, dtypes: Optional[dict] =
     if not any(_unknown_creation_shape(n) for n in graph.nodes):
         return graph
     res = infer_graph(graph, shapes, dtypes)
-    new: dict = {}
-    for n in graph.nodes:
-        attrs = n.attrs
-        if _unknown_creation_shape(n):
-            s = res.out_shapes[id(n)][0]
-            if not _fully_known(s):
-                raise MXNetError(f"cannot infer the shape of node {n.name!r} ({n.opname}, shape "
-                                 f"{n.kernel_attrs().get('shape')}): its unknown dimensions stay "
-                                 f"unknown ({s}); give the full shape or connect it to arrays of known shape")
-            attrs = dict(n.attrs, shape=tuple(s))
-        new[id(n)] = Node(n.op, n.name, attrs, [(new[id(src)], k) for src, k in n.inputs])
-    return Graph([(new[id(n)], k) for n, k in graph.outputs])
+
+    def visit(n: Node, inputs: tuple) -> Optional[list]:
+        if not _unknown_creation_shape(n):
+            return None
+        s = res.out_shapes[id(n)][0]
+        if not _fully_known(s):
+            raise MXNetError(f"cannot infer the shape of node {n.name!r} ({n.opname}, shape "
+                             f"{n.kernel_attrs().get('shape')}): its unknown dimensions stay "
+                             f"unknown ({s}); give the full shape or connect it to arrays of known shape")
+        return [(Node(n.op, n.name, dict(n.attrs, shape=tuple(s)), inputs), 0)]
+
+    return Graph(transform(graph.outputs, visit))
 
 
 def infer_shape(sym: Any, args: Sequence, kwargs: dict, partial: bool) -> tuple:

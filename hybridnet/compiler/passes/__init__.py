@@ -4,11 +4,11 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from ...ir.graph import Graph, GraphError
-from .cse import cse
+from .cse import cse, distinct_outputs
 from .fuse import fuse_softmax_ce
 from .export import broadcast_where_shapes_differ, remove_amp_cast
 
-__all__ = ["run_passes", "optimize", "export_graph", "cse", "fuse_softmax_ce", "remove_amp_cast",
+__all__ = ["run_passes", "optimize", "export_graph", "cse", "distinct_outputs", "fuse_softmax_ce", "remove_amp_cast",
            "broadcast_where_shapes_differ", "DEFAULT_PASSES"]
 
 DEFAULT_PASSES: tuple = (cse, fuse_softmax_ce)

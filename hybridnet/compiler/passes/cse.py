@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from ...ir.graph import Graph, Node, transform
-from ...ops.registry import OpDef
+from ...ops.registry import OpDef, get as get_op
 
 
 def _key(node: Node, inputs: tuple) -> Any:
@@ -33,3 +33,17 @@ def cse(graph: Graph) -> Graph:
         return seen[key]
 
     return Graph(transform(graph.outputs, visit))
+
+
+def distinct_outputs(graph: Graph) -> Graph:
+    """Every repeat of an entry among the graph outputs gets its own ``_copy``, so each output
+    is its own array (MXNet inserts these after eliminating common expressions)."""
+    seen: set = set()
+    outputs: list = []
+    for n, k in graph.outputs:
+        if (id(n), k) in seen:
+            n, k = Node(get_op("_copy"), f"{n.name}_copy{len(outputs)}", {}, [(n, k)]), 0
+        seen.add((id(n), k))
+        outputs.append((n, k))
+    return graph if len(seen) == len(outputs) and all(
+        a is b for (a, _), (b, _) in zip(outputs, graph.outputs)) else Graph(outputs)
