@@ -323,6 +323,7 @@ class Executor:
             for i, (old, fresh) in enumerate(zip(old_arrays, new_arrays)):
                 if old is not None and fresh is not None and old.shape == fresh.shape:
                     new_arrays[i] = old
+        new._monitor = self._monitor  # MXNet's reshaped executor keeps the monitor
         return new
 
 
