@@ -7,11 +7,12 @@ results do (``aliasing``). A CachedOp holds no per-call state: threads may call 
 """
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Optional, Protocol, Sequence
 
 import torch
 
 from ..ir.graph import Graph, Node
+from ..ir.interpreter import Interpreter
 from .aliasing import OutputOwnership
 from .codegen import compile_graph
 from .passes import optimize
@@ -40,10 +41,33 @@ class CachedOp:
         self._keep = [i for i, v in enumerate(order) if id(v) in present]
         self._all = len(self._keep) == len(order)
         inputs = [order[i] for i in self._keep]
+        self._inputs = inputs
         self.compiled = compile_graph(self.graph, inputs, "hybrid_forward")
         self._fn = self.compiled.fn
         ownership = OutputOwnership(self.graph, inputs)
         self._own = ownership.apply if ownership else None
+
+    def set_op_hook(self, callback: Optional[Callable[[str, str, Any], Any]], monitor_all: bool = False) -> None:
+        """Call ``callback(name, op_name, tensor)`` on every operator output (``<node>_output``)
+        and, with ``monitor_all``, first on its inputs (``<node>_<input>``), as MXNet's op hooks
+        do. The graph then runs node by node (``ir.interpreter``); ``None`` restores the
+        generated function."""
+        if callback is None:
+            self._fn = self.compiled.fn
+            return
+        interpreter = Interpreter(self.graph, self._inputs)
+
+        def on_node(node: Node, ins: list, outs: tuple) -> None:
+            name = node.op.name if node.op is not None else "null"
+            if monitor_all:
+                for slot, t in zip(node.monitor_input_names(), ins):
+                    callback(f"{node.name}_{slot}", name, t)
+            for out_name, t in zip(node.output_names(), outs):
+                callback(out_name, name, t)
+
+        def run(*tensors: Any, _train: bool = False) -> tuple:
+            return interpreter.run(*tensors, _train=_train, hook=on_node)
+        self._fn = run
 
     @property
     def source(self) -> str:

@@ -420,11 +420,10 @@ class Block:
         summary(self, *inputs)
 
     def register_op_hook(self, callback: Callable, monitor_all: bool = False) -> None:
-        """MXNet calls ``callback`` on every operator output of the hybridized graph; hybridnet's
-        compiled graphs have no per-operator hook, so this is refused with the alternatives."""
-        raise MXNetError("register_op_hook is not supported by hybridnet: compiled graphs run as one "
-                         "generated function. Use register_forward_hook on the blocks you want to "
-                         "watch, or run the block without hybridize() to see every NDArray")
+        """Install ``callback(name, op_name, NDArray)`` on every hybridized graph below this
+        block (see ``HybridBlock.register_op_hook``)."""
+        for child in self._children.values():
+            child.register_op_hook(callback, monitor_all)
 
     def share_parameters(self, shared: ParameterDict) -> "Block":
         raise MXNetError("share_parameters is a Gluon 2.0 API; in MXNet 1.x share through the "
@@ -450,6 +449,7 @@ class HybridBlock(Block):
         self._fast_n = -1
         self._single_out = False
         self._build_lock = _BuildLock()
+        self._op_hook: Optional[tuple] = None
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
@@ -467,6 +467,18 @@ class HybridBlock(Block):
     def _clear_cached_op(self) -> None:
         self._cached_graph = ()
         self._cached_op = None
+
+    def register_op_hook(self, callback: Callable, monitor_all: bool = False) -> None:
+        """Call ``callback(name, op_name, array)`` on every operator output of this block's
+        hybridized graph (names ``<node>_output``), and with ``monitor_all`` first on each
+        operator's inputs (``<node>_<input>``), as MXNet does. A hooked graph runs node by node
+        (slower); the hook applies to children too, for when they run on their own."""
+        def on_tensor(name: str, op_name: str, t: Any) -> None:
+            callback(name, op_name, NDArray(t.detach()))
+        self._op_hook = (on_tensor, bool(monitor_all))
+        if self._cached_op is not None:
+            self._cached_op.set_op_hook(*self._op_hook)
+        super().register_op_hook(callback, monitor_all)
 
     def hybridize(self, active: bool = True, backend: Any = None, backend_opts: Any = None,
                   static_alloc: bool = False, static_shape: bool = False, clear: bool = True,
@@ -598,6 +610,8 @@ class HybridBlock(Block):
         # flat NDArray inputs (no None, no nesting) take the fast path in forward()
         self._fast_n = len(data_names) if self._in_format == [0] * len(data_names) else -1
         self._single_out = self._out_format == 0
+        if self._op_hook is not None:
+            cached_op.set_op_hook(*self._op_hook)
         self._cached_op = cached_op  # published last: lock-free callers see a complete build
 
     def _call_cached_op(self, *args: Any) -> Any:

@@ -60,6 +60,12 @@ class Node:
             return self.op.inputs[: len(self.inputs)]
         return self.op.active_inputs(self.attrs)
 
+    def monitor_input_names(self) -> tuple:
+        """Input names as MXNet's monitors and op hooks report them (``<node>_<name>``)."""
+        if self.op is not None and not self.op.listed_inputs:
+            return tuple(f"input{i}" for i in range(len(self.inputs)))
+        return self.input_names()
+
     def aux_slots(self) -> tuple:
         """Indices of inputs that the operator mutates (auxiliary states)."""
         if self.op is None:

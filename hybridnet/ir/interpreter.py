@@ -14,8 +14,8 @@ from .graph import Graph, Node
 
 __all__ = ["Interpreter", "NodeHook"]
 
-# hook(node, output values) called after each operator node runs
-NodeHook = Callable[[Node, tuple], None]
+# hook(node, input values, output values) called after each operator node runs
+NodeHook = Callable[[Node, list, tuple], None]
 
 
 class Interpreter:
@@ -37,7 +37,8 @@ class Interpreter:
         self._outputs = {(id(n), k) for n, k in graph.outputs}
 
     def run(self, *values: Any, _train: bool = False, hook: Optional[NodeHook] = None) -> tuple:
-        """The graph outputs for ``values``; ``hook(node, outputs)`` sees every operator node."""
+        """The graph outputs for ``values``; ``hook(node, inputs, outputs)`` sees every operator
+        node."""
         if len(values) != len(self.inputs):
             raise ValueError(f"Interpreter.run: {len(values)} values for {len(self.inputs)} inputs "
                              f"{[v.name for v in self.inputs]}")
@@ -54,7 +55,7 @@ class Interpreter:
             for k, o in enumerate(outs):
                 env[(id(n), k)] = o
             if hook is not None:
-                hook(n, outs)
+                hook(n, args, outs)
             for src, k in n.inputs:
                 if self._last_use.get((id(src), k)) == i and (id(src), k) not in self._outputs:
                     env.pop((id(src), k), None)

@@ -37,7 +37,7 @@ def _unary(name: str, fn: Callable, ref: Callable, lo: float = -2.0, hi: float =
     kernel.__name__ = name
     kernel.__doc__ = doc or f"Elementwise {name}."
     register(name, aliases=aliases, samples=_unary_samples(ref, lo, hi, grad),
-             differentiable=grad, infer_inputs=same_shape_inputs)(kernel)
+             differentiable=grad, infer_inputs=same_shape_inputs, listed_inputs=False)(kernel)
 
 
 def _np_erfinv(x: np.ndarray) -> np.ndarray:

@@ -548,7 +548,7 @@ def _act_samples() -> list:
     return [Sample((x,), {"act_type": a}, ref=lambda x, act_type: _NP_ACT[act_type](x)) for a in _NP_ACT]
 
 
-@register("Activation", infer_inputs=same_shape_inputs, samples=_act_samples)
+@register("Activation", infer_inputs=same_shape_inputs, listed_inputs=False, samples=_act_samples)
 def Activation(data: Tensor, *,
                act_type: Literal["relu", "sigmoid", "softrelu", "softsign", "tanh"]
                ) -> Tensor:
@@ -749,7 +749,7 @@ def _np_softmax_act(x, mode="instance"):
     return _np_softmax(x.reshape(x.shape[0], -1), -1).reshape(x.shape)
 
 
-@register("SoftmaxActivation", samples=lambda: [
+@register("SoftmaxActivation", listed_inputs=False, samples=lambda: [
     Sample((np.random.RandomState(8).randn(2, 3, 2),), {}, ref=_np_softmax_act),
     Sample((np.random.RandomState(8).randn(2, 3, 2),), {"mode": "channel"}, ref=_np_softmax_act)])
 def SoftmaxActivation(data: Tensor, *, mode: Literal["channel", "instance"] = "instance") -> Tensor:

@@ -58,8 +58,12 @@ class OpDef:
                  onnx: Optional[Callable] = None,
                  prepare_call: Optional[Callable[[tuple, dict], tuple]] = None,
                  input_init: Optional[dict] = None,
-                 partial_outputs: Optional[Callable[[dict, ShapeList, list], list]] = None):
+                 partial_outputs: Optional[Callable[[dict, ShapeList, list], list]] = None,
+                 listed_inputs: bool = True):
         self.name = name
+        # False where MXNet registers no FListInputNames (its unary-operator macro, Activation):
+        # monitors and op hooks then name the inputs ``input0``, ``input1``... not by slot
+        self.listed_inputs = listed_inputs
         # partial inference: (attrs, partial input shapes, outputs the sentinel runs found) ->
         # the outputs MXNet reports (some operators say less than the runs could: ``where``
         # nothing until every input is known, ``slice`` no size along an unknown axis)

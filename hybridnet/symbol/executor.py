@@ -228,7 +228,7 @@ class Executor:
             if node.op is None:
                 continue
             if monitor_all:  # each input under its own name, then as this node's input slot
-                for slot, (src, k) in zip(node.input_names(), node.inputs):
+                for slot, (src, k) in zip(node.monitor_input_names(), node.inputs):
                     t = var_values[id(src)] if src.op is None else by_entry[(id(src), k)]
                     callback(src.output_names()[k], NDArray(t.detach()))
                     callback(f"{node.name}_{slot}", NDArray(t.detach()))

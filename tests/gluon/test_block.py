@@ -436,9 +436,3 @@ def test_symbol_block_repr_like_mxnet():
     lines = str(gluon.SymbolBlock(mx.sym.Group([out, mx.sym.relu(out)]), data)).splitlines()
     assert lines[0] == "SymbolBlock(" and lines[2] == ")"
     assert lines[1].endswith(" : 1 -> 2")
-
-
-def test_register_op_hook_is_refused_clearly():
-    net = gluon.nn.Dense(2)
-    with pytest.raises(MXNetError, match="register_forward_hook"):
-        net.register_op_hook(lambda *a: None)

@@ -50,7 +50,7 @@ def test_hook_sees_every_operator_output_in_order():
     graph = y._graph()
     seen = []
     out = Interpreter(graph).run(torch.tensor([-1.0, 3.0]),
-                                 hook=lambda n, outs: seen.append((n.name, outs[0].tolist())))
+                                 hook=lambda n, ins, outs: seen.append((n.name, outs[0].tolist())))
     assert [s[0] for s in seen] == [n.name for n in graph.nodes if n.op is not None]
     assert seen[1] == ("act", [0.0, 6.0])
     assert out[0].tolist() == [1.0, 7.0]
