@@ -430,6 +430,13 @@ class Block:
                          "params= constructor argument")
 
 
+def _collect_hybrid_blocks(block: "Block", out: list) -> None:
+    if isinstance(block, HybridBlock):
+        out.append(block)
+    for child in block._children.values():
+        _collect_hybrid_blocks(child, out)
+
+
 def _brief(names: list, n: int = 20) -> str:
     return str(names) if len(names) <= n else str(names[:n])[:-1] + f", ... ({len(names)} in all)]"
 
@@ -450,6 +457,8 @@ class HybridBlock(Block):
         self._single_out = False
         self._build_lock = _BuildLock()
         self._op_hook: Optional[tuple] = None
+        self._verify_left = 0
+        self._trace_created: list = []
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
@@ -482,13 +491,22 @@ class HybridBlock(Block):
 
     def hybridize(self, active: bool = True, backend: Any = None, backend_opts: Any = None,
                   static_alloc: bool = False, static_shape: bool = False, clear: bool = True,
-                  **kwargs: Any) -> None:
+                  verify: int = 0, **kwargs: Any) -> None:
         """Trace and compile on the next call (``clear=False`` keeps a graph already built).
 
         MXNet 1.9.1's flags are accepted (``static_alloc``, ``static_shape``, ``inline_limit``,
         ``forward_bulk_size``, ``backward_bulk_size``...); the compiled function is shape-generic,
-        so they do not change results. An unknown flag (a misspelling) is an error."""
+        so they do not change results. An unknown flag (a misspelling) is an error.
+
+        ``verify=N`` (hybridnet): the next N calls also run eagerly and through the traced graph
+        on copies of the parameters, and raise :class:`VerificationError` naming the first graph
+        node (and the line that created it) where outputs, auxiliary-state updates or, under
+        ``autograd.record()``, parameter gradients differ (see ``compiler.verify``)."""
         _check_hybridize_flags(self, kwargs)
+        if isinstance(verify, bool) or not isinstance(verify, int) or verify < 0:
+            raise TypeError(f"hybridize(verify=...) takes the number of calls to check (an int >= 0), "
+                            f"got {verify!r}")
+        self._verify_left = verify
         self._active = active
         self._flags = {"static_alloc": static_alloc, "static_shape": static_shape, **kwargs}
         if clear:
@@ -546,7 +564,13 @@ class HybridBlock(Block):
                 it = iter(names)
                 inputs = [sym.var(next(it)) if a is not None else None for a in flat]
                 grouped, _ = _regroup(inputs, in_format)
-                out = self._trace(*grouped)
+                from ..symbol.symbol import TRACING
+                outer, TRACING.created = TRACING.created, ([] if self._verify_left else None)
+                try:
+                    out = self._trace(*grouped)
+                    self._trace_created = TRACING.created or []
+                finally:
+                    TRACING.created = outer
                 out_flat, self._out_format = _flatten(out, "output")
                 self._in_format = in_format
                 self._cached_graph = ([i for i in inputs if i is not None],
@@ -607,8 +631,10 @@ class HybridBlock(Block):
                              [by_name[n] for n in used_names], self._flags)
         self._cached_data_pos = data_pos
         self._cached_params = used_params
-        # flat NDArray inputs (no None, no nesting) take the fast path in forward()
-        self._fast_n = len(data_names) if self._in_format == [0] * len(data_names) else -1
+        self._cached_param_names = used_names
+        # flat NDArray inputs (no None, no nesting) take the fast path in forward(), once verified
+        self._fast_n = len(data_names) if self._in_format == [0] * len(data_names) and \
+            not self._verify_left else -1
         self._single_out = self._out_format == 0
         if self._op_hook is not None:
             cached_op.set_op_hook(*self._op_hook)
@@ -641,9 +667,62 @@ class HybridBlock(Block):
             if len(data) > 1:
                 ctx_idx = p._ctx_list.index(Context.from_torch(tensors[0].device)) if tensors else 0
             tensors.append(data[ctx_idx]._t)
-        outs = self._cached_op(tensors, _mode())
+        if self._verify_left:
+            outs = self._verify_call(args, tensors)
+        else:
+            outs = self._cached_op(tensors, _mode())
         outs = [NDArray(o) for o in outs]
         return _regroup(outs, self._out_format)[0]
+
+    def _verify_call(self, args: tuple, tensors: list) -> tuple:
+        """One call checked against the eager code (``hybridize(verify=N)``)."""
+        from ..compiler.verify import verify_call
+        from ..ndarray import ndarray as _ndarray_mod
+        cached_op = self._cached_op
+        assert cached_op is not None
+        self._verify_left -= 1
+        if not self._verify_left and self._in_format == [0] * len(self._cached_graph[0]):
+            self._fast_n = len(self._cached_graph[0])
+        mode = _mode()
+        data_vars, out = self._cached_graph
+        graph = out._graph()
+        by_name = {v.name: v for v in graph.variables()}
+        data_names = [d.name for d in data_vars]
+        input_vars = [by_name[data_names[i]] for i in self._cached_data_pos] + \
+            [by_name[n] for n in self._cached_param_names]
+        n_data = len(self._cached_data_pos)
+        holders = []  # the NDArray each parameter tensor came from
+        for p, t in zip(self._cached_params, tensors[n_data:]):
+            holders.append(next(a for a in p._data if a._t is t))
+        blocks: list = []
+        _collect_hybrid_blocks(self, blocks)
+
+        def run_eager(param_copies: list) -> tuple:
+            saved = [(h, h._t) for h in holders]
+            active = [(b, b._active) for b in blocks]
+            recorder, outer = _ndarray_mod.OpRecorder(), _ndarray_mod.op_recorder
+            flat, fmt = _flatten(list(args), "input")
+            detached = [NDArray(a._t.detach()) if isinstance(a, NDArray) else a for a in flat]
+            try:
+                for h, c in zip(holders, param_copies):
+                    h._t = c
+                for b, _ in active:
+                    b._active = False
+                _ndarray_mod.op_recorder = recorder
+                res = self.forward(*_regroup(detached, fmt)[0])
+            finally:
+                _ndarray_mod.op_recorder = outer
+                for b, a in active:
+                    b._active = a
+                for h, t in saved:
+                    h._t = t
+            return tuple(o._t for o in _flatten(res, "output")[0]), recorder.records
+
+        return verify_call(f"{type(self).__name__} '{self.name}'",
+                           lambda: cached_op(tensors, mode), graph, input_vars, self._trace_created,
+                           tensors[:n_data], tensors[n_data:],
+                           [p.name for p in self._cached_params], mode.training, mode.recording,
+                           run_eager)
 
     def _run_fast(self, x: NDArray, args: tuple) -> Any:
         """The hot path of a hybridized call with flat NDArray inputs."""
@@ -846,6 +925,13 @@ class SymbolBlock(HybridBlock):
 
     def _clear_cached_op(self) -> None:
         self._cached_op = None  # the graph is given, never re-traced
+
+    def hybridize(self, active: bool = True, verify: int = 0, **kwargs: Any) -> None:
+        if verify:
+            raise MXNetError("hybridize(verify=...) compares a block's hybrid_forward code with its "
+                             "traced graph; a SymbolBlock has only the graph. Verify the block that "
+                             "was exported, before export()")
+        super().hybridize(active, **kwargs)
 
     def _get_graph(self, *args: Any) -> tuple:
         return self._cached_graph

@@ -20,18 +20,34 @@ NodeHook = Callable[[Node, list, tuple], None]
 
 class Interpreter:
     """Runs ``graph`` with its variables bound positionally in ``input_order`` (default: the
-    graph's variables in node order), like ``compile_graph(graph, input_order).fn``."""
+    graph's variables in node order), like ``compile_graph(graph, input_order).fn``.
 
-    def __init__(self, graph: Graph, input_order: Optional[Sequence[Node]] = None):
+    ``node_order`` runs the operator nodes in another topological order (the order a trace
+    created them in, which is the order eager code ran them: random operators then draw the
+    same numbers)."""
+
+    def __init__(self, graph: Graph, input_order: Optional[Sequence[Node]] = None,
+                 node_order: Optional[Sequence[Node]] = None):
         self.graph = graph
+        self.nodes = list(graph.nodes)
+        if node_order is not None:
+            ops = [n for n in self.nodes if n.op is not None]
+            if sorted(map(id, node_order)) != sorted(map(id, ops)):
+                raise ValueError("Interpreter: node_order must list each operator node of the graph once")
+            done = {id(n) for n in self.nodes if n.op is None}
+            for n in node_order:
+                if any(id(src) not in done for src, _ in n.inputs):
+                    raise ValueError(f"Interpreter: node_order runs {n.name!r} before its inputs")
+                done.add(id(n))
+            self.nodes = [n for n in self.nodes if n.op is None] + list(node_order)
         self.inputs = list(input_order) if input_order is not None else graph.variables()
         bound = {id(v) for v in self.inputs}
         missing = [v.name for v in graph.variables() if id(v) not in bound]
         if missing:
             raise ValueError(f"Interpreter: no argument given for variables {missing}")
-        position = {id(n): i for i, n in enumerate(graph.nodes)}
+        position = {id(n): i for i, n in enumerate(self.nodes)}
         self._last_use: dict = {}
-        for n in graph.nodes:
+        for n in self.nodes:
             for src, k in n.inputs:
                 self._last_use[(id(src), k)] = position[id(n)]
         self._outputs = {(id(n), k) for n, k in graph.outputs}
@@ -43,7 +59,7 @@ class Interpreter:
             raise ValueError(f"Interpreter.run: {len(values)} values for {len(self.inputs)} inputs "
                              f"{[v.name for v in self.inputs]}")
         env: dict = {(id(v), 0): x for v, x in zip(self.inputs, values)}
-        for i, n in enumerate(self.graph.nodes):
+        for i, n in enumerate(self.nodes):
             if n.op is None:
                 continue
             args = [env[(id(src), k)] for src, k in n.inputs]

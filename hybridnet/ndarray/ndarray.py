@@ -18,6 +18,7 @@ Not in MXNet, ours: ``nd.from_torch(t)`` and ``x.to_torch()`` share memory with 
 from __future__ import annotations
 
 import operator as _operator
+import threading
 import warnings
 from typing import Any, Callable, Iterator, Optional, Sequence
 
@@ -101,6 +102,22 @@ def _owned(res: torch.Tensor, tensors: list) -> torch.Tensor:
     return res
 
 
+class OpRecorder:
+    """Every operator one thread runs eagerly, with its outputs, while installed as
+    ``op_recorder`` (``hybridize(verify=N)`` compares them with the graph's nodes)."""
+
+    def __init__(self) -> None:
+        self.thread = threading.get_ident()
+        self.records: list = []
+
+    def add(self, op: OpDef, outs: tuple) -> None:
+        if threading.get_ident() == self.thread:
+            self.records.append((op, tuple(o._t for o in outs)))
+
+
+op_recorder: Optional[OpRecorder] = None
+
+
 def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any = None,
            hint: Any = None, attr: Any = None) -> Any:
     """Run ``op`` eagerly on NDArrays (or hand it to the Symbol front-end for Symbol inputs).
@@ -157,6 +174,8 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
             res = NDArray(res)
         if guard and _mode().recording:
             _ag.record_history(op, attrs, inputs, [res])
+        if op_recorder is not None:
+            op_recorder.add(op, (res,))
         return res
     outs = [NDArray(r) for r in res]
     if out is not None:
@@ -165,6 +184,8 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
     if guard and _mode().recording:
         _ag.record_history(op, attrs, inputs, outs)
+    if op_recorder is not None:
+        op_recorder.add(op, tuple(outs))
     return out if out is not None else outs
 
 

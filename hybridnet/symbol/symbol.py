@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from typing import Any, Callable, ClassVar, Iterator, Optional, Sequence
 
@@ -20,8 +21,22 @@ __all__ = ["Symbol", "var", "Variable", "Group", "sym_invoke", "load", "load_jso
 
 
 class _Tracing(threading.local):
-    """How many HybridBlocks the calling thread is tracing (indexing rules differ while tracing)."""
+    """How many HybridBlocks the calling thread is tracing (indexing rules differ while tracing),
+    and, when a list is set in ``created``, every operator node made, in order, with the user's
+    line that made it (``hybridize(verify=N)`` matches them with the eager run)."""
     depth = 0
+    created: Optional[list] = None
+
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _user_site() -> str:
+    """'file:line' of the innermost caller outside hybridnet ('' when there is none)."""
+    f = sys._getframe(2)
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG_DIR):
+        f = f.f_back  # type: ignore[assignment]
+    return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else ""
 
 
 TRACING = _Tracing()
@@ -447,6 +462,8 @@ def sym_invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: 
                 src.attrs["__init__"] = init
     n = op.num_outputs(node.attrs)
     sym = Symbol([(node, k) for k in range(n)])
+    if TRACING.created is not None:
+        TRACING.created.append((node, _user_site()))
     return sym
 
 
