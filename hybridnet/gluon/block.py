@@ -28,6 +28,7 @@ from ..ndarray.ndarray import NDArray
 from ..symbol.infer import infer_graph
 from ..symbol.symbol import Symbol
 from ..thread_scope import ThreadScope
+from .hybridize_report import HybridizeReport, Issue, first_trace_difference
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
 from .utils import HookHandle, _indent
 
@@ -520,6 +521,49 @@ class HybridBlock(Block):
     def cast(self, dtype: Any) -> None:
         self._clear_cached_op()
         super().cast(dtype)
+
+    def hybridize_report(self, *args: Any) -> HybridizeReport:
+        """Every construct in this block's ``hybrid_forward`` (and its children's) that a
+        hybridized graph cannot capture (``.shape``, ``asnumpy()``, ``if`` on a value, in-place
+        updates, graphs that change between traces), each with the user's line and the fix.
+
+        A dry run: it traces with Symbols twice for inputs like ``args`` (NDArrays, used for
+        their shapes only), computes nothing, changes no parameter and does not hybridize."""
+        from ..symbol.symbol import TRACING
+        flat, in_format = _flatten(list(args), "input")
+        real = [a for a in flat if a is not None]
+        names = ["data"] if len(real) == 1 else [f"data{i}" for i in range(len(real))]
+        shapes = {n: a.shape for n, a in zip(names, real) if isinstance(a, NDArray)}
+
+        def dry_trace() -> tuple:
+            it = iter(names)
+            inputs = [sym.var(next(it)) if a is not None else None for a in flat]
+            saved = (TRACING.report, TRACING.report_shapes, TRACING.created)
+            TRACING.report, TRACING.report_shapes, TRACING.created = [], shapes, []
+            try:
+                try:
+                    self._trace(*_regroup(inputs, in_format)[0])
+                    stopped = None
+                except Exception as e:  # noqa: BLE001 - reported: the dry run must finish
+                    frame = _user_frame(e.__traceback__)
+                    site = f"{frame.filename}:{frame.lineno}" if frame else ""
+                    first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                    stopped = Issue(f"tracing stopped: {type(e).__name__}: {first_line}", site,
+                                    "see the error; run the block without hybridize() to debug it")
+                return TRACING.report, TRACING.created, stopped
+            finally:
+                TRACING.report, TRACING.report_shapes, TRACING.created = saved
+
+        found, created, stopped = dry_trace()
+        issues = [Issue(*i) for i in found]
+        if stopped is not None:
+            issues.append(stopped)
+        else:
+            _, again, _ = dry_trace()
+            changed = first_trace_difference(created, again)
+            if changed is not None:
+                issues.append(changed)
+        return HybridizeReport(f"{type(self).__name__} '{self.name}'", issues)
 
     def infer_shape(self, *args: Any) -> None:
         """Infer and set parameter shapes from the inputs (deferred initialization)."""

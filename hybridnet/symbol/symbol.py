@@ -26,14 +26,28 @@ class _Tracing(threading.local):
     line that made it (``hybridize(verify=N)`` matches them with the eager run)."""
     depth = 0
     created: Optional[list] = None
+    # a dry run (``HybridBlock.hybridize_report``): what cannot be captured is appended here as
+    # (what, 'file:line', fix) and tracing goes on with a stand-in value; known input shapes
+    # answer ``.shape``
+    report: Optional[list] = None
+    report_shapes: Optional[dict] = None
 
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def _reported(what: str, fix: str) -> bool:
+    """In a dry run, note that ``what`` cannot be captured (with the user's line and ``fix``)
+    and return True: the caller then returns a stand-in instead of raising."""
+    if TRACING.report is None:
+        return False
+    TRACING.report.append((what, _user_site(), fix))
+    return True
+
+
 def _user_site() -> str:
     """'file:line' of the innermost caller outside hybridnet ('' when there is none)."""
-    f = sys._getframe(2)
+    f = sys._getframe(1)
     while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG_DIR):
         f = f.f_back  # type: ignore[assignment]
     return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else ""
@@ -236,7 +250,26 @@ class Symbol:
                 node.attrs[k] = v
 
     # -- what a Symbol cannot do -----------------------------------------------------------
+    def _probe_shape(self) -> tuple:
+        """This symbol's shape as far as the dry run's input shapes tell (0: unknown)."""
+        known = TRACING.report_shapes or {}
+        try:
+            inputs = set(self.list_inputs())
+            out = self.infer_shape_partial(**{k: v for k, v in known.items() if k in inputs})[1][0]
+            return tuple(out) if out else ()
+        except Exception:  # noqa: BLE001 - a stand-in value only; the dry run goes on
+            return ()
+
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name in ("shape", "dtype", "context", "ctx", "size", "ndim") and _reported(
+                f"x.{name} on a traced value",
+                "use shape-free operators (F.reshape with 0/-1 codes, F.broadcast_like, "
+                "F.reshape_like, F.shape_array, F.size_array) instead of Python values"):
+            shape = self._probe_shape()
+            return {"shape": shape, "size": int(np.prod(shape)) if shape else 0, "ndim": len(shape),
+                    "dtype": np.float32}.get(name)
         if name == "shape":
             raise AttributeError(
                 "'Symbol' object has no attribute 'shape': inside hybrid_forward the input is a "
@@ -249,31 +282,47 @@ class Symbol:
         raise AttributeError(f"'Symbol' object has no attribute {name!r}")
 
     def asnumpy(self) -> Any:
+        if _reported("asnumpy()/asscalar() on a traced value",
+                     "compute with F.* operators; a graph has no values while it is traced"):
+            return np.zeros(self._probe_shape() or (1,), dtype=np.float32)
         raise MXNetError("a Symbol has no values: asnumpy() works on NDArrays only. Inside "
                          "hybrid_forward, compute with F.* operators, or call the block without "
                          "hybridize() to debug with NDArrays")
 
     def asscalar(self) -> Any:
-        return self.asnumpy()
+        return self.asnumpy().reshape(-1)[0]
 
     def __bool__(self) -> bool:
+        if _reported("Python `if`/`while`/`and`/`or` on a traced value",
+                     "use F.where(cond, x, y) or compute both branches (or F.contrib.cond)"):
+            return True
         raise NotImplementedForSymbol(self.__bool__, "bool", hint=(
             "The truth value of a Symbol is unknown while tracing: Python `if`/`while` on values "
             "cannot be hybridized. Use F.where(cond, x, y) or compute both branches, or keep this "
             "block un-hybridized"))
 
-    def __float__(self) -> float:
+    def __int__(self) -> int:
+        if _reported("float()/int()/index of a traced value",
+                     "keep the value in the graph (F.* operators) instead of Python numbers"):
+            return 1
         raise MXNetError("float() of a Symbol: it has no value while tracing")
 
-    __int__ = __float__
-    __index__ = __float__
+    def __float__(self) -> float:
+        return float(self.__int__())
+
+    __index__ = __int__
 
     def __setitem__(self, key: Any, value: Any) -> None:
+        if _reported("in-place assignment x[...] = v",
+                     "build a new value (F.where(mask, v, x), or F.concat of slices)"):
+            return
         raise NotImplementedError("in-place assignment `x[...] = v` is not supported on Symbols: "
                                   "build a new value instead (e.g. F.where(mask, v, x), or "
                                   "F.concat of slices)")
 
     def _inplace(self, other: Any) -> Any:
+        if _reported("in-place operator (+=, -=, *=, /=)", "write `x = x + y` instead"):
+            return NotImplemented  # Python then computes x = x + y
         raise NotImplementedError("in-place operators (+=, -=, *=, /=) are not supported on Symbols: "
                                   "write `x = x + y` instead")
 
