@@ -1,12 +1,14 @@
-"""MXNet's contrib DeformableConvolution (deformable convolution v1) on NCHW data.
+"""MXNet's contrib DeformableConvolution (v1) and ModulatedDeformableConvolution (v2, DCNv2) on
+NCHW data, and DeformablePSROIPooling.
 
 Each kernel tap (i, j) of output position (y, x) reads the input at
 ``(y*stride - pad + i*dilate + dy, x*stride - pad + j*dilate + dx)`` with the learned offsets
 (dy, dx) taken from ``offset`` (N, deformable_groups * kh * kw * 2, Ho, Wo), channel
 ``(group * kh * kw + i * kw + j) * 2`` for dy and ``+ 1`` for dx. Reads are bilinear, with
 zeros outside the input (MXNet's deformable_im2col); then the taps are contracted with the
-weights as a grouped convolution. Everything is torch ops, so gradients flow to data, offsets,
-weight and bias.
+weights as a grouped convolution. DCNv2 multiplies each read by the learned ``mask``
+(N, deformable_groups * kh * kw, Ho, Wo), channel ``group * kh * kw + i * kw + j``. Everything
+is torch ops, so gradients flow to data, offsets, mask, weight and bias.
 """
 from __future__ import annotations
 
@@ -59,7 +61,7 @@ def _sample_taps(data: Tensor, py: Tensor, px: Tensor, dg: int) -> Tensor:
 
 
 def _np_deform_conv(data, offset, weight, bias=None, kernel=(3, 3), stride=(), dilate=(), pad=(),  # type: ignore[no-untyped-def]
-                    num_filter=1, num_group=1, num_deformable_group=1, no_bias=False, **_):
+                    num_filter=1, num_group=1, num_deformable_group=1, no_bias=False, mask=None, **_):
     N, C, H, W = data.shape
     kh, kw = kernel
     sh, sw = stride or (1, 1)
@@ -84,7 +86,7 @@ def _np_deform_conv(data, offset, weight, bias=None, kernel=(3, 3), stride=(), d
                                 for b, wb in ((0, 1 - (xx - x0)), (1, xx - x0)):
                                     if 0 <= y0 + a < H and 0 <= x0 + b < W:
                                         v += wa * wb * data[n, c, y0 + a, x0 + b]
-                            cols[n, c, k, y, x] = v
+                            cols[n, c, k, y, x] = v * (1.0 if mask is None else mask[n, g * kh * kw + k, y, x])
     G = num_group
     w = weight.reshape(G, num_filter // G, (C // G) * kh * kw)
     cols = cols.reshape(N, G, (C // G) * kh * kw, Ho * Wo)
@@ -92,6 +94,10 @@ def _np_deform_conv(data, offset, weight, bias=None, kernel=(3, 3), stride=(), d
     if bias is not None and not no_bias:
         out = out + bias.reshape(1, -1, 1, 1)
     return out
+
+
+def _np_modulated_deform_conv(data, offset, mask, weight, bias=None, **attrs):  # type: ignore[no-untyped-def]
+    return _np_deform_conv(data, offset, weight, bias, mask=mask, **attrs)
 
 
 def _samples() -> list:
@@ -106,33 +112,33 @@ def _samples() -> list:
                grad_inputs=(0, 2), rtol=1e-5, atol=1e-6)]
 
 
-@register("_contrib_DeformableConvolution", active_inputs=_active, param_shapes=_params, samples=_samples)
-def _contrib_DeformableConvolution(data: Tensor, offset: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
-                                   *, kernel: Shape, num_filter: int, stride: Shape = (), dilate: Shape = (),
-                                   pad: Shape = (), num_group: int = 1, num_deformable_group: int = 1,
-                                   workspace: int = 1024, no_bias: bool = False,
-                                   layout: Optional[str] = None) -> Tensor:
-    """2-D deformable convolution: a grouped convolution whose taps are read at learned
-    fractional offsets (see the module docstring for the offset layout)."""
+def _deform_conv(who: str, data: Tensor, offset: Tensor, mask: Optional[Tensor], weight: Tensor,
+                 bias: Optional[Tensor], kernel: Shape, num_filter: int, stride: Shape, dilate: Shape,
+                 pad: Shape, num_group: int, num_deformable_group: int, no_bias: bool,
+                 layout: Optional[str]) -> Tensor:
+    """Deformable convolution v1 (``mask`` None) or v2 (each tap's read scaled by ``mask``
+    (N, deformable_groups * kh * kw, Ho, Wo), channel group * kh * kw + i * kw + j)."""
     if data.dim() != 4:
-        raise MXNetError(f"DeformableConvolution: data must be NCHW, got shape {tuple(data.shape)}")
+        raise MXNetError(f"{who}: data must be NCHW, got shape {tuple(data.shape)}")
     if layout not in (None, "NCHW"):
-        raise MXNetError(f"DeformableConvolution: only layout='NCHW' is supported, got {layout!r}")
-    kh, kw = per_dim(kernel, 2, 1, "kernel", "DeformableConvolution")
-    sh, sw = per_dim(stride, 2, 1, "stride", "DeformableConvolution")
-    dh, dw = per_dim(dilate, 2, 1, "dilate", "DeformableConvolution")
-    ph, pw = per_dim(pad, 2, 0, "pad", "DeformableConvolution")
+        raise MXNetError(f"{who}: only layout='NCHW' is supported, got {layout!r}")
+    kh, kw = per_dim(kernel, 2, 1, "kernel", who)
+    sh, sw = per_dim(stride, 2, 1, "stride", who)
+    dh, dw = per_dim(dilate, 2, 1, "dilate", who)
+    ph, pw = per_dim(pad, 2, 0, "pad", who)
     N, C, H, W = data.shape
     G, dg = num_group, num_deformable_group
     Ho = (H + 2 * ph - (dh * (kh - 1) + 1)) // sh + 1
     Wo = (W + 2 * pw - (dw * (kw - 1) + 1)) // sw + 1
     K = kh * kw
     if C % G or C % dg or num_filter % G:
-        raise MXNetError(f"DeformableConvolution: channels {C} and num_filter {num_filter} must be divisible "
+        raise MXNetError(f"{who}: channels {C} and num_filter {num_filter} must be divisible "
                          f"by num_group {G}, and channels by num_deformable_group {dg}")
     if tuple(offset.shape) != (N, dg * K * 2, Ho, Wo):
-        raise MXNetError(f"DeformableConvolution: offset must have shape {(N, dg * K * 2, Ho, Wo)}, got "
+        raise MXNetError(f"{who}: offset must have shape {(N, dg * K * 2, Ho, Wo)}, got "
                          f"{tuple(offset.shape)}")
+    if mask is not None and tuple(mask.shape) != (N, dg * K, Ho, Wo):
+        raise MXNetError(f"{who}: mask must have shape {(N, dg * K, Ho, Wo)}, got {tuple(mask.shape)}")
     if data.device.type == "meta":
         return torch.empty((N, num_filter, Ho, Wo), dtype=data.dtype, device="meta")
     ki = torch.arange(kh, device=data.device, dtype=data.dtype).repeat_interleave(kw) * dh
@@ -143,12 +149,66 @@ def _contrib_DeformableConvolution(data: Tensor, offset: Tensor, weight: Tensor,
     py = (ki.reshape(K, 1, 1) + oy.reshape(1, Ho, 1)) + off[:, :, :, 0]
     px = (kj.reshape(K, 1, 1) + ox.reshape(1, 1, Wo)) + off[:, :, :, 1]
     cols = _sample_taps(data, py.reshape(N, dg, K, Ho * Wo), px.reshape(N, dg, K, Ho * Wo), dg)
+    if mask is not None:
+        cols = (cols.reshape(N, dg, C // dg, K, Ho * Wo) * mask.reshape(N, dg, 1, K, Ho * Wo))
     cols = cols.reshape(N, G, (C // G) * K, Ho * Wo)
     w = weight.reshape(G, num_filter // G, (C // G) * K)
     out = torch.einsum("gfk,ngkl->ngfl", w, cols).reshape(N, num_filter, Ho, Wo)
     if bias is not None and not no_bias:
         out = out + bias.reshape(1, -1, 1, 1)
     return out
+
+
+@register("_contrib_DeformableConvolution", active_inputs=_active, param_shapes=_params, samples=_samples)
+def _contrib_DeformableConvolution(data: Tensor, offset: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
+                                   *, kernel: Shape, num_filter: int, stride: Shape = (), dilate: Shape = (),
+                                   pad: Shape = (), num_group: int = 1, num_deformable_group: int = 1,
+                                   workspace: int = 1024, no_bias: bool = False,
+                                   layout: Optional[str] = None) -> Tensor:
+    """2-D deformable convolution: a grouped convolution whose taps are read at learned
+    fractional offsets (see the module docstring for the offset layout)."""
+    return _deform_conv("DeformableConvolution", data, offset, None, weight, bias, kernel, num_filter,
+                        stride, dilate, pad, num_group, num_deformable_group, no_bias, layout)
+
+
+def _mactive(attrs: dict) -> tuple:
+    return ("data", "offset", "mask", "weight") + (() if attrs.get("no_bias", False) else ("bias",))
+
+
+def _mparams(attrs: dict, shapes: list) -> list:
+    filled = _params(attrs, [shapes[0], shapes[1]] + list(shapes[3:]))
+    return filled[:2] + [shapes[2]] + filled[2:]
+
+
+def _msamples() -> list:
+    r = np.random.RandomState(52)
+    return [
+        Sample((r.rand(1, 2, 4, 5), r.rand(1, 18, 4, 5) * 0.8 + 0.1, r.rand(1, 9, 4, 5), r.randn(3, 2, 3, 3),
+                r.randn(3)), {"kernel": (3, 3), "num_filter": 3, "pad": (1, 1)}, ref=_np_modulated_deform_conv,
+               grad_inputs=(0, 1, 2, 3, 4), rtol=1e-5, atol=1e-6),
+        Sample((r.rand(2, 4, 5, 5), r.rand(2, 16, 3, 3) * 0.8 + 0.1, r.rand(2, 8, 3, 3), r.randn(4, 2, 2, 2)),
+               {"kernel": (2, 2), "num_filter": 4, "pad": (1, 1), "stride": (2, 2), "dilate": (2, 2),
+                "num_group": 2, "num_deformable_group": 2, "no_bias": True},
+               ref=_np_modulated_deform_conv, grad_inputs=(0, 2, 3), rtol=1e-5, atol=1e-6)]
+
+
+@register("_contrib_ModulatedDeformableConvolution", active_inputs=_mactive, param_shapes=_mparams,
+          samples=_msamples)
+def _contrib_ModulatedDeformableConvolution(data: Tensor, offset: Tensor, mask: Tensor, weight: Tensor,
+                                            bias: Optional[Tensor] = None, *, kernel: Shape, num_filter: int,
+                                            stride: Shape = (), dilate: Shape = (), pad: Shape = (),
+                                            num_group: int = 1, num_deformable_group: int = 1,
+                                            workspace: int = 1024, no_bias: bool = False,
+                                            im2col_step: int = 64, layout: Optional[str] = None) -> Tensor:
+    """2-D modulated deformable convolution (DCNv2): DeformableConvolution whose tap reads are
+    also scaled by ``mask`` (N, num_deformable_group * kh * kw, Ho, Wo), usually a sigmoid.
+    ``im2col_step`` only sizes MXNet's buffers; as in MXNet, a batch larger than it must be a
+    multiple of it."""
+    if data.dim() == 4 and data.shape[0] > im2col_step and data.shape[0] % im2col_step:
+        raise MXNetError(f"ModulatedDeformableConvolution: batch size {data.shape[0]} must be at most "
+                         f"im2col_step={im2col_step} or a multiple of it")
+    return _deform_conv("ModulatedDeformableConvolution", data, offset, mask, weight, bias, kernel, num_filter,
+                        stride, dilate, pad, num_group, num_deformable_group, no_bias, layout)
 
 
 # ---- DeformablePSROIPooling ---------------------------------------------------------------------
