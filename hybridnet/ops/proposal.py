@@ -26,7 +26,7 @@ import torch
 from torch import Tensor
 
 from ..base import MXNetError
-from ._helpers import floats
+from ._helpers import fill_shape, floats
 from .attrs import AnyValue
 from .registry import Sample, register
 
@@ -260,6 +260,20 @@ def _propose_image(anchors: np.ndarray, fg_score: np.ndarray, deltas: np.ndarray
     return boxes[rows], scores[rows]
 
 
+class _ZeroGradient(torch.autograd.Function):
+    """Outputs (rois, scores) computed without autograd, tied to the inputs so that a backward
+    pass reaches them with zero gradients, as MXNet's Proposal backward writes zeros."""
+
+    @staticmethod
+    def forward(ctx: Any, rois: Tensor, scores: Tensor, *inputs: Tensor) -> tuple:  # type: ignore[override]
+        ctx.like = [(t.shape, t.dtype, t.device) for t in inputs]
+        return rois.clone(), scores.clone()
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Tensor) -> tuple:  # type: ignore[override]
+        return (None, None) + tuple(torch.zeros(s, dtype=d, device=v) for s, d, v in ctx.like)
+
+
 def _proposals(who: str, cls_prob: Tensor, bbox_pred: Tensor, im_info: Tensor, a: dict) -> tuple:
     """(rois (batch * post, 5), scores (batch * post, 1)) in cls_prob's dtype and device."""
     scales = floats(a["scales"], who, "scales")
@@ -281,8 +295,11 @@ def _proposals(who: str, cls_prob: Tensor, bbox_pred: Tensor, im_info: Tensor, a
         boxes, score = _propose_image(anchors, prob[b, n_anchor:], deltas[b], info[b], a)
         rois.append(np.concatenate([np.full((post, 1), b, dtype=_F32), boxes], axis=1))
         scores.append(score[:, None])
-    return (torch.from_numpy(np.concatenate(rois)).to(**like),
-            torch.from_numpy(np.concatenate(scores)).to(**like))
+    out = (torch.from_numpy(np.concatenate(rois)).to(**like), torch.from_numpy(np.concatenate(scores)).to(**like))
+    inputs = (cls_prob, bbox_pred, im_info)
+    if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
+        return _ZeroGradient.apply(*out, *inputs)
+    return out
 
 
 def _np_proposal(cls_prob, bbox_pred, im_info, rpn_pre_nms_top_n=6000, rpn_post_nms_top_n=300,  # type: ignore[no-untyped-def]
@@ -371,6 +388,14 @@ def _samples(batch: int) -> list:
                ref=_np_proposal, grad=False)]
 
 
+def _input_shapes(attrs: dict, shapes: list) -> list:
+    """bbox_pred (N, 2 * C, H, W) and im_info (N, 3) from cls_prob (N, C, H, W), as MXNet infers."""
+    d = shapes[0]
+    if d is None or len(d) != 4 or not all(d):
+        return list(shapes)
+    return [tuple(d), fill_shape(shapes[1], (d[0], d[1] * 2, d[2], d[3])), fill_shape(shapes[2], (d[0], 3))]
+
+
 def _n_outputs(attrs: dict) -> int:
     return 2 if attrs.get("output_score", False) else 1
 
@@ -380,7 +405,7 @@ _DOC_TAIL = ("Inputs: cls_prob (N, 2A, H, W) background then foreground scores, 
 
 
 @register("_contrib_Proposal", num_outputs=_n_outputs, total_outputs=2, output_names=("output", "score"),
-          differentiable=False, samples=lambda: _samples(1))
+          param_shapes=_input_shapes, differentiable=False, samples=lambda: _samples(1))
 def _contrib_Proposal(cls_prob: Tensor, bbox_pred: Tensor, im_info: Tensor, *, rpn_pre_nms_top_n: int = 6000,
                       rpn_post_nms_top_n: int = 300, threshold: float = 0.7, rpn_min_size: int = 16,
                       scales: AnyValue = (4.0, 8.0, 16.0, 32.0), ratios: AnyValue = (0.5, 1.0, 2.0),
@@ -398,7 +423,7 @@ def _contrib_Proposal(cls_prob: Tensor, bbox_pred: Tensor, im_info: Tensor, *, r
 
 
 @register("_contrib_MultiProposal", num_outputs=_n_outputs, total_outputs=2, output_names=("output", "score"),
-          differentiable=False, samples=lambda: _samples(3))
+          param_shapes=_input_shapes, differentiable=False, samples=lambda: _samples(3))
 def _contrib_MultiProposal(cls_prob: Tensor, bbox_pred: Tensor, im_info: Tensor, *,
                            rpn_pre_nms_top_n: int = 6000, rpn_post_nms_top_n: int = 300,
                            threshold: float = 0.7, rpn_min_size: int = 16,
