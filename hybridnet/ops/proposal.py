@@ -281,9 +281,10 @@ def _proposals(who: str, cls_prob: Tensor, bbox_pred: Tensor, im_info: Tensor, a
     _checks(who, cls_prob, bbox_pred, im_info, len(scales) * len(ratios))
     batch, _, height, width = cls_prob.shape
     post = a["rpn_post_nms_top_n"]
-    like = dict(dtype=cls_prob.dtype, device=cls_prob.device)
-    if cls_prob.device.type == "meta":
-        return torch.empty((batch * post, 5), **like), torch.empty((batch * post, 1), **like)
+    dtype, device = cls_prob.dtype, cls_prob.device
+    if device.type == "meta":
+        return (torch.empty((batch * post, 5), dtype=dtype, device=device),
+                torch.empty((batch * post, 1), dtype=dtype, device=device))
     if post <= 0:
         raise MXNetError(f"{who}: rpn_post_nms_top_n must be positive, got {post}")
     anchors = shifted_anchors(base_anchors(a["feature_stride"], scales, ratios), height, width,
@@ -295,7 +296,8 @@ def _proposals(who: str, cls_prob: Tensor, bbox_pred: Tensor, im_info: Tensor, a
         boxes, score = _propose_image(anchors, prob[b, n_anchor:], deltas[b], info[b], a)
         rois.append(np.concatenate([np.full((post, 1), b, dtype=_F32), boxes], axis=1))
         scores.append(score[:, None])
-    out = (torch.from_numpy(np.concatenate(rois)).to(**like), torch.from_numpy(np.concatenate(scores)).to(**like))
+    out = (torch.from_numpy(np.concatenate(rois)).to(device=device, dtype=dtype),
+           torch.from_numpy(np.concatenate(scores)).to(device=device, dtype=dtype))
     inputs = (cls_prob, bbox_pred, im_info)
     if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
         return _ZeroGradient.apply(*out, *inputs)

@@ -1,7 +1,8 @@
 """Detection operators beyond the registry's sample checks: Proposal / MultiProposal (the NMS
 against a brute-force greedy, batch == per-image, padding, zero gradients, errors), RROIAlign
 (angles), DeformablePSROIPooling (trans moves the read), ModulatedDeformableConvolution (a
-mask of ones is DeformableConvolution; zero offsets are Convolution), rand_zipfian."""
+mask of ones is DeformableConvolution; zero offsets are Convolution), rand_zipfian and
+_sample_unique_zipfian."""
 from __future__ import annotations
 
 import numpy as np
@@ -176,3 +177,20 @@ def test_rand_zipfian_nd_and_sym():
     assert [o.shape for o in ex.outputs] == [(50,), (3,), (50,)]
     np.testing.assert_allclose(ex.outputs[1].asnumpy(), expected[[0, 3, 19]] / 40)
     assert nd.contrib.current_context() == mx.cpu() and nd.contrib.uniform is nd.random.uniform
+
+
+def test_sample_unique_zipfian_distinct_classes_and_tries():
+    mx.random.seed(5)
+    classes, tries = nd._internal._sample_unique_zipfian(50, shape=(3, 40))
+    c, t = classes.asnumpy(), tries.asnumpy()
+    assert c.dtype == np.int64 and t.dtype == np.int64 and c.shape == (3, 40) and t.shape == (3,)
+    for row, n in zip(c, t):
+        assert np.unique(row).size == 40 and row.min() >= 0 and row.max() < 50
+        assert n >= 40
+    full, _ = nd._internal._sample_unique_zipfian(7, shape=(1, 7))
+    assert sorted(full.asnumpy()[0]) == list(range(7))
+    # small classes come first far more often (log-uniform)
+    first = nd._internal._sample_unique_zipfian(1000, shape=(200, 1))[0].asnumpy()
+    assert np.mean(first < 31) > 0.4            # P(class < 31) = log(32) / log(1000) ~ 0.5
+    with pytest.raises(MXNetError, match="distinct"):
+        nd._internal._sample_unique_zipfian(5, shape=(1, 6))
