@@ -194,3 +194,44 @@ def test_sample_unique_zipfian_distinct_classes_and_tries():
     assert np.mean(first < 31) > 0.4            # P(class < 31) = log(32) / log(1000) ~ 0.5
     with pytest.raises(MXNetError, match="distinct"):
         nd._internal._sample_unique_zipfian(5, shape=(1, 6))
+
+
+# ---- real MXNet 1.9.1's outputs (fixtures/make_detection_mxnet.py) ------------------------------
+FIXTURE = np.load(__file__.rsplit("/", 1)[0] + "/fixtures/detection_mxnet.npz")
+
+
+@pytest.mark.parametrize("name, iou", [("prop", False), ("prop_iou", True)])
+def test_multi_proposal_matches_real_mxnet(name, iou):
+    f = FIXTURE
+    kw = dict(feature_stride=16, scales=(4, 8, 16), ratios=(1.0,), rpn_pre_nms_top_n=150, rpn_post_nms_top_n=40,
+              threshold=0.6, rpn_min_size=8, output_score=True, iou_loss=iou)
+    rois, score = nd.contrib.MultiProposal(nd.array(f[name + "_prob"]), nd.array(f[name + "_deltas"]),
+                                           nd.array(f[name + "_info"]), **kw)
+    np.testing.assert_allclose(rois.asnumpy(), f[name + "_rois"], rtol=0, atol=1e-4)
+    np.testing.assert_array_equal(score.asnumpy(), f[name + "_score"])
+
+
+def test_rroi_align_matches_real_mxnet():
+    out = nd.contrib.RROIAlign(nd.array(FIXTURE["rroi_data"]), nd.array(FIXTURE["rroi_rois"]), pooled_size=(2, 3),
+                               spatial_scale=0.125)
+    np.testing.assert_allclose(out.asnumpy(), FIXTURE["rroi_out"], rtol=1e-5, atol=1e-5)
+
+
+def test_deformable_psroi_pooling_matches_real_mxnet_with_gradients():
+    args = [nd.array(FIXTURE[k]) for k in ("dps_data", "dps_rois", "dps_trans")]
+    for a in args:
+        a.attach_grad()
+    with mx.autograd.record():
+        out = nd.contrib.DeformablePSROIPooling(*args, spatial_scale=0.0625, output_dim=2, group_size=2,
+                                                pooled_size=2, sample_per_part=3, trans_std=0.2)
+    out.backward(nd.array(FIXTURE["dps_head"]))
+    np.testing.assert_allclose(out.asnumpy(), FIXTURE["dps_out"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(args[0].grad.asnumpy(), FIXTURE["dps_gdata"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(args[2].grad.asnumpy(), FIXTURE["dps_gtrans"], rtol=1e-5, atol=1e-6)
+
+
+def test_modulated_deformable_conv_matches_real_mxnet():
+    args = [nd.array(FIXTURE[k]) for k in ("mdc_x", "mdc_off", "mdc_mask", "mdc_w", "mdc_b")]
+    out = nd.contrib.ModulatedDeformableConvolution(*args, kernel=(3, 3), num_filter=6, pad=(1, 1), num_group=2,
+                                                    num_deformable_group=2)
+    np.testing.assert_allclose(out.asnumpy(), FIXTURE["mdc_out"], rtol=1e-5, atol=1e-5)
