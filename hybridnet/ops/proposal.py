@@ -10,8 +10,9 @@ im_info[2]`` get score -1 (the small ones also grow by that size); a stable desc
 keeps ``rpn_pre_nms_top_n``; greedy NMS (IoU with MXNet's +1 pixel areas, suppress when
 > ``threshold``) keeps up to ``rpn_post_nms_top_n``; when fewer survive, the kept boxes repeat
 cyclically to fill the rows. Output rows are ``[image index, x1, y1, x2, y2]``; ``output_score``
-also shows the (post_nms, 1) scores. Arithmetic is single precision as in MXNet; the gradient
-of every input is zero.
+also shows the (post_nms, 1) scores. Arithmetic is single precision as in MXNet. The outputs
+carry no gradient: an Executor's backward writes zeros to the inputs' gradients (MXNet's
+backward writes zeros and reads no output gradient, so any head gradient is accepted).
 
 The NMS finds the pairs of boxes that can overlap by more than the threshold without comparing
 all pairs (boxes are bucketed by size and swept by centre), then resolves the greedy order on
@@ -260,20 +261,6 @@ def _propose_image(anchors: np.ndarray, fg_score: np.ndarray, deltas: np.ndarray
     return boxes[rows], scores[rows]
 
 
-class _ZeroGradient(torch.autograd.Function):
-    """Outputs (rois, scores) computed without autograd, tied to the inputs so that a backward
-    pass reaches them with zero gradients, as MXNet's Proposal backward writes zeros."""
-
-    @staticmethod
-    def forward(ctx: Any, rois: Tensor, scores: Tensor, *inputs: Tensor) -> tuple:  # type: ignore[override]
-        ctx.like = [(t.shape, t.dtype, t.device) for t in inputs]
-        return rois.clone(), scores.clone()
-
-    @staticmethod
-    def backward(ctx: Any, *grads: Tensor) -> tuple:  # type: ignore[override]
-        return (None, None) + tuple(torch.zeros(s, dtype=d, device=v) for s, d, v in ctx.like)
-
-
 def _proposals(who: str, cls_prob: Tensor, bbox_pred: Tensor, im_info: Tensor, a: dict) -> tuple:
     """(rois (batch * post, 5), scores (batch * post, 1)) in cls_prob's dtype and device."""
     scales = floats(a["scales"], who, "scales")
@@ -296,12 +283,8 @@ def _proposals(who: str, cls_prob: Tensor, bbox_pred: Tensor, im_info: Tensor, a
         boxes, score = _propose_image(anchors, prob[b, n_anchor:], deltas[b], info[b], a)
         rois.append(np.concatenate([np.full((post, 1), b, dtype=_F32), boxes], axis=1))
         scores.append(score[:, None])
-    out = (torch.from_numpy(np.concatenate(rois)).to(device=device, dtype=dtype),
-           torch.from_numpy(np.concatenate(scores)).to(device=device, dtype=dtype))
-    inputs = (cls_prob, bbox_pred, im_info)
-    if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
-        return _ZeroGradient.apply(*out, *inputs)
-    return out
+    return (torch.from_numpy(np.concatenate(rois)).to(device=device, dtype=dtype),
+            torch.from_numpy(np.concatenate(scores)).to(device=device, dtype=dtype))
 
 
 def _np_proposal(cls_prob, bbox_pred, im_info, rpn_pre_nms_top_n=6000, rpn_post_nms_top_n=300,  # type: ignore[no-untyped-def]
