@@ -114,46 +114,48 @@ class _SizeCentreBuckets:
     IoU > t needs width and height ratios > t, so log sizes fall in neighbouring buckets of
     width log(1/t), and centres closer than (1 - t) times the larger size. Members are sorted
     by (size bucket, centre x); each query box looks up, in each of the 9 neighbouring buckets,
-    the members whose centre x is within reach, then keeps those whose centre y is too.
+    the members whose centre x is within reach (bounded by the buckets' largest width), then keeps
+    those whose centre y is within the reach of the buckets' largest height.
     """
     block = 2048
 
     def __init__(self, boxes: np.ndarray, thresh: float):
         b = boxes.astype(np.float64)
-        w, self.h = b[:, 2] - b[:, 0] + 1, b[:, 3] - b[:, 1] + 1
-        self.cx, self.cy = b[:, 0] + w / 2 - b[:, 0].min(), b[:, 1] + self.h / 2
+        w, h = b[:, 2] - b[:, 0] + 1, b[:, 3] - b[:, 1] + 1
+        self.cx = b[:, 0] + w / 2 - b[:, 0].min()
+        self.cy = b[:, 1] + h / 2
         self.thresh = thresh
         self.step = np.log(1.0 / thresh) * (1 + 1e-6)
         self.kw = np.floor(np.log(w) / self.step).astype(np.int64)   # w in [e^(kw*step), e^((kw+1)*step))
-        kh = np.floor(np.log(self.h) / self.step).astype(np.int64)
-        self.rows = int(kh.max() - kh.min()) + 3
-        self.bucket = (self.kw - self.kw.min() + 1) * self.rows + (kh - kh.min() + 1)
+        self.kh = np.floor(np.log(h) / self.step).astype(np.int64)
+        self.rows = int(self.kh.max() - self.kh.min()) + 3
+        self.bucket = (self.kw - self.kw.min() + 1) * self.rows + (self.kh - self.kh.min() + 1)
         self.stride = float(self.cx.max()) + 2 * float(self._reach(self.kw.max() + 2)) + 1.0
         self.key = self.bucket * self.stride + self.cx      # buckets never mix
 
     def _reach(self, k: "np.ndarray | int") -> np.ndarray:
-        """Largest centre distance of an overlapping pair whose larger width is below e^(k*step)."""
-        return (1 - self.thresh) * np.exp(np.asarray(k) * self.step) * (1 + 1e-6) + 1e-3
+        """Largest centre distance of an overlapping pair whose larger size is below e^(k*step)."""
+        return (1 - self.thresh) * np.exp(np.asarray(k) * self.step) * (1 + 1e-5) + 1e-2
 
     def pairs(self, query: np.ndarray, members: np.ndarray) -> tuple:
         order = np.argsort(self.key[members], kind="stable")
         members = members[order]
         sorted_key = self.key[members]
         qs, ms = [], []
+        kw, kh, cy = self.kw[query], self.kh[query], self.cy[query]
         for dw in (-1, 0, 1):
-            r = self._reach(np.maximum(self.kw[query], self.kw[query] + dw) + 1)
+            rx = self._reach(np.maximum(kw, kw + dw) + 1)
             for dh in (-1, 0, 1):
+                ry = self._reach(np.maximum(kh, kh + dh) + 1)
                 centre = (self.bucket[query] + dw * self.rows + dh) * self.stride + self.cx[query]
-                lo = np.searchsorted(sorted_key, centre - r, side="left")
-                counts = np.searchsorted(sorted_key, centre + r, side="right") - lo
+                lo = np.searchsorted(sorted_key, centre - rx, side="left")
+                counts = np.searchsorted(sorted_key, centre + rx, side="right") - lo
                 total = int(counts.sum())
                 if total == 0:
                     continue
-                q = np.repeat(query, counts)
                 m = members[np.repeat(lo - np.cumsum(counts) + counts, counts) + np.arange(total)]
-                near = np.abs(self.cy[q] - self.cy[m]) < (1 - self.thresh) * np.maximum(
-                    self.h[q], self.h[m]) * (1 + 1e-6) + 1e-3
-                qs.append(q[near])
+                near = np.abs(self.cy[m] - np.repeat(cy, counts)) < np.repeat(ry, counts)
+                qs.append(np.repeat(query, counts)[near])
                 ms.append(m[near])
         if not qs:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
