@@ -387,10 +387,6 @@ def _n_outputs(attrs: dict) -> int:
     return 2 if attrs.get("output_score", False) else 1
 
 
-_DOC_TAIL = ("Inputs: cls_prob (N, 2A, H, W) background then foreground scores, bbox_pred "
-             "(N, 4A, H, W), im_info (N, 3) = (height, width, scale); A = len(scales) * len(ratios).")
-
-
 @register("_contrib_Proposal", num_outputs=_n_outputs, total_outputs=2, output_names=("output", "score"),
           param_shapes=_input_shapes, differentiable=False, samples=lambda: _samples(1))
 def _contrib_Proposal(cls_prob: Tensor, bbox_pred: Tensor, im_info: Tensor, *, rpn_pre_nms_top_n: int = 6000,
@@ -398,7 +394,9 @@ def _contrib_Proposal(cls_prob: Tensor, bbox_pred: Tensor, im_info: Tensor, *, r
                       scales: AnyValue = (4.0, 8.0, 16.0, 32.0), ratios: AnyValue = (0.5, 1.0, 2.0),
                       feature_stride: int = 16, output_score: bool = False, iou_loss: bool = False) -> Any:
     """RPN region proposals of one image (see the module docstring): rois (post, 5) rows
-    [0, x1, y1, x2, y2] and scores (post, 1). """
+    [0, x1, y1, x2, y2] and scores (post, 1). Inputs: cls_prob (1, 2A, H, W) background then
+    foreground scores, bbox_pred (1, 4A, H, W), im_info (1, 3) = (height, width, scale), with
+    A = len(scales) * len(ratios)."""
     if cls_prob.dim() == 4 and cls_prob.shape[0] != 1:
         raise MXNetError(f"Proposal: takes one image (batch 1), got batch {cls_prob.shape[0]}; "
                          "use MultiProposal for a batch")
@@ -418,7 +416,8 @@ def _contrib_MultiProposal(cls_prob: Tensor, bbox_pred: Tensor, im_info: Tensor,
                            feature_stride: int = 16, output_score: bool = False,
                            iou_loss: bool = False) -> Any:
     """RPN region proposals of a batch (see the module docstring): rois (N * post, 5) rows
-    [image index, x1, y1, x2, y2], image by image, and scores (N * post, 1)."""
+    [image index, x1, y1, x2, y2], image by image, and scores (N * post, 1). Inputs as
+    Proposal's, for N images."""
     rois, score = _proposals("MultiProposal", cls_prob, bbox_pred, im_info, dict(
         rpn_pre_nms_top_n=rpn_pre_nms_top_n, rpn_post_nms_top_n=rpn_post_nms_top_n, threshold=threshold,
         rpn_min_size=rpn_min_size, scales=scales, ratios=ratios, feature_stride=feature_stride,
