@@ -1,8 +1,15 @@
 """mx.nd.contrib (operators filled in from the registry at import), plus MXNet's Python-level
-AdamW wrappers that take ``rescale_grad`` as a number or an array."""
+AdamW wrappers that take ``rescale_grad`` as a number or an array, and ``rand_zipfian``."""
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
+
+from ..context import current_context
+from ..ops.frontend import make_rand_zipfian
+from .random import uniform
+
+# MXNet's nd.contrib also re-exports current_context and uniform (its module imports them)
+rand_zipfian = make_rand_zipfian(uniform, current_context)
 
 
 def _scale_array(rescale_grad: Any, like: Any) -> Any:

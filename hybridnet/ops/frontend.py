@@ -266,3 +266,42 @@ def make_histogram(hist_op: Callable, is_array: Callable[[Any], bool]) -> Callab
     histogram.__doc__ = ("(counts, bin edges) of all elements of ``a``: ``bins`` equal-width bins over "
                          "``range``, or the edges given as an array, as MXNet's histogram.")
     return histogram
+
+
+def make_rand_zipfian(uniform: Callable, current_context: "Callable[[], Any] | None" = None) -> Callable:
+    """MXNet's Python-level ``contrib.rand_zipfian`` over the front-end's ``random.uniform``:
+    ``nd`` passes ``current_context`` (the function then takes ``ctx``), ``sym`` does not.
+
+    Classes are drawn as ``int64(exp(U(0, log(range_max + 1))) - 1) % range_max`` (an
+    approximately log-uniform, Zipfian distribution); the expected counts of a class c among
+    ``num_sampled`` draws are ``log((c + 2) / (c + 1)) / log(range_max + 1) * num_sampled``.
+    Returns (sampled classes int64 (num_sampled,), expected counts of ``true_classes``,
+    expected counts of the sampled classes), the counts in float64.
+    """
+    import math
+
+    def draw(true_classes: Any, num_sampled: int, range_max: int, uniform_kwargs: dict) -> tuple:
+        if int(range_max) < 1 or int(num_sampled) < 0:
+            raise ValueError(f"rand_zipfian: range_max must be >= 1 and num_sampled >= 0, got "
+                             f"range_max={range_max}, num_sampled={num_sampled}")
+        log_range = math.log(range_max + 1)
+        rand = uniform(0, log_range, shape=(num_sampled,), dtype="float64", **uniform_kwargs)
+        sampled = (rand.exp() - 1).astype("int64") % range_max
+        true = true_classes.astype("float64")
+        count_true = ((true + 2.0) / (true + 1.0)).log() / log_range * num_sampled
+        sampled64 = sampled.astype("float64")
+        count_sampled = ((sampled64 + 2.0) / (sampled64 + 1.0)).log() / log_range * num_sampled
+        return sampled, count_true, count_sampled
+
+    if current_context is None:
+        def rand_zipfian(true_classes: Any, num_sampled: int, range_max: int) -> tuple:
+            return draw(true_classes, num_sampled, range_max, {})
+    else:
+        def rand_zipfian(true_classes: Any, num_sampled: int, range_max: int,  # type: ignore[misc]
+                         ctx: Any = None) -> tuple:
+            ctx = ctx if ctx is not None else current_context()
+            return draw(true_classes.as_in_context(ctx), num_sampled, range_max, {"ctx": ctx})
+    rand_zipfian.__doc__ = ("Draw ``num_sampled`` classes in [0, range_max) from MXNet's approximately "
+                            "log-uniform (Zipfian) distribution; returns (sampled classes, expected counts of "
+                            "true_classes, expected counts of the sampled classes).")
+    return rand_zipfian

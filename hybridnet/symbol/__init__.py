@@ -32,6 +32,7 @@ from ..ndarray.random import Frontend as _RandomFrontend, make_functions as _ran
 for _k, _f in _random_functions(_RandomFrontend(sym_invoke, lambda x: isinstance(x, Symbol), True)).items():
     setattr(_spaces["random"], _k, _f)
 _FUNCS = _frontend.populate(_spaces, sym_invoke)
+_spaces["contrib"].rand_zipfian = _frontend.make_rand_zipfian(_spaces["random"].uniform)  # type: ignore[attr-defined]
 for _name, _fn in _FUNCS.items():
     if not hasattr(op, _name):
         setattr(op, _name, _fn)

@@ -1,3 +1,3 @@
 """``gluon.contrib``: contributed layers, recurrent cells and samplers (MXNet 1.9.1
 ``gluon.contrib``)."""
-from . import data, nn, rnn  # noqa: F401
+from . import cnn, data, nn, rnn  # noqa: F401
