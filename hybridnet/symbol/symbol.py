@@ -178,7 +178,7 @@ class Symbol:
             renamed: dict = {}
             for node, _ in entries:
                 if node.op is not None and id(node) not in renamed:
-                    renamed[id(node)] = Node(node.op, name, node.attrs, node.inputs)
+                    renamed[id(node)] = Node(node.op, name, node.attrs, node.inputs, node.subgraphs)
             entries = [(renamed.get(id(n), n), k) for n, k in entries]
         self._entries = entries
 
@@ -189,7 +189,7 @@ class Symbol:
         if node.op is None:
             raise MXNetError("_gen_atomic_symbol: the symbol is a variable, not an operator")
         ins = [(Node(None, f"{node.name}_{slot}"), 0) for slot in node.input_names()]
-        atom = Node(node.op, node.name, node.attrs, ins)
+        atom = Node(node.op, node.name, node.attrs, ins, node.subgraphs)
         return Symbol([(atom, k) for k in range(atom.num_outputs())])
 
     # -- attributes -----------------------------------------------------------------------
@@ -408,6 +408,10 @@ def sym_invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: 
     """Record ``op`` as a graph node (the symbolic twin of ``ndarray.invoke``)."""
     if out is not None:
         raise MXNetError(f"operator {op.name}: out= is not supported for Symbols")
+    if op.num_subgraphs:
+        front = op.name.lstrip("_")
+        raise MXNetError(f"operator {op.name} needs subgraphs: build it with mx.sym.contrib.{front} "
+                         f"(F.contrib.{front} inside hybrid_forward)")
     op.check_attrs({k: v for k, v in attrs.items() if k != "num_args"} if not op.variadic else attrs)
     node_name = _name.current().get(name, hint or op.hint)
     hidden = _hidden(attr)
