@@ -70,6 +70,11 @@ def _check_state(op: str, j: int, step: int, old: torch.Tensor, new: torch.Tenso
             f"and dtype across iterations (return a value shaped like the one the body received)")
 
 
+def _result(outs: Sequence[torch.Tensor]) -> Any:
+    """A kernel's result: the tensor itself for one output (as every kernel returns), else a tuple."""
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
 def _stack(op: str, k: int, parts: list) -> torch.Tensor:
     first = parts[0].shape
     for step, p in enumerate(parts):
@@ -227,7 +232,7 @@ def _foreach(*data, num_outputs: int, num_out_data: int, in_state_locs: Shape, i
         metas = _meta_outputs(body, args, is_train)
         stacked = [torch.empty((0,) + tuple(m.shape), dtype=m.dtype, device=seqs[0].device)
                    for m in metas[:num_out_data]]
-    return tuple(stacked + states)
+    return _result(stacked + states)
 
 
 # ---- _while_loop -------------------------------------------------------------------------------
@@ -321,7 +326,7 @@ def _while_loop(*data, num_outputs: int, num_out_data: int, max_iterations: int,
         device = data[0].device
         stacked = [torch.zeros((max_iterations,) + tuple(m.shape), dtype=m.dtype, device=device)
                    for m in metas[:num_out_data]]
-    return tuple(stacked + [values[pos] for pos in var_pos])
+    return _result(stacked + [values[pos] for pos in var_pos])
 
 
 # ---- _cond -------------------------------------------------------------------------------------
@@ -366,5 +371,5 @@ def _cond(*data, num_outputs: int, cond_input_locs: Shape, then_input_locs: Shap
     cond, then_fn, else_fn = _bodies(subgraphs, "_cond", 3, "cond")
     pred = cond(*[data[loc] for loc in cond_input_locs], _train=is_train)[0]
     if _as_bool(pred, "_cond", "the condition"):
-        return tuple(then_fn(*[data[loc] for loc in then_input_locs], _train=is_train))
-    return tuple(else_fn(*[data[loc] for loc in else_input_locs], _train=is_train))
+        return _result(then_fn(*[data[loc] for loc in then_input_locs], _train=is_train))
+    return _result(else_fn(*[data[loc] for loc in else_input_locs], _train=is_train))

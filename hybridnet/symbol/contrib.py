@@ -207,6 +207,11 @@ def _control_node(opname: str, hint: str, inputs: list, attrs: dict, subgraphs: 
     return Symbol([(node, k) for k in range(node.num_outputs())])
 
 
+def _outputs(node: Symbol, start: int, count: int) -> list:
+    """Outputs ``start .. start+count-1`` of a control-flow node, each a Symbol."""
+    return [Symbol([e]) for e in node._entries[start:start + count]]
+
+
 def _check_symbols(flat: list, what: str) -> None:
     for s in flat:
         if not isinstance(s, Symbol):
@@ -261,8 +266,8 @@ def foreach(body: Callable, data: Any, init_states: Any, name: str = "foreach") 
         "num_outputs": n_out + n_states, "num_out_data": n_out,
         "in_state_locs": locs[len(data_ph):], "in_data_locs": locs[:len(data_ph)],
         "remain_locs": remain_locs}, [cut.graph])
-    outs = _regroup([ret[i] for i in range(n_out)], out_fmt)[0]
-    states = _regroup([ret[n_out + j] for j in range(n_states)], state_fmt)[0]
+    outs = _regroup(_outputs(ret, 0, n_out), out_fmt)[0]
+    states = _regroup(_outputs(ret, n_out, n_states), state_fmt)[0]
     return outs, states
 
 
@@ -336,8 +341,8 @@ def while_loop(cond: Callable, func: Callable, loop_vars: Any, max_iterations: A
         "num_outputs": n_out + len(flat_vars), "num_out_data": n_out, "max_iterations": max_iterations,
         "cond_input_locs": locs["cond"], "func_input_locs": locs["func"], "func_var_locs": func_var_locs},
         [cond_cut.graph, func_cut.graph])
-    outputs = _regroup([ret[i] for i in range(n_out)], out_fmt)[0]
-    final = _regroup([ret[n_out + i] for i in range(len(flat_vars))], var_fmt)[0]
+    outputs = _regroup(_outputs(ret, 0, n_out), out_fmt)[0]
+    final = _regroup(_outputs(ret, n_out, len(flat_vars)), var_fmt)[0]
     return outputs, final
 
 
@@ -368,5 +373,5 @@ def cond(pred: Any, then_func: Callable, else_func: Callable, name: str = "cond"
     ret = _control_node("_cond", "_cond", inputs.entries, {
         "num_outputs": n_then, "cond_input_locs": locs[0], "then_input_locs": locs[1],
         "else_input_locs": locs[2]}, [pred_cut.graph, then_cut.graph, else_cut.graph])
-    return _regroup([ret[i] for i in range(n_then)], then_fmt)[0]
+    return _regroup(_outputs(ret, 0, n_then), then_fmt)[0]
 

@@ -95,7 +95,7 @@ class Symbol:
         if not isinstance(index, (int, np.integer)):
             raise TypeError(f"Symbol index must be an int, str or slice, got {type(index).__name__}; "
                             "Symbols cannot be sliced like arrays: use F.slice_axis / F.slice")
-        if TRACING.depth and len(self._entries) == 1:
+        if TRACING.depth and len(self._entries) == 1 and not _control_flow_result(self, index):
             raise IndexError(
                 f"x[{index}] on a Symbol selects an output of a multi-output node, not an element: "
                 f"inside hybrid_forward use F.slice_axis(x, axis=0, begin={index}, end={index}+1) or "
@@ -370,6 +370,15 @@ class Symbol:
                          "or call the block with NDArrays")
 
     backward = wait_to_read = detach = _array_only
+
+
+def _control_flow_result(s: Symbol, index: Any) -> bool:
+    """``s[0]`` on a single result of ``foreach``/``while_loop``/``cond``: those come back as a
+    Symbol or a list, as the user's function shaped them, and MXNet code indexes either with
+    ``[0]`` (MXNet's ``Symbol[0]`` is the symbol itself), so it is not the row-indexing mistake
+    the tracing error is for."""
+    node = s._entries[0][0]
+    return index in (0, -1) and node.op is not None and node.op.num_subgraphs > 0
 
 
 # Generated operator functions by name (filled by hybridnet.symbol at import).
