@@ -147,8 +147,9 @@ class _Cut:
             same = all(a[0] is b[0] for a, b in zip(inputs, node.inputs))
             new[id(node)] = node if same else node.with_inputs(inputs)
         self.graph = Graph([(new[id(n)], k) for n, k in heads])
-        self.inputs = [("placeholder", ph[id(v)]) if id(v) in ph else ("outside", sources[id(v)])
-                       for v in self.graph.variables()]
+        self.inputs: list[tuple[str, Any]] = [
+            ("placeholder", ph[id(v)]) if id(v) in ph else ("outside", sources[id(v)])
+            for v in self.graph.variables()]
 
     def placeholder_locs(self, count: int) -> list:
         """Position among the subgraph's inputs of each placeholder (-1: unused)."""
@@ -321,7 +322,7 @@ def while_loop(cond: Callable, func: Callable, loop_vars: Any, max_iterations: A
     # a free variable: a free variable keeps its value while the loop variable changes)
     inputs = _Inputs()
     var_pos: dict = {}
-    locs = {}
+    locs: dict = {}
     for label, cut in (("cond", cond_cut), ("func", func_cut)):
         locs[label] = []
         for kind, what in cut.inputs:
