@@ -56,10 +56,14 @@ def _as_bool(t: torch.Tensor, op: str, what: str) -> bool:
 
 
 def _meta_outputs(fn: Callable, args: Sequence[torch.Tensor], is_train: bool) -> tuple:
-    """Outputs of ``fn`` computed on the 'meta' device: shapes and dtypes, no data (for loops
-    that ran zero times, whose stacked outputs still need a shape)."""
+    """Outputs of ``fn`` with their shapes and dtypes (for loops that ran zero times, whose
+    stacked outputs still need a shape): computed on the 'meta' device, without data; a body
+    whose kernels need values runs once on the real inputs instead, its results unused."""
     with torch.no_grad():
-        return fn(*[a.to("meta") for a in args], _train=is_train)
+        try:
+            return fn(*[a.to("meta") for a in args], _train=is_train)
+        except (RuntimeError, NotImplementedError, ValueError, TypeError, IndexError):
+            return fn(*args, _train=is_train)
 
 
 def _check_state(op: str, j: int, step: int, old: torch.Tensor, new: torch.Tensor, what: str) -> None:

@@ -70,9 +70,10 @@ def test_mxnet_export_computes_mxnet_outputs_and_gradients(name, hybridize):
 
 def test_our_foreach_graph_is_written_as_mxnet_writes_it():
     """The same graph built here and by MXNet 1.9.1 (its text is the expected string)."""
-    a = mx.sym.var("a")
-    s = mx.sym.split(a, num_outputs=2)
-    out = mx.sym.contrib.foreach(lambda d, st: (d * 2, [st[0] + d]), s[1], [a])[0]
+    with mx.name.NameManager():  # node names count from 0, as in a fresh MXNet process
+        a = mx.sym.var("a")
+        s = mx.sym.split(a, num_outputs=2)
+        out = mx.sym.contrib.foreach(lambda d, st: (d * 2, [st[0] + d]), s[1], [a])[0]
     doc = json.loads(out.tojson())
     node = doc["nodes"][2]
     assert node["op"] == "_foreach" and node["name"] == "_foreach0"
