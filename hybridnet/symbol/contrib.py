@@ -95,7 +95,7 @@ def _wrap_outputs(results: list, sub_name: str, also: Sequence = ()) -> list:
     """MXNet's rule for a subgraph's outputs: a result that is a variable, was computed outside
     the function, or repeats an entry in ``also``, is passed through ``identity`` (a node of the
     subgraph), so every output is a distinct node made inside. Call inside the scope."""
-    seen = {e for s in also for e in [_key(s._entries[0])]}
+    seen = {_key(s._entries[0]) for s in also}
     out = []
     for s in results:
         node, _ = s._entries[0]
@@ -144,7 +144,7 @@ class _Cut:
             if id(node) in new:
                 continue
             inputs = [mapped(src, k) for src, k in node.inputs]
-            same = all(a[0] is b[0] for a, b in zip(inputs, node.inputs))
+            same = all(a[0] is b[0] and a[1] == b[1] for a, b in zip(inputs, node.inputs))
             new[id(node)] = node if same else node.with_inputs(inputs)
         self.graph = Graph([(new[id(n)], k) for n, k in heads])
         self.inputs: list[tuple[str, Any]] = [
