@@ -6,6 +6,7 @@ not add attributes to nodes made in another. Keys are kept as given (``AttrScope
 """
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Optional
 
 from .thread_scope import ThreadScope
@@ -27,6 +28,10 @@ class _CurrentScope(type):
 
 class AttrScope(metaclass=_CurrentScope):
     """Attach string attributes to every Symbol node created inside the scope."""
+
+    # how many subgraphs of each name the control-flow front-end has made (``foreach0``,
+    # ``cond_then1``...); MXNet keeps this count process-wide on the class too
+    _subgraph_names: "defaultdict[str, int]" = defaultdict(int)
 
     def __init__(self, **kwargs: str):
         for k, v in kwargs.items():

@@ -40,6 +40,9 @@ ALIASING_OPS = frozenset({
     "_image_random_hue", "_image_random_saturation",
     # updates that return the updated weight
     "mp_sgd_mom_update",
+    # control flow: a loop that runs zero times returns its inputs, and a subgraph may return a
+    # view of any of the node's inputs
+    "_foreach", "_while_loop", "_cond",
 })
 
 

@@ -3,8 +3,10 @@
 The generated function takes the graph's variables as torch tensors (in a given order) plus
 ``_train`` and returns the graph outputs as a tuple. Every operator node becomes one direct call
 of its registry kernel with literal keyword attributes; intermediates are deleted right after
-their last use so memory is released early. The source is kept (``CompiledGraph.source``) so
-users and tests can read exactly what runs.
+their last use so memory is released early. The subgraphs of a control-flow node become
+functions of their own, generated the same way into the same source (before the function that
+uses them) and handed to the node's kernel, which calls them in its loop. The source is kept
+(``CompiledGraph.source``) so users and tests can read exactly what runs.
 """
 from __future__ import annotations
 
@@ -81,11 +83,26 @@ def compile_graph(graph: Graph, input_order: Optional[Sequence[Node]] = None,
     """Compile ``graph``; arguments follow ``input_order`` (default: the graph's variables)."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", fn_name) or keyword.iskeyword(fn_name):
         raise ValueError(f"compile_graph: fn_name must be an ASCII identifier, got {fn_name!r}")
-    nodes = graph.nodes
     variables = list(input_order) if input_order is not None else graph.variables()
     used: set = {"_train", fn_name}
-    names: dict = {}
     g: dict[str, Any] = {}
+    functions: list = []
+    _emit_function(graph, variables, fn_name, used, g, {}, functions)
+    src = "\n".join(functions)
+    code = compile(src, f"<hybridnet graph {fn_name}>", "exec")
+    exec(code, g)  # noqa: S102 - source generated above from the graph
+    fn = g[fn_name]
+    fn.__source__ = src
+    return CompiledGraph(graph, [v.name for v in variables], fn, src)
+
+
+def _emit_function(graph: Graph, variables: Sequence[Node], fn_name: str, used: set, g: dict,
+                   kernels: dict, functions: list) -> None:
+    """Append the source of ``fn_name`` computing ``graph`` (and, first, of the functions of its
+    subgraphs) to ``functions``; constants and kernels go into the module globals ``g``.
+    ``used`` holds every identifier taken in the module (kernels, constants, functions, values)."""
+    nodes = graph.nodes
+    names: dict = {}
     params = []
     for v in variables:
         ident = _ident(v.name, used)
@@ -103,7 +120,6 @@ def compile_graph(graph: Graph, input_order: Optional[Sequence[Node]] = None,
             last_use[(id(src), k)] = position[id(n)]
     outputs = {(id(n), k) for n, k in graph.outputs}
 
-    kernels: dict = {}
     lines = []
     for i, n in enumerate(nodes):
         if n.op is None:
@@ -132,6 +148,13 @@ def compile_graph(graph: Graph, input_order: Optional[Sequence[Node]] = None,
             cname = _ident(f"c{i}_params", used, "c")
             g[cname] = open_attrs
             kw.append(f"**{cname}")
+        if n.subgraphs:
+            subs = []
+            for k, sub in enumerate(n.subgraphs):
+                sname = _ident(f"{n.name}_subgraph{k}", used, "f")
+                _emit_function(sub, sub.variables(), sname, used, g, kernels, functions)
+                subs.append(sname)
+            kw.append(f"subgraphs=({', '.join(subs)},)")
         if n.op.train_aware:
             kw.append("is_train=_train")
         call = f"{kname}({', '.join(args + kw)})"
@@ -153,9 +176,4 @@ def compile_graph(graph: Graph, input_order: Optional[Sequence[Node]] = None,
             lines.append(f"    del {', '.join(dead)}")
     ret = [names[(id(n), k)] for n, k in graph.outputs]
     lines.append(f"    return ({', '.join(ret)}{',' if len(ret) == 1 else ''})")
-    src = f"def {fn_name}({', '.join(params + ['_train=False'])}):\n" + "\n".join(lines) + "\n"
-    code = compile(src, f"<hybridnet graph {fn_name}>", "exec")
-    exec(code, g)  # noqa: S102 - source generated above from the graph
-    fn = g[fn_name]
-    fn.__source__ = src
-    return CompiledGraph(graph, [v.name for v in variables], fn, src)
+    functions.append(f"def {fn_name}({', '.join(params + ['_train=False'])}):\n" + "\n".join(lines) + "\n")

@@ -8,8 +8,9 @@ reads (``attrs``/``attr``/``param`` maps, two-element entries, the legacy upgrad
 
 Inside the IR operator attributes are typed Python values (parsed by the operator's
 ``OpDef.parse_attrs``); hidden ``__x__`` keys and all variable attributes stay strings.
-Not represented in the IR: ``control_deps`` (validated, then dropped: they carry no data) and
-``subgraphs`` (control-flow operators; a non-empty list is an error).
+Control-flow nodes (``_foreach``, ``_while_loop``, ``_cond``) keep their ``subgraphs``, each read
+as a graph of its own (nested at most ``MAX_SUBGRAPH_DEPTH`` deep). Not represented in the IR:
+``control_deps`` (validated, then dropped: they carry no data).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import warnings
 from typing import Any, Optional, Union
 
 from ..base import MXNetError, NotGiven
-from ..ir.graph import Graph, GraphError, Node
+from ..ir.graph import MAX_SUBGRAPH_DEPTH, Graph, GraphError, Node
 from ..ops import registry as _registry
 from ..ops.attrs import format_value
 from ..ops.registry import OpDef
@@ -110,8 +111,18 @@ def graph_to_json(graph: Graph, *, is_np_shape: bool = False) -> str:
 
     ``is_np_shape=True`` adds the ``is_np_shape`` graph attribute MXNet writes in NumPy mode.
     Variadic operators get ``num_args`` (= number of inputs) when the node lacks it, as MXNet's
-    front end always records it.
+    front end always records it. Control-flow nodes carry their subgraphs under ``subgraphs``,
+    each written as a graph without the top-level ``attrs``, as MXNet writes them.
     """
+    gattrs = [("mxnet_version", _Arr(["int", MXNET_VERSION], False))]
+    if is_np_shape:
+        gattrs.insert(0, ("is_np_shape", _Arr(["int", 1], False)))
+    out: list = []
+    _emit(_graph_obj(graph, gattrs), 1, out)
+    return "".join(out)
+
+
+def _graph_obj(graph: Graph, gattrs: Optional[list]) -> _Obj:
     nodes = graph.nodes
     index = {id(n): i for i, n in enumerate(nodes)}
     mutations: dict = {}   # id(variable) -> times mutated so far (NNVM's variable version)
@@ -131,27 +142,25 @@ def graph_to_json(graph: Graph, *, is_np_shape: bool = False) -> str:
         items: list = [("op", n.opname), ("name", n.name)]
         attrs = n.attrs
         if n.op is not None and n.op.variadic and "num_args" not in attrs:
-            attrs = dict(attrs, num_args=len(n.inputs))
+            attrs = dict(attrs, num_args=len(n.inputs) + n.op.num_subgraphs)
         amap = _attr_map(attrs)
         if amap.items:
             items.append(("attrs", amap))
         items.append(("inputs", _Arr(entries, len(entries) > 10)))
+        if n.subgraphs:
+            items.append(("subgraphs", _Arr([_graph_obj(g, None) for g in n.subgraphs], True)))
         node_objs.append(_Obj(items, True))
         row_ptr.append(row_ptr[-1] + (1 if n.op is None else n.op.total_outputs(n.attrs)))
     heads = [_Arr([index[id(n)], int(k), 0], False) for n, k in graph.outputs]
-    gattrs = [("mxnet_version", _Arr(["int", MXNET_VERSION], False))]
-    if is_np_shape:
-        gattrs.insert(0, ("is_np_shape", _Arr(["int", 1], False)))
-    top = _Obj([
+    top = [
         ("nodes", _Arr(node_objs, True)),
         ("arg_nodes", _int_array([i for i, n in enumerate(nodes) if n.op is None])),
         ("node_row_ptr", _int_array(row_ptr)),
         ("heads", _Arr(heads, len(heads) > 10)),
-        ("attrs", _Obj(gattrs, len(gattrs) > 1)),
-    ], True)
-    out: list = []
-    _emit(top, 1, out)
-    return "".join(out)
+    ]
+    if gattrs is not None:
+        top.append(("attrs", _Obj(gattrs, len(gattrs) > 1)))
+    return _Obj(top, True)
 
 
 # ----------------------------------------------------------------------------------------
@@ -167,12 +176,14 @@ def _pairs_last_wins(pairs: list) -> dict:
 
 
 class _Rec:
-    """A node while loading: raw strings, resolved op, inputs as (record, index)."""
-    __slots__ = ("i", "op", "name", "sattrs", "inputs", "attrs")
+    """A node while loading: raw strings, resolved op, inputs as (record, index), subgraphs."""
+    __slots__ = ("i", "op", "name", "sattrs", "inputs", "attrs", "subgraphs")
 
-    def __init__(self, i: int, op: Optional[OpDef], name: str, sattrs: dict, inputs: list):
+    def __init__(self, i: int, op: Optional[OpDef], name: str, sattrs: dict, inputs: list,
+                 subgraphs: tuple = ()):
         self.i, self.op, self.name, self.sattrs, self.inputs = i, op, name, sattrs, inputs
         self.attrs: dict = {}
+        self.subgraphs = subgraphs
 
     def where(self) -> str:
         return f"node {self.i} ({self.name!r})" if self.i >= 0 else f"node {self.name!r}"
@@ -221,7 +232,7 @@ def _version(top: dict) -> int:
     return value
 
 
-def _parse_node(i: int, raw: Any, recs: list, total: int) -> _Rec:
+def _parse_node(i: int, raw: Any, recs: list, total: int, version: int, depth: int) -> _Rec:
     if not isinstance(raw, dict):
         raise _err(f"node {i} must be an object, got {type(raw).__name__}")
     name = raw.get("name")
@@ -273,11 +284,23 @@ def _parse_node(i: int, raw: Any, recs: list, total: int) -> _Rec:
     subgraphs = raw.get("subgraphs", [])
     if not isinstance(subgraphs, list):
         raise _err(f"{label}: 'subgraphs' must be a list, got {type(subgraphs).__name__}")
-    if subgraphs:
-        raise _err(f"{label}: subgraphs (control-flow operator {opname!r}) are not supported")
+    want = 0 if op is None else op.num_subgraphs
+    if subgraphs and not want:
+        raise _err(f"{label}: subgraphs given, but operator {opname!r} takes none (only the control-flow "
+                   f"operators _foreach, _while_loop and _cond have subgraphs)")
+    if len(subgraphs) != want:
+        raise _err(f"{label}: operator {opname!r} needs {want} subgraph(s), the node has {len(subgraphs)}")
+    if subgraphs and depth >= MAX_SUBGRAPH_DEPTH:
+        raise _err(f"{label}: subgraphs nested more than {MAX_SUBGRAPH_DEPTH} deep")
+    graphs = []
+    for k, sub in enumerate(subgraphs):
+        try:
+            graphs.append(_load_graph(sub, version, depth + 1))
+        except MXNetError as e:
+            raise _err(f"{label} subgraph {k}: {str(e).removeprefix('symbol JSON: ')}") from None
     if "backward_source_id" in raw and not _is_int(raw["backward_source_id"]):
         raise _err(f"{label}: 'backward_source_id' must be an integer")
-    return _Rec(i, op, name, sattrs, inputs)
+    return _Rec(i, op, name, sattrs, inputs, tuple(graphs))
 
 
 def _active(rec: _Rec, attrs: dict) -> tuple:
@@ -397,16 +420,27 @@ def json_to_graph(text: Union[str, bytes, bytearray]) -> Graph:
         raise _err(f"invalid JSON: {e}") from None
     if not isinstance(top, dict):
         raise _err(f"the top level must be an object, got {type(top).__name__}")
+    version = _version(top)
+    if version > MXNET_VERSION:
+        warnings.warn(f"symbol JSON was written by a newer MXNet (version {version} > {MXNET_VERSION}); "
+                      f"loading it anyway", stacklevel=2)
+    graph = _load_graph(top, version, 0)
+    graph.json_attrs = {k: v[1] for k, v in top.get("attrs", {}).items()}  # type: ignore[attr-defined]
+    return graph
+
+
+def _load_graph(top: Any, version: int, depth: int) -> Graph:
+    """One graph object (the file's top level, or a node's subgraph) -> a linted Graph."""
+    if not isinstance(top, dict):
+        raise _err(f"a graph must be an object, got {type(top).__name__}")
     for k in top:
         if k not in _TOP_KEYS:
             raise _err(f"unknown top-level key {k!r}; expected {sorted(_TOP_KEYS)}")
     for k in ("nodes", "arg_nodes", "heads"):
         if k not in top:
             raise _err(f"required top-level key {k!r} is missing")
-    version = _version(top)
-    if version > MXNET_VERSION:
-        warnings.warn(f"symbol JSON was written by a newer MXNet (version {version} > {MXNET_VERSION}); "
-                      f"loading it anyway", stacklevel=2)
+    if depth:
+        _version(top)  # a subgraph's own 'attrs', if any, must still be well formed
     raw_nodes = top["nodes"]
     if not isinstance(raw_nodes, list):
         raise _err(f"'nodes' must be a list, got {type(raw_nodes).__name__}")
@@ -414,7 +448,7 @@ def json_to_graph(text: Union[str, bytes, bytearray]) -> Graph:
     total = len(raw_nodes)
     recs: list = []
     for i, raw in enumerate(raw_nodes):
-        recs.append(_parse_node(i, raw, recs, total))
+        recs.append(_parse_node(i, raw, recs, total, version, depth))
 
     arg_nodes = top["arg_nodes"]
     if not isinstance(arg_nodes, list):
@@ -472,7 +506,6 @@ def json_to_graph(text: Union[str, bytes, bytearray]) -> Graph:
         graph.lint()
     except GraphError as e:
         raise _err(str(e)) from None
-    graph.json_attrs = {k: v[1] for k, v in top.get("attrs", {}).items()}  # type: ignore[attr-defined]
     return graph
 
 
@@ -492,8 +525,9 @@ def _make_node(rec: _Rec, made: dict, var_names: dict) -> Node:
                        f"({', '.join(expected)}) with these attributes, but the node has {len(rec.inputs)}")
     else:
         n_args = rec.attrs.get("num_args")
-        if n_args is not None and n_args != len(rec.inputs):
-            raise _err(f"{rec.where()}: num_args is {n_args} but the node has {len(rec.inputs)} inputs")
+        if n_args is not None and n_args != len(rec.inputs) + op.num_subgraphs:
+            counted = f" and {op.num_subgraphs} subgraph(s)" if op.num_subgraphs else ""
+            raise _err(f"{rec.where()}: num_args is {n_args} but the node has {len(rec.inputs)} inputs{counted}")
     inputs = []
     for k, (src, idx) in enumerate(rec.inputs):
         node = made[id(src)]
@@ -502,7 +536,7 @@ def _make_node(rec: _Rec, made: dict, var_names: dict) -> Node:
             raise _err(f"{rec.where()}: input {k} selects output {idx} of {src.where()}, which has "
                        f"{n_out} output(s)")
         inputs.append((node, idx))
-    return Node(op, rec.name, rec.attrs, inputs)
+    return Node(op, rec.name, rec.attrs, inputs, rec.subgraphs)
 
 
 # ----------------------------------------------------------------------------------------

@@ -5,6 +5,10 @@ variable. An *entry* is ``(node, output_index)``. A ``Graph`` is a list of outpu
 node order is MXNet's (depth-first post-order from the heads, inputs in order), which is also
 the order ``-symbol.json`` stores. Nodes are identified by object identity, never by name
 (MXNet allows duplicate op-node names).
+
+Control-flow operators (``_foreach``, ``_while_loop``, ``_cond``) also carry ``subgraphs``:
+graphs of their own, whose variables (in the subgraph's node order, MXNet's ``list_inputs``)
+are bound to the node's inputs as the operator's ``*_locs`` attributes say.
 """
 from __future__ import annotations
 
@@ -21,14 +25,19 @@ class GraphError(ValueError):
 
 class Node:
     """One operator application or variable. Treat as immutable after construction."""
-    __slots__ = ("op", "name", "attrs", "inputs", "__weakref__")
+    __slots__ = ("op", "name", "attrs", "inputs", "subgraphs", "__weakref__")
 
     def __init__(self, op: Optional[OpDef], name: str, attrs: Optional[dict] = None,
-                 inputs: Iterable["Entry"] = ()):
+                 inputs: Iterable["Entry"] = (), subgraphs: Iterable["Graph"] = ()):
         self.op = op
         self.name = name
         self.attrs: dict = dict(attrs) if attrs else {}
         self.inputs: tuple = tuple(inputs)
+        self.subgraphs: tuple = tuple(subgraphs)
+
+    def with_inputs(self, inputs: Iterable["Entry"]) -> "Node":
+        """A copy of this operator node reading ``inputs`` (attributes and subgraphs kept)."""
+        return Node(self.op, self.name, self.attrs, inputs, self.subgraphs)
 
     @property
     def is_variable(self) -> bool:
@@ -129,7 +138,13 @@ class Graph:
         return out
 
     def lint(self) -> None:
-        """Check structural invariants; raise GraphError naming the offending node."""
+        """Check structural invariants; raise GraphError naming the offending node (nodes of a
+        subgraph are named by the path of control-flow nodes leading to them)."""
+        self._lint("", 0)
+
+    def _lint(self, where: str, depth: int) -> None:
+        if depth > MAX_SUBGRAPH_DEPTH:
+            raise GraphError(f"{where}subgraphs are nested more than {MAX_SUBGRAPH_DEPTH} deep")
         pos = {id(n): i for i, n in enumerate(self.nodes)}
         var_names: dict = {}
         for i, n in enumerate(self.nodes):
@@ -138,41 +153,51 @@ class Graph:
                     raise GraphError(f"variable {n.name!r} has inputs")
                 other = var_names.get(n.name)
                 if other is not None and other is not n:
-                    raise GraphError(f"two different variables are named {n.name!r}")
+                    raise GraphError(f"{where}two different variables are named {n.name!r}")
                 var_names[n.name] = n
+                if n.subgraphs:
+                    raise GraphError(f"{where}variable {n.name!r} has subgraphs")
                 continue
+            _lint_subgraphs(n, where, depth)
             if not n.op.variadic:
                 expected = len(n.op.active_inputs(n.attrs))
                 required = len([i for i in n.op.inputs if i not in n.op.optional_inputs])
                 ok = (len(n.inputs) == expected if n.op.active_inputs_rule is not None
                       else required <= len(n.inputs) <= expected)
                 if not ok:
-                    raise GraphError(f"node {n.name!r} ({n.op.name}) has {len(n.inputs)} inputs, "
+                    raise GraphError(f"{where}node {n.name!r} ({n.op.name}) has {len(n.inputs)} inputs, "
                                      f"expected {expected} ({', '.join(n.op.active_inputs(n.attrs))})")
             for src, idx in n.inputs:
                 if id(src) not in pos or pos[id(src)] >= i:
-                    raise GraphError(f"node {n.name!r} uses {src.name!r}, which does not come before it")
+                    raise GraphError(f"{where}node {n.name!r} uses {src.name!r}, which does not come before it")
                 if not 0 <= idx < src.num_outputs():
-                    raise GraphError(f"node {n.name!r} uses output {idx} of {src.name!r}, "
+                    raise GraphError(f"{where}node {n.name!r} uses output {idx} of {src.name!r}, "
                                      f"which has {src.num_outputs()} outputs")
         for src, idx in self.outputs:
             if not 0 <= idx < src.num_outputs():
-                raise GraphError(f"graph output {idx} of {src.name!r} does not exist")
+                raise GraphError(f"{where}graph output {idx} of {src.name!r} does not exist")
 
     def text(self) -> str:
-        """Stable, readable listing (one line per node), for debugging and tests."""
+        """Stable, readable listing (one line per node, subgraphs indented under their node),
+        for debugging and tests."""
+        return "\n".join(self._text_lines(""))
+
+    def _text_lines(self, indent: str) -> list:
         ids = {id(n): i for i, n in enumerate(self.nodes)}
         lines = []
         for i, n in enumerate(self.nodes):
             if n.op is None:
-                lines.append(f"%{i} = var {n.name}")
+                lines.append(f"{indent}%{i} = var {n.name}")
                 continue
             args = ", ".join(f"%{ids[id(s)]}" + (f".{k}" if s.num_outputs() > 1 else "") for s, k in n.inputs)
             attrs = ", ".join(f"{k}={v!r}" for k, v in sorted(n.attrs.items()))
-            lines.append(f"%{i} = {n.op.name}({args}{'; ' + attrs if attrs else ''})  # {n.name}")
+            lines.append(f"{indent}%{i} = {n.op.name}({args}{'; ' + attrs if attrs else ''})  # {n.name}")
+            for k, sub in enumerate(n.subgraphs):
+                lines.append(f"{indent}  subgraph {k}:")
+                lines.extend(sub._text_lines(indent + "    "))
         outs = ", ".join(f"%{ids[id(n)]}" + (f".{k}" if n.num_outputs() > 1 else "") for n, k in self.outputs)
-        lines.append(f"return {outs}")
-        return "\n".join(lines)
+        lines.append(f"{indent}return {outs}")
+        return lines
 
     __str__ = text
 
@@ -181,6 +206,31 @@ class Graph:
 
     def __len__(self) -> int:
         return len(self.nodes)
+
+
+MAX_SUBGRAPH_DEPTH = 16  # control flow nested deeper than this is refused (files are untrusted)
+
+
+def _lint_subgraphs(n: Node, where: str, depth: int) -> None:
+    """A control-flow node has the subgraphs its operator needs, and they fit its attributes."""
+    op = n.op
+    assert op is not None
+    want = op.num_subgraphs
+    if len(n.subgraphs) != want:
+        raise GraphError(f"{where}node {n.name!r} ({op.name}) has {len(n.subgraphs)} subgraphs, "
+                         f"expected {want}")
+    if not want:
+        return
+    for k, sub in enumerate(n.subgraphs):
+        if not isinstance(sub, Graph):
+            raise GraphError(f"{where}node {n.name!r} ({op.name}): subgraph {k} is not a Graph")
+        sub._lint(f"{where}{op.name} node {n.name!r} subgraph {k}: ", depth + 1)
+    if op.check_subgraphs is not None:
+        try:
+            op.check_subgraphs(n.attrs, len(n.inputs), [(len(g.variables()), len(g.outputs))
+                                                        for g in n.subgraphs])
+        except ValueError as e:
+            raise GraphError(f"{where}node {n.name!r} ({op.name}): {e}") from None
 
 
 def topo_order(heads: list) -> list:
@@ -231,7 +281,7 @@ def transform(outputs: list, visit: Any) -> list:
             if all(a[0] is b[0] and a[1] == b[1] for a, b in zip(inputs, node.inputs)):
                 repl = [(node, k) for k in range(node.num_outputs())]
             else:
-                copy = Node(node.op, node.name, node.attrs, inputs)
+                copy = node.with_inputs(inputs)
                 repl = [(copy, k) for k in range(node.num_outputs())]
         new[id(node)] = list(repl)
     return [new[id(n)][k] for n, k in outputs]
@@ -249,6 +299,6 @@ def replace_inputs(outputs: list, mapping: dict) -> list:
         if all(a[0] is b[0] and a[1] == b[1] for a, b in zip(inputs, node.inputs)):
             new[id(node)] = [(node, k) for k in range(node.num_outputs())]
         else:
-            copy = Node(node.op, node.name, node.attrs, inputs)
+            copy = node.with_inputs(inputs)
             new[id(node)] = [(copy, k) for k in range(node.num_outputs())]
     return [new[id(n)][k] for n, k in outputs]

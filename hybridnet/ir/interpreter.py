@@ -51,6 +51,9 @@ class Interpreter:
             for src, k in n.inputs:
                 self._last_use[(id(src), k)] = position[id(n)]
         self._outputs = {(id(n), k) for n, k in graph.outputs}
+        # control-flow nodes call their subgraphs as the generated code does: fn(*xs, _train=)
+        self._subgraphs = {id(n): tuple(Interpreter(sub).run for sub in n.subgraphs)
+                           for n in self.nodes if n.subgraphs}
 
     def run(self, *values: Any, _train: bool = False, hook: Optional[NodeHook] = None) -> tuple:
         """The graph outputs for ``values``; ``hook(node, inputs, outputs)`` sees every operator
@@ -66,6 +69,8 @@ class Interpreter:
             attrs = n.kernel_attrs()
             if n.op.train_aware:
                 attrs["is_train"] = _train
+            if n.subgraphs:
+                attrs["subgraphs"] = self._subgraphs[id(n)]
             out = n.op.kernel(*args, **attrs)
             outs = (out,) if n.num_outputs() == 1 else tuple(out)
             for k, o in enumerate(outs):

@@ -59,7 +59,9 @@ class OpDef:
                  prepare_call: Optional[Callable[[tuple, dict], tuple]] = None,
                  input_init: Optional[dict] = None,
                  partial_outputs: Optional[Callable[[dict, ShapeList, list], list]] = None,
-                 listed_inputs: bool = True):
+                 listed_inputs: bool = True, num_subgraphs: int = 0,
+                 check_subgraphs: Optional[Callable[[dict, int, list], None]] = None,
+                 infer_subgraphs: Optional[Callable[..., tuple]] = None):
         self.name = name
         # False where MXNet registers no FListInputNames (its unary-operator macro, Activation):
         # monitors and op hooks then name the inputs ``input0``, ``input1``... not by slot
@@ -68,6 +70,14 @@ class OpDef:
         # the outputs MXNet reports (some operators say less than the runs could: ``where``
         # nothing until every input is known, ``slice`` no size along an unknown axis)
         self.partial_outputs_rule = partial_outputs
+        # control-flow operators run graphs of their own (a node's ``subgraphs``): the kernel's
+        # ``subgraphs`` keyword receives them compiled, one callable per subgraph;
+        # ``check_subgraphs(attrs, n_inputs, [(n_sub_inputs, n_sub_outputs)...])`` raises
+        # ValueError when the attributes do not fit them; ``infer_subgraphs`` is the shape and
+        # type rule (see symbol/infer.py), which infers the subgraphs themselves
+        self.num_subgraphs = num_subgraphs
+        self.check_subgraphs = check_subgraphs
+        self.infer_subgraphs_rule = infer_subgraphs
         # input slot -> MXNet ``__init__`` text a variable feeding it gets when it has none
         # (MXNet's FSetInputVarAttrOnCompose: PReLU's gamma starts at 0.25, not gamma's 1)
         self.input_init: dict = dict(input_init or {})
@@ -122,6 +132,10 @@ class OpDef:
             elif p.kind == p.KEYWORD_ONLY:
                 if p.name == "is_train":
                     self.train_aware = True
+                    continue
+                if p.name == "subgraphs":
+                    if not num_subgraphs:
+                        raise ValueError(f"{name}: a kernel taking subgraphs needs num_subgraphs")
                     continue
                 kind, choices = kind_of(hints.get(p.name, Any))
                 default = NotGiven if p.default is p.empty else p.default

@@ -22,8 +22,10 @@ def _submodule(name: str) -> types.ModuleType:
     return mod
 
 
+from . import contrib  # noqa: E402  (hand-written control flow; operators filled in below)
+
 _spaces = {"": _this, "random": _submodule("random"), "linalg": _submodule("linalg"),
-           "contrib": _submodule("contrib"), "image": _submodule("image"),
+           "contrib": contrib, "image": _submodule("image"),
            "sparse": _submodule("sparse"), "_internal": _submodule("_internal")}
 op = _submodule("op")
 # sym.random.uniform & co. choose _random_* or _sample_* by parameter type, as nd.random does

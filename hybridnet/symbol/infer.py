@@ -14,6 +14,11 @@ shape is an unknown dimension (``mx.np_shape()`` spells those -1 at the API; see
   input's sentinel is that input dimension (plus a constant), everything else stays unknown;
 * backward: an output dimension learnt downstream flows back to the input dimension it
   follows, and ``infer_inputs`` rules recover inputs from fully known outputs.
+
+Control-flow nodes (``_foreach``, ``_while_loop``, ``_cond``) run their operator's
+``infer_subgraphs`` rule, which infers each subgraph as a graph of its own (``infer_graph`` on
+it, inputs bound as the node's ``*_locs`` say) and maps what it learns back to the node's inputs
+and outputs, as MXNet's ``InferSubgraphShape`` does.
 """
 from __future__ import annotations
 
@@ -119,6 +124,7 @@ class InferResult:
         self.out_dtypes: dict = {}   # id(node) -> list of dtype names (None when unknown)
         self.var_shapes: dict = {}   # id(var) -> shape or None
         self.var_dtypes: dict = {}   # id(var) -> dtype name or None
+        self.subgraphs: dict = {}    # id(control-flow node) -> [InferResult of each subgraph]
 
 
 class _Solver:
@@ -130,6 +136,7 @@ class _Solver:
         self.dtype: dict = {}
         self.links: dict = {}    # id(node) -> [(out k, out dim, input i, input dim, offset)]
         self.done: set = set()   # ids of nodes whose inputs and outputs are all known
+        self.subgraphs: dict = {}  # id(control-flow node) -> [InferResult per subgraph]
 
     def get(self, entry: tuple) -> Shape:
         return self.shape.get((id(entry[0]), entry[1]))
@@ -195,11 +202,14 @@ def infer_graph(graph: Graph, shapes: dict, dtypes: Optional[dict] = None, parti
         nout = n.num_outputs()
         res.out_shapes[id(n)] = [sv.shape.get((id(n), k)) for k in range(nout)]
         res.out_dtypes[id(n)] = [sv.dtype.get((id(n), k)) for k in range(nout)]
+    res.subgraphs = sv.subgraphs
     return res
 
 
 def _forward(n: Node, sv: _Solver) -> bool:
     op = cast(OpDef, n.op)  # called for operator nodes only
+    if op.infer_subgraphs_rule is not None:
+        return _forward_subgraphs(n, sv)
     changed = False
     ins = [sv.get(e) for e in n.inputs]
     attrs = n.kernel_attrs()
@@ -253,6 +263,49 @@ def _forward(n: Node, sv: _Solver) -> bool:
             sv.dtype[(id(n), k)] = out_dtypes[k]
     if id(n) in sv.done and not all(_fully_known(sv.shape.get((id(n), k))) for k in range(nout)):
         sv.done.discard(id(n))
+    return changed
+
+
+def _forward_subgraphs(n: Node, sv: _Solver) -> bool:
+    """A control-flow node: its operator's rule infers the subgraphs (see the module docstring)."""
+    op = cast(OpDef, n.op)
+    nout = n.num_outputs()
+    ins = [sv.get(e) for e in n.inputs]
+    in_dt = [sv.dtype.get((id(src), k)) for src, k in n.inputs]
+    outs = [sv.shape.get((id(n), k)) for k in range(nout)]
+    out_dt = [sv.dtype.get((id(n), k)) for k in range(nout)]
+    results = sv.subgraphs.setdefault(id(n), [None] * len(n.subgraphs))
+
+    def solve(k: int, shapes: list, dtypes: list) -> tuple:
+        g = n.subgraphs[k]
+        variables = g.variables()
+        res = infer_graph(g, {v.name: s for v, s in zip(variables, shapes) if s is not None},
+                          {v.name: d for v, d in zip(variables, dtypes) if d is not None})
+        results[k] = res
+        return ([res.var_shapes[id(v)] for v in variables], [res.var_dtypes[id(v)] for v in variables],
+                [res.out_shapes[id(m)][j] for m, j in g.outputs], [res.out_dtypes[id(m)][j] for m, j in g.outputs])
+
+    try:
+        new_ins, new_in_dt, new_outs, new_out_dt = op.infer_subgraphs_rule(  # type: ignore[misc]
+            n.kernel_attrs(), ins, in_dt, outs, out_dt, solve)
+    except MXNetError as e:
+        raise MXNetError(f"shape inference for node {n.name!r} ({op.name}): {e}") from None
+    changed = False
+    for i, (s, d) in enumerate(zip(new_ins, new_in_dt)):
+        if s is not None:
+            changed |= sv.refine_input(n, i, tuple(s), "what its subgraphs need")
+        key = (id(n.inputs[i][0]), n.inputs[i][1])
+        if d is not None and sv.dtype.get(key) is None:
+            sv.dtype[key] = d
+    where = f"node {n.name!r} (operator {op.name})"
+    for k in range(nout):
+        if new_outs[k] is not None:
+            changed |= sv.refine((id(n), k), tuple(new_outs[k]), where, f"output {k}")
+        if new_out_dt[k] is not None or (id(n), k) not in sv.dtype:
+            sv.dtype[(id(n), k)] = new_out_dt[k]
+    if all(_fully_known(sv.get(e)) for e in n.inputs) and \
+            all(_fully_known(sv.shape.get((id(n), k))) for k in range(nout)):
+        sv.done.add(id(n))
     return changed
 
 

@@ -124,7 +124,7 @@ class Symbol:
         if not isinstance(index, (int, np.integer)):
             raise TypeError(f"Symbol index must be an int, str or slice, got {type(index).__name__}; "
                             "Symbols cannot be sliced like arrays: use F.slice_axis / F.slice")
-        if TRACING.depth and len(self._entries) == 1:
+        if TRACING.depth and len(self._entries) == 1 and not _control_flow_result(self, index):
             raise IndexError(
                 f"x[{index}] on a Symbol selects an output of a multi-output node, not an element: "
                 f"inside hybrid_forward use F.slice_axis(x, axis=0, begin={index}, end={index}+1) or "
@@ -207,7 +207,7 @@ class Symbol:
             renamed: dict = {}
             for node, _ in entries:
                 if node.op is not None and id(node) not in renamed:
-                    renamed[id(node)] = Node(node.op, name, node.attrs, node.inputs)
+                    renamed[id(node)] = Node(node.op, name, node.attrs, node.inputs, node.subgraphs)
             entries = [(renamed.get(id(n), n), k) for n, k in entries]
         self._entries = entries
 
@@ -218,7 +218,7 @@ class Symbol:
         if node.op is None:
             raise MXNetError("_gen_atomic_symbol: the symbol is a variable, not an operator")
         ins = [(Node(None, f"{node.name}_{slot}"), 0) for slot in node.input_names()]
-        atom = Node(node.op, node.name, node.attrs, ins)
+        atom = Node(node.op, node.name, node.attrs, ins, node.subgraphs)
         return Symbol([(atom, k) for k in range(atom.num_outputs())])
 
     # -- attributes -----------------------------------------------------------------------
@@ -436,6 +436,15 @@ class Symbol:
     backward = wait_to_read = detach = _array_only
 
 
+def _control_flow_result(s: Symbol, index: Any) -> bool:
+    """``s[0]`` on a single result of ``foreach``/``while_loop``/``cond``: those come back as a
+    Symbol or a list, as the user's function shaped them, and MXNet code indexes either with
+    ``[0]`` (MXNet's ``Symbol[0]`` is the symbol itself), so it is not the row-indexing mistake
+    the tracing error is for."""
+    node = s._entries[0][0]
+    return index in (0, -1) and node.op is not None and node.op.num_subgraphs > 0
+
+
 # Generated operator functions by name (filled by hybridnet.symbol at import).
 _FN: dict = {}
 
@@ -472,6 +481,10 @@ def sym_invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: 
     """Record ``op`` as a graph node (the symbolic twin of ``ndarray.invoke``)."""
     if out is not None:
         raise MXNetError(f"operator {op.name}: out= is not supported for Symbols")
+    if op.num_subgraphs:
+        front = op.name.lstrip("_")
+        raise MXNetError(f"operator {op.name} needs subgraphs: build it with mx.sym.contrib.{front} "
+                         f"(F.contrib.{front} inside hybrid_forward)")
     op.check_attrs({k: v for k, v in attrs.items() if k != "num_args"} if not op.variadic else attrs)
     node_name = _name.current().get(name, hint or op.hint)
     hidden = _hidden(attr)

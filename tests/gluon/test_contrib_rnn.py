@@ -172,8 +172,33 @@ def test_dynamic_unroll_matches_unroll_with_valid_length():
     for s, r in zip(states, ref_states):
         np.testing.assert_allclose(s.asnumpy(), r.asnumpy(), rtol=1e-5, atol=1e-7)
     assert np.all(out.asnumpy()[2:, 0] == 0)
-    with pytest.raises(TypeError, match="unroll"):
-        contrib.rnn.rnn_cell.dynamic_unroll(cell, mx.sym.var("x"), begin)
+
+
+@pytest.mark.parametrize("layout,valid", [("TNC", False), ("NTC", True)])
+def test_dynamic_unroll_hybridized_is_one_foreach_and_equals_eager(layout, valid):
+    """Inside a hybridized block dynamic_unroll becomes a ``_foreach`` node (MXNet's form)."""
+    class Net(gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.cell = gluon.rnn.LSTMCell(5, input_size=3)
+
+        def hybrid_forward(self, F, x, h, c, lengths=None):
+            out, states = contrib.rnn.rnn_cell.dynamic_unroll(self.cell, x, [h, c], layout=layout,
+                                                              valid_length=lengths)
+            return out, states[0], states[1]
+
+    rng = np.random.RandomState(3)
+    x = nd.array(rng.randn(4, 2, 3) if layout == "TNC" else rng.randn(2, 4, 3))
+    args = [x, nd.array(rng.randn(2, 5)), nd.array(rng.randn(2, 5))] + ([nd.array([2, 4])] if valid else [])
+    net = Net()
+    net.initialize()
+    eager = net(*args)
+    net.hybridize()
+    hybrid = net(*args)
+    assert "_foreach(" in net._cached_op.source
+    for e, h in zip(eager, hybrid):
+        np.testing.assert_allclose(h.asnumpy(), e.asnumpy(), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("length", [1, 3])

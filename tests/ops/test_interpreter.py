@@ -60,3 +60,17 @@ def test_wrong_arity_is_a_clear_error():
     graph = (mx.sym.var("a") + mx.sym.var("b"))._graph()
     with pytest.raises(ValueError, match=r"1 values for 2 inputs \['a', 'b'\]"):
         Interpreter(graph).run(torch.zeros(1))
+
+
+def test_control_flow_nodes_run_their_subgraphs():
+    data = mx.sym.var("data")
+    init = mx.sym.var("init")
+    outs, states = mx.sym.contrib.foreach(lambda x, s: (x + s[0], [x * 2 + s[0]]), data, [init])
+    graph = mx.sym.Group([outs, states[0]])._graph()
+    order = graph.variables()
+    values = {"data": torch.arange(6.0).reshape(3, 2), "init": torch.ones(2)}
+    args = [values[v.name] for v in order]
+    want = compile_graph(graph, order).fn(*args)
+    got = Interpreter(graph, order).run(*args)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.numpy(), w.numpy())

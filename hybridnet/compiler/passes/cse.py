@@ -12,7 +12,9 @@ def _key(node: Node, inputs: tuple) -> Any:
         attrs = tuple(sorted((k, repr(v)) for k, v in node.attrs.items()))
     except TypeError:
         return None
-    return (cast(OpDef, node.op).name, attrs, tuple((id(n), k) for n, k in inputs))
+    # control-flow nodes with equal attributes differ by their subgraphs (compared by identity)
+    return (cast(OpDef, node.op).name, attrs, tuple((id(n), k) for n, k in inputs),
+            tuple(id(g) for g in node.subgraphs))
 
 
 def cse(graph: Graph) -> Graph:
@@ -28,7 +30,7 @@ def cse(graph: Graph) -> Graph:
         if key in seen:
             return seen[key]
         n = node if all(a[0] is b[0] and a[1] == b[1] for a, b in zip(inputs, node.inputs)) \
-            else Node(node.op, node.name, node.attrs, inputs)
+            else node.with_inputs(inputs)
         seen[key] = [(n, k) for k in range(n.num_outputs())]
         return seen[key]
 

@@ -13,14 +13,26 @@ _ELEMWISE_TO_BROADCAST = {"elemwise_add": "broadcast_add", "elemwise_sub": "broa
 
 def broadcast_where_shapes_differ(graph: Graph, input_shapes: dict) -> Graph:
     """``a + b`` on Symbols broadcasts here but MXNet's elemwise_add does not: where the inferred
-    input shapes differ (or are unknown), write the node as the matching ``broadcast_*``."""
+    input shapes differ (or are unknown), write the node as the matching ``broadcast_*``. The
+    subgraphs of control-flow nodes are rewritten too, with the shapes inferred for them."""
     from ...symbol.infer import infer_graph
     try:
         res = infer_graph(graph, input_shapes)
     except Exception:  # shapes unknown: keep nodes whose shapes we cannot prove equal as broadcast
         res = None
+    return Graph(_broadcast_outputs(graph, res))
 
+
+def _broadcast_outputs(graph: Graph, res: Any) -> list:
     def visit(node: Node, inputs: tuple) -> Any:
+        if node.subgraphs:
+            sub_res = res.subgraphs.get(id(node)) if res is not None else None
+            subs = tuple(Graph(_broadcast_outputs(g, sub_res[k] if sub_res else None))
+                         for k, g in enumerate(node.subgraphs))
+            if all(a.outputs == b.outputs for a, b in zip(subs, node.subgraphs)):
+                return None
+            new = Node(node.op, node.name, node.attrs, inputs, subs)
+            return [(new, k) for k in range(new.num_outputs())]
         target = _ELEMWISE_TO_BROADCAST.get(cast(OpDef, node.op).name)  # operator nodes only
         if target is None:
             return None
@@ -31,7 +43,7 @@ def broadcast_where_shapes_differ(graph: Graph, input_shapes: dict) -> Graph:
         new = Node(_reg.get(target), node.name, node.attrs, inputs)
         return [(new, 0)]
 
-    return Graph(transform(graph.outputs, visit))
+    return transform(graph.outputs, visit)
 
 
 def remove_amp_cast(graph: Graph) -> Graph:

@@ -162,13 +162,10 @@ def dynamic_unroll(cell: RecurrentCell, inputs: Any, begin_state: Any, drop_inpu
     ``(outputs, states)`` with outputs stacked in ``layout``. With ``valid_length`` (batch,)
     each sequence's states stop changing after its last valid step and later outputs are 0.
 
-    MXNet runs this through ``contrib.foreach`` so that it also works on Symbols whose length
-    is unknown; hybridnet has no ``foreach`` operator, so Symbol inputs are refused (use
-    ``cell.unroll(length, ...)``, which hybridizes)."""
+    NDArrays are unrolled by a Python loop; Symbols (inside a hybridized block) become one
+    ``contrib.foreach`` node, as in MXNet, so the sequence length need not be known."""
     if not isinstance(inputs, NDArray):
-        raise TypeError("dynamic_unroll needs NDArray inputs in hybridnet (MXNet uses the "
-                        "contrib.foreach operator, which hybridnet does not provide); inside a "
-                        "hybridized block call cell.unroll(length, inputs, ...) instead")
+        return _foreach_unroll(cell, inputs, begin_state, drop_inputs, drop_outputs, layout, valid_length)
     from .... import ndarray as F
     axis = layout.find("T")
     if axis < 0 or "N" not in layout:
@@ -193,3 +190,43 @@ def dynamic_unroll(cell: RecurrentCell, inputs: Any, begin_state: Any, drop_inpu
         merged = F.SequenceMask(merged, sequence_length=valid_length, use_sequence_length=True,
                                 axis=axis)
     return merged, states
+
+
+def _foreach_unroll(cell: RecurrentCell, inputs: Any, begin_state: Any, drop_inputs: float,
+                    drop_outputs: float, layout: str, valid_length: Any) -> tuple:
+    """``dynamic_unroll`` on Symbols: the steps run in one ``contrib.foreach`` over the time axis
+    (moved first); with ``valid_length`` a step counter rides along as an extra state."""
+    from .... import symbol as F
+    if not isinstance(inputs, F.Symbol):
+        raise TypeError(f"dynamic_unroll: inputs must be an NDArray or a Symbol, got {type(inputs).__name__}")
+    axis = layout.find("T")
+    if axis < 0 or "N" not in layout:
+        raise ValueError(f"Invalid layout {layout!r}: expected a layout with 'T' and 'N'")
+    axes = list(range(len(layout)))
+    axes[0], axes[axis] = axes[axis], axes[0]
+    if axis:
+        inputs = F.transpose(inputs, axes=axes)
+    if drop_inputs:
+        inputs = F.Dropout(inputs, p=drop_inputs, axes=(0,))
+    states = list(_as_list(begin_state))
+    if valid_length is None:
+        def step(x: Any, st: list) -> tuple:
+            return cell(x, st)
+    else:
+        states.append(F.zeros((1,)))
+
+        def step(x: Any, st: list) -> tuple:
+            count = st[-1]
+            out, new_states = cell(x, st[:-1])
+            alive = F.broadcast_greater(valid_length, count)  # (batch,): inside the sequence
+            new_states = [F.where(alive, n, s) for n, s in zip(_as_list(new_states), st[:-1])]
+            return out, new_states + [count + 1]
+    outputs, states = F.contrib.foreach(step, inputs, states)
+    if drop_outputs:
+        outputs = F.Dropout(outputs, p=drop_outputs, axes=(0,))
+    if axis:
+        outputs = F.transpose(outputs, axes=axes)
+    if valid_length is None:
+        return outputs, states
+    outputs = F.SequenceMask(outputs, sequence_length=valid_length, use_sequence_length=True, axis=axis)
+    return outputs, states[:-1]
