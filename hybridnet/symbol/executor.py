@@ -19,7 +19,7 @@ from ..base import MXNetError, dtype_torch
 from ..compiler.aliasing import OutputOwnership
 from ..compiler.codegen import compile_graph
 from ..context import Context, current_context
-from ..ir.graph import Graph
+from ..ir.graph import Graph, Node, transform
 from ..ndarray.ndarray import NDArray
 from .infer import infer_graph
 
@@ -65,6 +65,28 @@ def _tensor(x: Any, like: torch.Tensor) -> torch.Tensor:
     return t.to(dtype=like.dtype, device=like.device)
 
 
+def _resolve_unknown_init_shapes(g: Graph, shapes: dict, dtypes: dict) -> Graph:
+    """``g`` with every input-less node whose ``shape`` attribute has unknown (0) dimensions --
+    ``sym.zeros(shape=(0, H))``, as the legacy RNN cells' begin states -- given the shape that
+    inference derives from the bound arrays, as MXNet's bind does."""
+    pending = {id(n) for n in g.nodes if n.op is not None and not n.inputs
+               and isinstance(n.attrs.get("shape"), tuple) and 0 in n.attrs["shape"]}
+    if not pending:
+        return g
+    try:
+        inferred = infer_graph(g, shapes, dtypes).out_shapes
+    except MXNetError:
+        return g
+
+    def visit(node: Node, inputs: tuple) -> Optional[list]:
+        full = inferred.get(id(node), [None])[0] if id(node) in pending else None
+        if full is None or any(d <= 0 for d in full):
+            return None
+        return [(Node(node.op, node.name, {**node.attrs, "shape": tuple(full)}, inputs), 0)]
+
+    return Graph(transform(g.outputs, visit))
+
+
 class Executor:
     """Runs a Symbol with bound argument, gradient and auxiliary arrays."""
 
@@ -88,6 +110,11 @@ class Executor:
         # an argument without a gradient array gets no gradient, whatever grad_req says
         self._grad_req = {n: (reqs.get(n, "null") if g_ is not None else "null")
                           for n, g_ in zip(self._arg_names, self.grad_arrays)}
+        g = self._graph = _resolve_unknown_init_shapes(
+            g, {n: a.shape for n, a in zip(self._arg_names + self._aux_names,
+                                           self.arg_arrays + self.aux_arrays)},
+            {n: a.dtype for n, a in zip(self._arg_names + self._aux_names,
+                                        self.arg_arrays + self.aux_arrays)})
         order = g.arguments() + g.aux_variables()
         self._compiled = compile_graph(g, order)
         self._ownership = OutputOwnership(g, order)
