@@ -781,19 +781,27 @@ class BaseConvRNNCell(BaseRNNCell):
                                   "or ConvGRUCell")
 
 
-def _conv_defaults(prefix: str) -> dict:
-    return dict(h2h_kernel=(3, 3), h2h_dilate=(1, 1), i2h_kernel=(3, 3), i2h_stride=(1, 1),
-                i2h_pad=(1, 1), i2h_dilate=(1, 1), i2h_weight_initializer=None,
-                h2h_weight_initializer=None, i2h_bias_initializer='zeros',
-                h2h_bias_initializer='zeros', activation=_LEAKY, prefix=prefix, params=None,
-                conv_layout='NCHW')
+class _ConvCellDefaults(BaseConvRNNCell):
+    """MXNet's constructor signature of the concrete convolutional cells (3x3 kernels, 'same'
+    padding, LeakyReLU(0.2) activation, zero biases); ``_DEFAULT_PREFIX`` per cell."""
+    _DEFAULT_PREFIX = ''
+
+    def __init__(self, input_shape, num_hidden, h2h_kernel=(3, 3), h2h_dilate=(1, 1),
+                 i2h_kernel=(3, 3), i2h_stride=(1, 1), i2h_pad=(1, 1), i2h_dilate=(1, 1),
+                 i2h_weight_initializer=None, h2h_weight_initializer=None,
+                 i2h_bias_initializer='zeros', h2h_bias_initializer='zeros', activation=_LEAKY,
+                 prefix=None, params=None, conv_layout='NCHW'):
+        super().__init__(input_shape, num_hidden, h2h_kernel, h2h_dilate, i2h_kernel, i2h_stride,
+                         i2h_pad, i2h_dilate, i2h_weight_initializer, h2h_weight_initializer,
+                         i2h_bias_initializer, h2h_bias_initializer, activation,
+                         prefix=self._DEFAULT_PREFIX if prefix is None else prefix,
+                         params=params, conv_layout=conv_layout)
 
 
-class ConvRNNCell(BaseConvRNNCell):
+class ConvRNNCell(_ConvCellDefaults):
     """Convolutional Elman cell (activation defaults to LeakyReLU(0.2))."""
 
-    def __init__(self, input_shape, num_hidden, **kwargs):
-        super().__init__(input_shape, num_hidden, **{**_conv_defaults('ConvRNN_'), **kwargs})
+    _DEFAULT_PREFIX = 'ConvRNN_'
 
     @property
     def _gate_names(self):
@@ -810,11 +818,10 @@ class ConvRNNCell(BaseConvRNNCell):
         return output, [output]
 
 
-class ConvLSTMCell(BaseConvRNNCell):
+class ConvLSTMCell(_ConvCellDefaults):
     """Convolutional LSTM cell (Shi et al. 2015)."""
 
-    def __init__(self, input_shape, num_hidden, **kwargs):
-        super().__init__(input_shape, num_hidden, **{**_conv_defaults('ConvLSTM_'), **kwargs})
+    _DEFAULT_PREFIX = 'ConvLSTM_'
 
     @property
     def _gate_names(self):
@@ -829,11 +836,10 @@ class ConvLSTMCell(BaseConvRNNCell):
         return next_h, [next_h, next_c]
 
 
-class ConvGRUCell(BaseConvRNNCell):
+class ConvGRUCell(_ConvCellDefaults):
     """Convolutional GRU cell."""
 
-    def __init__(self, input_shape, num_hidden, **kwargs):
-        super().__init__(input_shape, num_hidden, **{**_conv_defaults('ConvGRU_'), **kwargs})
+    _DEFAULT_PREFIX = 'ConvGRU_'
 
     @property
     def _gate_names(self):
