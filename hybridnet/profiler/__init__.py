@@ -16,7 +16,7 @@ import json
 import os
 import tempfile
 from contextlib import contextmanager
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, Optional
 
 from ..base import MXNetError
 from . import recorder
