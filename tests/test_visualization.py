@@ -20,7 +20,8 @@ sys.path.remove(HERE)
 
 def test_print_summary_matches_mxnet():
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
+    # a fresh name scope: auto-generated names (concat0, reshape0) as in the fixture's process
+    with contextlib.redirect_stdout(out), mx.name.NameManager():
         exec(SYMBOL_CODE, {"mx": mx})
     with open(os.path.join(HERE, "print_summary_mxnet.txt")) as f:
         expected = f.read()
