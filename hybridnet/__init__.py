@@ -39,6 +39,10 @@ from . import lr_scheduler  # noqa: F401
 from . import metric  # noqa: F401
 from . import kvstore  # noqa: F401
 from . import kvstore as kv  # noqa: F401
+from . import rnn  # noqa: F401
+from . import profiler  # noqa: F401
+from . import visualization  # noqa: F401
+from . import visualization as viz  # noqa: F401
 from . import recordio  # noqa: F401
 from . import image  # noqa: F401
 from . import image as img  # noqa: F401

@@ -13,6 +13,7 @@ import torch
 
 from ..ir.graph import Graph, Node
 from ..ir.interpreter import Interpreter
+from ..profiler import recorder as _profiler
 from .aliasing import OutputOwnership
 from .codegen import compile_graph
 from .passes import optimize
@@ -78,13 +79,14 @@ class CachedOp:
         """Run on ``tensors`` under ``mode`` (the caller's ``autograd.current_mode()``)."""
         if not self._all:
             tensors = [tensors[i] for i in self._keep]
+        fn = self._fn if not _profiler.running else _profiler.timed_graph(self.compiled)
         try:
             if mode.recording or not _is_grad():
-                outs = self._fn(*tensors, _train=mode.training)
+                outs = fn(*tensors, _train=mode.training)
             else:
                 _set_grad(False)
                 try:
-                    outs = self._fn(*tensors, _train=mode.training)
+                    outs = fn(*tensors, _train=mode.training)
                 finally:
                     _set_grad(True)
         except (RuntimeError, ValueError, IndexError, TypeError) as e:

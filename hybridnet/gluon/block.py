@@ -25,6 +25,7 @@ from ..base import MXNetError, dtype_name
 from ..compiler.cached_op import CachedOp
 from ..context import Context
 from ..ndarray.ndarray import NDArray
+from ..profiler import recorder as _profiler
 from ..symbol.infer import infer_graph
 from ..symbol.symbol import Symbol
 from ..thread_scope import ThreadScope
@@ -407,7 +408,8 @@ class Block:
     def __call__(self, *args: Any) -> Any:
         for hook in self._forward_pre_hooks.values():
             hook(self, args)
-        out = self.forward(*args)
+        out = self.forward(*args) if not _profiler.running else \
+            _profiler.block_call(self, self.forward, args)
         for hook in self._forward_hooks.values():
             hook(self, args, out)
         return out

@@ -1,11 +1,14 @@
 """``mx.kv``: key-value stores for gradient aggregation (MXNet 1.9.1 ``mxnet.kvstore``):
-local/device in one process, dist_* and horovod across processes on torch.distributed.
+local/device in one process, dist_* and horovod/byteps across processes on torch.distributed.
 ``mx.kv.launch`` starts local workers and sets up the process group."""
 from typing import Any
 
-from .kvstore import KVStore, KVStoreBase, Horovod, TestStore, create  # noqa: F401
+from .kvstore import KVStore, KVStoreBase, BytePS, Horovod, TestStore, create  # noqa: F401
+from . import base  # noqa: F401
+from .kvstore_server import KVStoreServer  # noqa: F401
 
-__all__ = ["KVStore", "KVStoreBase", "Horovod", "TestStore", "create", "launch"]
+__all__ = ["KVStore", "KVStoreBase", "BytePS", "Horovod", "TestStore", "KVStoreServer", "create",
+           "launch"]
 
 
 def __getattr__(name: str) -> Any:

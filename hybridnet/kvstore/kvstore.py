@@ -250,6 +250,7 @@ class KVStore(KVStoreBase):
         self._optimizer: Any = None
         self._str_keys: Optional[bool] = None
         self._comm: Optional[_Collective] = None
+        self._compression: Any = None  # a TwoBitCompression after set_gradient_compression
         if kind in _DIST_KINDS:
             self._comm = _Collective(f"KVStore {kind!r}")
             if "async" in kind:
@@ -295,6 +296,9 @@ class KVStore(KVStoreBase):
                              f"kv.init({key!r}, value) first") from None
 
     def _reduce(self, groups: List[Tuple[Key, List[NDArray]]], who: str) -> List[torch.Tensor]:
+        if self._compression is not None:
+            groups = [(k, [NDArray(self._compression.quantize(k, i, v._t)) for i, v in enumerate(vals)])
+                      for k, vals in groups]
         sums = [_sum_values(k, vals, who) for k, vals in groups]
         if self._comm is not None:
             self._comm.all_reduce(sums)
@@ -408,8 +412,13 @@ class KVStore(KVStoreBase):
         self._updater = updater
 
     def set_gradient_compression(self, compression_params: dict) -> None:
-        raise MXNetError(f"KVStore {self._type!r}: gradient compression ({compression_params!r}) is "
-                         f"not supported by hybridnet; drop compression_params")
+        """Quantize every pushed gradient to 2 bits with error feedback
+        (``{'type': '2bit', 'threshold': 0.5}``); for 'device' and 'dist' kinds, as in MXNet."""
+        if "device" not in self._type and "dist" not in self._type:
+            raise MXNetError(f"Gradient compression is not supported for this type of kvstore "
+                             f"({self._type!r}); use 'device' or a 'dist_*' kind")
+        from .compression import parse_compression_params
+        self._compression = parse_compression_params(compression_params)
 
     def save_optimizer_states(self, fname: str, dump_optimizer: bool = False) -> None:
         """Write the updater's states (and with ``dump_optimizer`` the optimizer) atomically, in
@@ -518,6 +527,20 @@ class Horovod(KVStoreBase):
         self._comm.barrier()
 
     barrier = _barrier
+
+
+@KVStoreBase.register
+class BytePS(Horovod):
+    """The ``byteps`` store name (BytePS's MXNet plugin registers it): the same collective
+    semantics as ``horovod`` -- ``broadcast`` from rank 0, ``pushpull`` as an all-reduce sum, no
+    optimizer on the store -- here on torch.distributed."""
+
+    def __init__(self) -> None:
+        self._comm = _Collective("KVStore 'byteps'")
+
+    @property
+    def type(self) -> str:
+        return "byteps"
 
 
 @KVStoreBase.register

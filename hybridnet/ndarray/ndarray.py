@@ -30,6 +30,7 @@ from ..base import MXNetError, ShapeError, dtype_name, dtype_np, dtype_torch, nu
 from ..context import Context, current_context
 from ..ops import registry as _reg
 from ..ops.registry import OpDef
+from ..profiler import recorder as _profiler
 
 __all__ = ["NDArray", "invoke", "array", "from_torch", "from_numpy", "from_dlpack",
            "to_dlpack_for_read", "to_dlpack_for_write", "waitall"]
@@ -146,19 +147,20 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
                             f"({x!r:.60}); wrap Python/NumPy data with mx.nd.array(...)")
     if op.train_aware:
         attrs["is_train"] = _mode().training
+    kernel = op.kernel if not _profiler.running else _profiler.timed_kernel(op)
     try:
         if guard and not _mode().recording and _is_grad():
             # An input has an attached gradient but we are not recording: keep no graph.
             _set_grad(False)
             try:
-                res = op.kernel(*tensors, **attrs)
+                res = kernel(*tensors, **attrs)
                 if out is None:
                     res = _owned(res, tensors) if res.__class__ is _Tensor else \
                         [_owned(r, tensors) for r in res]
             finally:
                 _set_grad(True)
         else:
-            res = op.kernel(*tensors, **attrs)
+            res = kernel(*tensors, **attrs)
             if out is None:
                 res = _owned(res, tensors) if res.__class__ is _Tensor else [_owned(r, tensors) for r in res]
     except MXNetError:

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from ..base import MXNetError, dtype_name, dtype_np, dtype_torch
+from ..profiler import recorder as _profiler
 from .registry import Sample, register
 
 __all__ = ["register_prop", "registered_types", "install_runtime", "prop_of", "Runtime"]
@@ -100,6 +101,8 @@ def _prop(attrs: dict) -> Any:
 def _call_user(what: str, op_type: str, fn: Any, *args: Any) -> Any:
     """Run user code; anything it raises becomes MXNetError (MXNet reports them so)."""
     try:
+        if _profiler.running:
+            return _profiler.custom_call(what, op_type, fn, *args)
         return fn(*args)
     except MXNetError as e:
         raise MXNetError(f"Custom op_type {op_type!r}: error in {what}: {e}") from e

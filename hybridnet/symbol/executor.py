@@ -24,6 +24,7 @@ from ..compiler.passes import cse, distinct_outputs, run_passes
 from ..context import Context, current_context
 from ..ir.graph import Graph
 from ..ndarray.ndarray import NDArray
+from ..profiler import recorder as _profiler
 from .infer import infer_graph, resolve_creation_shapes
 from .symbol import Symbol
 
@@ -196,7 +197,8 @@ class Executor:
             args.append(t)
         args += [a._t for a in self.aux_arrays]
         with torch.set_grad_enabled(need_grad):
-            outs = self._compiled.fn(*args, _train=is_train)
+            fn = self._compiled.fn if not _profiler.running else _profiler.timed_graph(self._compiled)
+            outs = fn(*args, _train=is_train)
             if self._ownership:
                 outs = self._ownership.apply(outs, args)
         self._last_train = is_train
