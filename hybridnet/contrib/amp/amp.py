@@ -313,13 +313,13 @@ def convert_hybrid_block(block: Any, target_dtype: str = "float16",
     params = {p.name: p for p in block.collect_params().values()}
     if ctx is None:
         ctx = next(iter(params.values())).list_ctx()[0] if params else None
-    values = _lp_params(converted, {n: p.list_data()[0] for n, p in params.items()})
+    values = _lp_params(converted, {n: p._reduce() for n, p in params.items()})
     ret = SymbolBlock(converted, inputs)
     for name, param in ret.collect_params().items():
-        if name in values and param.dtype != values[name].dtype:
-            param.cast(values[name].dtype)
-    ret.collect_params().load_dict({n: values[n] for n in ret.collect_params().keys() if n in values},
-                                   ctx=ctx)
+        if name in values:
+            if param.dtype != values[name].dtype:
+                param.cast(values[name].dtype)
+            param._load_init(values[name], ctx)
     return ret
 
 
