@@ -681,7 +681,7 @@ def _np_amp_multicast_target(dtypes: list, cast_narrow: bool) -> Any:
     return target
 
 
-@register("amp_cast", samples=lambda: [
+@register("amp_cast", infer_inputs=same_shape_inputs, samples=lambda: [
     Sample((_u(2, 3),), {"dtype": "float32"}, ref=_np_amp_cast),
     Sample((_u(2, 3).astype(np.float32),), {"dtype": "float16"}, ref=_np_amp_cast, grad=False,
            rtol=1e-3, atol=1e-3),
@@ -699,7 +699,13 @@ def _amp_multicast_outputs(attrs: dict) -> int:
     return int(attrs["num_outputs"])
 
 
-@register("amp_multicast", num_outputs=_amp_multicast_outputs, samples=lambda: [
+def _amp_multicast_inputs(attrs: dict, ins: list, outs: list) -> list:
+    """Input i has output i's shape (parameter shapes inferred through the casts)."""
+    return [same_shape_inputs(attrs, [i], [o])[0] for i, o in zip(ins, outs)]
+
+
+@register("amp_multicast", num_outputs=_amp_multicast_outputs, infer_inputs=_amp_multicast_inputs,
+          samples=lambda: [
     Sample((_u(2, 3), _u(3)), {"num_outputs": 2}, ref=_np_amp_multicast),
     Sample((_u(2, 3).astype(np.float16), _u(3).astype(np.float32)), {"num_outputs": 2},
            ref=_np_amp_multicast, grad=False),

@@ -320,3 +320,44 @@ def test_amp_training_matches_float32(target, float32_run):
     if target == "bfloat16":
         assert got["scale_after_overflow"] == 2.0 ** 15
     np.testing.assert_allclose(got["unscaled_ratio"], got["scale_at_unscale"], rtol=1e-5)
+
+
+def test_converted_model_binds_in_module_like_mxnet():
+    # MXNet 1.9.1 mkl/test_contrib_amp.py: test_amp_accuracy and test_module_backward_compatibility
+    batch = collections.namedtuple("Batch", ["data"])
+    data = mx.sym.var("data")
+    conv = mx.sym.Convolution(data, kernel=(3, 3), num_filter=8, pad=(1, 1), name="conv2d")
+    x = [mx.nd.random.uniform(0, 100, shape=(2, 4, 10, 10))]
+    fp32 = mx.mod.Module(conv, label_names=None, context=mx.cpu())
+    fp32.bind(data_shapes=[("data", (2, 4, 10, 10))])
+    fp32.init_params()
+    fp32.forward(batch(x), is_train=False)
+    ref = fp32.get_outputs()[0].asnumpy()
+    arg, aux = fp32.get_params()
+    for optional in (False, True):
+        sym, a, b = amp.convert_model(conv, arg, aux, target_dtype="bfloat16",
+                                      target_dtype_ops=["Convolution"], cast_optional_params=optional)
+        assert sym.attr_dict()["conv2d_weight"]["__dtype__"] == ("12" if optional else "0")
+        mod = mx.mod.Module(sym, label_names=None, context=mx.cpu())
+        mod.bind(data_shapes=[("data", (2, 4, 10, 10))])
+        mod.set_params(a, b)
+        mod.forward(batch(x), is_train=False)
+        out = mod.get_outputs()[0]
+        assert out.dtype == np.float32
+        np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-1, atol=2e-1 * np.abs(ref).max())
+    # an operator on no list reading bfloat16 data runs in bfloat16: its parameters are cast
+    bn = mx.sym.BatchNorm(mx.sym.Convolution(data, num_filter=10, kernel=(2, 3)), fix_gamma=False,
+                          name="conv0_batchnorm")
+    fc = mx.sym.FullyConnected(bn, num_hidden=10, name="fullyconnected")
+    mod = mx.mod.Module(fc, label_names=None, context=mx.cpu())
+    mod.bind(data_shapes=[("data", (1, 3, 16, 16))])
+    mod.init_params()
+    sym, a, b = amp.convert_model(mod._symbol, mod._arg_params, mod._aux_params,
+                                  target_dtype="bfloat16", target_dtype_ops=["Convolution"])
+    assert a["fullyconnected_weight"].dtype == amp.bfloat16
+    assert a["conv0_batchnorm_gamma"].dtype == np.float32
+    mod = mx.mod.Module(sym, label_names=None, context=mx.cpu())
+    mod.bind(data_shapes=[("data", (1, 3, 16, 16))])
+    mod.set_params(a, b)
+    mod.forward(batch([mx.nd.ones((1, 3, 16, 16))]), is_train=False)
+    assert np.isfinite(mod.get_outputs()[0].asnumpy()).all()

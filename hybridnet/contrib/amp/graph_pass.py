@@ -14,9 +14,12 @@ low precision (float16/bfloat16) or unknown:
 * conditional float32 operators whose attribute matches: as float32 operators, auxiliary
   states left alone.
 * anything else is copied; operators that keep their input's type (MXNet's "either precision"
-  list) pass a known type on.
+  list) pass a known type on; an operator on no list whose first input is low precision runs
+  in low precision, its parameters marked with that type (as MXNet's type inference makes them).
 
-Outputs not known to be float32 get a final ``amp_cast`` to float32. One cast node per entry
+Parameters (inputs not in ``data_names``) get a ``__dtype__`` attribute: the target's type
+flag when marked low precision, else float32's, so the converted graph's types infer from the
+data types alone. Outputs not known to be float32 get a final ``amp_cast`` to float32. One cast node per entry
 and target is shared by all its consumers; names follow MXNet
 (``<node>_<output>_amp_cast_<dtype>``, ``<node>_amp_multicast``).
 """
@@ -99,6 +102,8 @@ def reduce_precision(graph: Graph, target: str, lp_ops: Sequence[str], fp32_ops:
                        and all(lp_slot(n, s) for n, s in readers))
             if lp_only:
                 attrs["__dtype__"] = str(dtype_flag(target))
+            elif node.name not in data_set:  # parameters stay float32 (typed, as MXNet marks them)
+                attrs.setdefault("__dtype__", "0")
             new = Node(None, node.name, attrs)
             new_of[id(node)] = new
             if lp_only:
@@ -145,9 +150,16 @@ def reduce_precision(graph: Graph, target: str, lp_ops: Sequence[str], fp32_ops:
         else:
             inputs = [mirror(e) for e in node.inputs]
             table = None
-            if node.inputs and opname in neutral:
-                first = (id(node.inputs[0][0]), node.inputs[0][1])
+            first = (id(node.inputs[0][0]), node.inputs[0][1]) if node.inputs else None
+            if first is not None and opname in neutral:
                 table = lp_map if first in lp_map else fp32_map if first in fp32_map else None
+            elif first in lp_map and opname != "amp_cast":
+                # an operator on no list reading low-precision data runs in low precision: its
+                # parameters take that type (MXNet infers them so; convert_model casts them)
+                table = lp_map
+                for slot, (src, _) in enumerate(node.inputs):
+                    if src.op is None and src.name not in data_set and slot not in aux:
+                        new_of[id(src)].attrs["__dtype__"] = str(dtype_flag(target))
             elif opname == "amp_cast":
                 table = fp32_map if node.attrs.get("dtype") == "float32" else \
                     lp_map if node.attrs.get("dtype") == target else None
