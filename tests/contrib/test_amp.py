@@ -242,6 +242,9 @@ AMP_SCRIPT = textwrap.dedent('''
         out["softmax_dtype"] = str(nd.softmax(fc).dtype)
         out["dot_widest"] = str(nd.dot(fc, nd.ones((4, 2))).dtype)
         out["fc_error"] = float(np.abs(fc.astype("float32").asnumpy() - x.asnumpy() @ w.asnumpy().T).max())
+        qkv = nd.amp_cast(nd.random.uniform(shape=(6, 1, 96)), dtype=mode)  # attention, mixed types
+        att = nd.softmax(nd.random.uniform(shape=(4, 6, 6)))
+        out["valatt_dtype"] = str(nd.contrib.interleaved_matmul_selfatt_valatt(qkv, att, heads=4).dtype)
         s = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=4, name="fc")
         out["sym_casts"] = sum(1 for n in s._graph().nodes if n.op is not None and n.op.name == "amp_cast")
         out["eager"] = train(True, False)[:2]
@@ -302,6 +305,7 @@ def test_amp_training_matches_float32(target, float32_run):
     assert got["softmax_dtype"] == "<class 'numpy.float32'>"
     assert got["dot_widest"] == "<class 'numpy.float32'>"
     assert got["fc_error"] < 0.05
+    assert got["valatt_dtype"] == "<class 'numpy.float32'>"  # widest of bfloat16/float16 and float32
     assert got["sym_casts"] == 3                      # data, weight and bias of FullyConnected
     assert got["graph_casts"] >= 6                    # Conv2D and two Dense layers' inputs
     for mode in ("eager", "hybrid"):

@@ -155,6 +155,14 @@ WIDEST_TYPE_CASTS = [
     '_random_pdf_dirichlet', '_random_pdf_normal', '_random_pdf_poisson',
 ]
 
+# hybridnet's addition: MXNet 1.9.1's bfloat16 lists miss the fused attention operators (its
+# float16 lists cast them to the widest type). Unlisted, they get bfloat16 values and float32
+# attention weights and fail, so GluonNLP's BERT/Transformer could not run under bfloat16 AMP.
+WIDEST_TYPE_CASTS += [
+    '_contrib_interleaved_matmul_selfatt_qk', '_contrib_interleaved_matmul_selfatt_valatt',
+    '_contrib_interleaved_matmul_encdec_qk', '_contrib_interleaved_matmul_encdec_valatt',
+]
+
 # loss outputs whose gradient AMP scales by the loss scale
 LOSS_OUTPUT_FUNCTIONS = [
     'SoftmaxOutput', 'LinearRegressionOutput', 'LogisticRegressionOutput', 'MAERegressionOutput',
