@@ -2,6 +2,7 @@
 subprocess, because ``amp.init`` is process-wide and cannot be undone) mixed-precision execution
 and training against float32."""
 import collections
+import importlib.util
 import json
 import os
 import subprocess
@@ -365,3 +366,37 @@ def test_converted_model_binds_in_module_like_mxnet():
     mod.set_params(a, b)
     mod.forward(batch([mx.nd.ones((1, 3, 16, 16))]), is_train=False)
     assert np.isfinite(mod.get_outputs()[0].asnumpy()).all()
+
+
+NLP_SCRIPT = textwrap.dedent('''
+    import sys
+    import mxnet as mx
+    from mxnet.contrib import amp
+    amp.init(sys.argv[1])
+    import gluonnlp as nlp
+    assert mx.contrib.amp.amp._amp_initialized  # what GluonNLP reads
+    enc = nlp.model.BERTEncoder(num_layers=1, units=32, hidden_size=64, num_heads=4, max_length=16)
+    model = nlp.model.BERTModel(enc, vocab_size=50, token_type_vocab_size=2, units=32, embed_size=32,
+                                use_pooler=True, use_decoder=False, use_classifier=False)
+    model.initialize()
+    model.hybridize()
+    trainer = mx.gluon.Trainer(model.collect_params(), "adam", update_on_kvstore=False)
+    amp.init_trainer(trainer)
+    tokens, types, valid = mx.nd.array([[1, 2, 3, 4]]), mx.nd.zeros((1, 4)), mx.nd.array([4])
+    with mx.autograd.record():
+        loss = model(tokens, types, valid)[1].astype("float32").sum()
+        with amp.scale_loss(loss, trainer) as scaled:
+            mx.autograd.backward(scaled)
+    trainer.step(1)
+    print("ok")
+''')
+
+
+@pytest.mark.parametrize("target", ["bfloat16", "float16"])
+def test_gluonnlp_bert_trains_under_amp(target):
+    if importlib.util.find_spec("gluonnlp") is None:  # importing it needs the mxnet alias
+        pytest.skip("gluonnlp is not installed")
+    env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, "-m", "hybridnet", "-c", NLP_SCRIPT, target],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-3000:]

@@ -27,6 +27,8 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from ... import ndarray as nd
+from ... import symbol as sym
 from ...base import BFLOAT16_NP
 from ...ir.graph import Node
 from ...ndarray import NDArray
@@ -39,7 +41,6 @@ _AMP_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), BFLOAT16_NP)
 
 
 def _nd_cast(x: NDArray, dtype: str, np_dtype: Any) -> NDArray:
-    from ... import ndarray as nd
     dt = x.dtype
     if dt == np_dtype or np.dtype(dt) not in _AMP_DTYPES:
         return x
@@ -78,7 +79,6 @@ def cast_dispatch(inner: Dispatch, dtype: str, keep_fp32: Optional[Sequence[str]
 
 def _recast_symbol_inputs(res: Symbol, dtype: str, keep_fp32: Optional[Sequence[str]]) -> Symbol:
     """``res``'s node again, with ``amp_cast`` on each non-auxiliary input (MXNet's wrapper)."""
-    from ... import symbol as sym
     node = res._entries[0][0]
     aux = set(node.aux_slots())
     entries = []
@@ -98,8 +98,6 @@ def widest_dispatch(inner: Dispatch, dtype: str) -> Dispatch:
 
     def dispatch(op: Any, inputs: Sequence, attrs: dict, out: Any = None, name: Any = None,
                  hint: Any = None, attr: Any = None) -> Any:
-        from ... import ndarray as nd
-        from ... import symbol as sym
         slots = [i for i, x in enumerate(inputs) if isinstance(x, (NDArray, Symbol))]
         if not slots:
             return inner(op, inputs, attrs, out, name, hint, attr)
