@@ -125,7 +125,6 @@ def make_function(op: OpDef, fname: str, dispatch: Callable, hint: "str | None" 
     return fn
 
 
-
 def dispatch_of(fn: Callable) -> Callable:
     """The ``dispatch`` a generated function hands its calls to."""
     return fn.__globals__["_dispatch"]
@@ -136,6 +135,7 @@ def set_dispatch(fn: Callable, dispatch: Callable) -> None:
     casts the inputs of the operators on its lists at no cost to any other operator, and to none
     before ``amp.init()`` (MXNet wraps the same functions)."""
     fn.__globals__["_dispatch"] = dispatch
+
 
 # Operators MXNet exposes as methods on both NDArray and Symbol (``x.relu()``, ``x.sum(axis=1)``).
 OPERATOR_METHODS = (
