@@ -3,7 +3,7 @@
 ``mx.contrib.nd`` / ``mx.contrib.ndarray`` and ``mx.contrib.sym`` / ``mx.contrib.symbol`` are the
 contrib operator namespaces (the same modules as ``mx.nd.contrib`` and ``mx.sym.contrib``, as in
 MXNet, where contrib operators are registered into both). ``mx.contrib.amp`` is MXNet's automatic
-mixed precision API; hybridnet does not implement it yet (its functions say so).
+mixed precision API (``amp.init``, loss scaling, graph conversion).
 """
 from __future__ import annotations
 

@@ -359,6 +359,9 @@ class Trainer:
         self._update(ignore_stale_grad)
 
     def _update(self, ignore_stale_grad: bool = False) -> None:
+        loss_scaler = getattr(self, "_amp_loss_scaler", None)  # set by amp.init_trainer
+        if loss_scaler is not None and loss_scaler.has_overflow(self._params):
+            return  # MXNet's AMP: skip the step whose gradients overflowed
         updates: list = [[] for _ in self._updaters]
         on_kvstore = self._kvstore is not None and self._update_on_kvstore
         for i, p in enumerate(self._params):

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from ..base import NotGiven
 from .registry import OpDef
 
-__all__ = ["make_function", "signature_text"]
+__all__ = ["make_function", "signature_text", "dispatch_of", "set_dispatch"]
 
 
 def signature_text(op: OpDef) -> str:
@@ -123,6 +123,18 @@ def make_function(op: OpDef, fname: str, dispatch: Callable, hint: "str | None" 
     fn.__source__ = src
     fn.opdef = op
     return fn
+
+
+def dispatch_of(fn: Callable) -> Callable:
+    """The ``dispatch`` a generated function hands its calls to."""
+    return fn.__globals__["_dispatch"]
+
+
+def set_dispatch(fn: Callable, dispatch: Callable) -> None:
+    """Route one generated function (each has its own namespace) through ``dispatch``: how AMP
+    casts the inputs of the operators on its lists at no cost to any other operator, and to none
+    before ``amp.init()`` (MXNet wraps the same functions)."""
+    fn.__globals__["_dispatch"] = dispatch
 
 
 # Operators MXNet exposes as methods on both NDArray and Symbol (``x.relu()``, ``x.sum(axis=1)``).

@@ -657,15 +657,40 @@ def Cast(data, *, dtype: Dtype):
     return data.to(dtype_torch(dtype))
 
 
-_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+# AMP casts touch only the types AMP mixes (MXNet's AMPCastType): float64 and integers pass.
+_AMP_FLOATS = (torch.float16, torch.bfloat16, torch.float32)
+_NP_AMP_FLOATS = (np.dtype(np.float16), np.dtype(np.float32))
 
 
-@register("amp_cast", samples=lambda: [
-    Sample((_u(2, 3),), {"dtype": "float64"}, ref=lambda x, dtype: x.astype(dtype)),
-    Sample((np.arange(6).reshape(2, 3).astype(np.int32),), {"dtype": "float16"}, ref=lambda x, dtype: x, grad=False)])
+def _np_amp_cast(x: np.ndarray, dtype: Any) -> np.ndarray:
+    return x.astype(dtype) if x.dtype in _NP_AMP_FLOATS else x
+
+
+def _np_amp_multicast(*xs: np.ndarray, num_outputs: int, cast_narrow: bool = False) -> list:
+    target = _np_amp_multicast_target([x.dtype for x in xs], cast_narrow)
+    return [x.astype(target) if x.dtype in _NP_AMP_FLOATS else x for x in xs]
+
+
+def _np_amp_multicast_target(dtypes: list, cast_narrow: bool) -> Any:
+    target = np.dtype(np.float32) if cast_narrow else dtypes[0]
+    for d in dtypes:
+        if not cast_narrow and d == np.float32:
+            target = d
+        elif cast_narrow and d == np.float16:
+            target = d
+    return target
+
+
+@register("amp_cast", infer_inputs=same_shape_inputs, samples=lambda: [
+    Sample((_u(2, 3),), {"dtype": "float32"}, ref=_np_amp_cast),
+    Sample((_u(2, 3).astype(np.float32),), {"dtype": "float16"}, ref=_np_amp_cast, grad=False,
+           rtol=1e-3, atol=1e-3),
+    Sample((np.arange(6).reshape(2, 3).astype(np.int32),), {"dtype": "float16"}, ref=_np_amp_cast,
+           grad=False)])
 def amp_cast(data, *, dtype: Dtype):
-    """AMP cast: converts floating inputs to ``dtype``; other dtypes pass through unchanged."""
-    if data.dtype not in _FLOATS:
+    """AMP's cast between float16/bfloat16 and float32 (MXNet's ``amp_cast``): float16, bfloat16
+    and float32 inputs become ``dtype``; float64 and integer inputs pass through unchanged."""
+    if data.dtype not in _AMP_FLOATS:
         return data
     return data.to(dtype_torch(dtype))
 
@@ -674,21 +699,34 @@ def _amp_multicast_outputs(attrs: dict) -> int:
     return int(attrs["num_outputs"])
 
 
-@register("amp_multicast", num_outputs=_amp_multicast_outputs, samples=lambda: [
-    Sample((_u(2, 3), _u(3)), {"num_outputs": 2}, ref=lambda *a, num_outputs, cast_narrow=False: list(a)),
-    Sample((_u(2, 3).astype(np.float32), _u(3)), {"num_outputs": 2},
-           ref=lambda *a, num_outputs, cast_narrow=False: [x.astype(np.float64) for x in a]),
-    Sample((_u(2, 3).astype(np.float32), _u(3)), {"num_outputs": 2, "cast_narrow": True},
-           ref=lambda *a, num_outputs, cast_narrow=False: [x.astype(np.float32) for x in a], grad=False)])
+def _amp_multicast_inputs(attrs: dict, ins: list, outs: list) -> list:
+    """Input i has output i's shape (parameter shapes inferred through the casts)."""
+    return [same_shape_inputs(attrs, [i], [o])[0] for i, o in zip(ins, outs)]
+
+
+@register("amp_multicast", num_outputs=_amp_multicast_outputs, infer_inputs=_amp_multicast_inputs,
+          samples=lambda: [
+    Sample((_u(2, 3), _u(3)), {"num_outputs": 2}, ref=_np_amp_multicast),
+    Sample((_u(2, 3).astype(np.float16), _u(3).astype(np.float32)), {"num_outputs": 2},
+           ref=_np_amp_multicast, grad=False),
+    Sample((_u(2, 3).astype(np.float16), _u(3).astype(np.float32)), {"num_outputs": 2, "cast_narrow": True},
+           ref=_np_amp_multicast, grad=False, rtol=1e-3, atol=1e-3),
+    Sample((_u(2, 3).astype(np.float16), _u(3).astype(np.float32), np.arange(3).astype(np.int32)),
+           {"num_outputs": 3}, ref=_np_amp_multicast, grad=False)])
 def amp_multicast(*data, num_outputs: int, cast_narrow: bool = False):
-    """AMP cast of all floating inputs to their widest (``cast_narrow``: narrowest) float type."""
+    """AMP's cast of several inputs to one type (MXNet's ``amp_multicast``): the float16/bfloat16/
+    float32 inputs become float32 if any of them is float32, else the first input's type;
+    ``cast_narrow`` picks float16 (or bfloat16) if any input has it, else float32. float64 and
+    integer inputs pass through unchanged."""
     if len(data) != num_outputs:
         raise MXNetError(f"amp_multicast: num_outputs={num_outputs} but {len(data)} inputs were given")
-    floats = [d.dtype for d in data if d.dtype in _FLOATS]
-    if floats:
-        rank = {torch.float16: 0, torch.bfloat16: 0, torch.float32: 1, torch.float64: 2}
-        pick = (min if cast_narrow else max)(floats, key=lambda t: rank[t])
-        data = tuple(d.to(pick) if d.dtype in _FLOATS else d for d in data)
+    target = torch.float32 if cast_narrow else data[0].dtype
+    for d in data:
+        if not cast_narrow and d.dtype == torch.float32:
+            target = d.dtype
+        elif cast_narrow and d.dtype in (torch.float16, torch.bfloat16):
+            target = d.dtype
+    data = tuple(d.to(target) if d.dtype in _AMP_FLOATS else d for d in data)
     return data[0] if num_outputs == 1 else tuple(data)
 
 
