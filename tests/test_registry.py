@@ -86,3 +86,13 @@ def test_reregistering_warns_and_overrides():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         register(Large, "size")                     # the same class again: no warning
+
+
+def test_op_namespaces_hold_linalg_spellings():
+    import numpy as np
+
+    import hybridnet as mx
+    a = mx.nd.array(np.arange(4.0).reshape(2, 2))
+    for space in (mx.nd.op, mx.sym.op):
+        assert space.linalg_gemm2 is getattr(space, "_linalg_gemm2")
+    np.testing.assert_allclose(mx.nd.op.linalg_gemm2(a, a).asnumpy(), a.asnumpy() @ a.asnumpy())

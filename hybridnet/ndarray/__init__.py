@@ -29,9 +29,7 @@ _spaces = {"": _this, "random": random, "linalg": linalg, "contrib": contrib,
            "_internal": _submodule("_internal")}
 op = _submodule("op")
 _FUNCS = _frontend.populate(_spaces, invoke)
-for _name, _fn in _FUNCS.items():
-    if not hasattr(op, _name):
-        setattr(op, _name, _fn)
+_frontend.fill_op_module(op, _FUNCS)
 _ndarray_mod._FN.update({k: v for k, v in _FUNCS.items()})
 _ndarray_mod.install_operators(NDArray)
 for _m in _frontend.OPERATOR_METHODS:

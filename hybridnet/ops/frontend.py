@@ -198,6 +198,15 @@ def populate(spaces: dict, dispatch: Callable) -> dict:
     return made
 
 
+def fill_op_module(op: Any, funcs: dict) -> None:
+    """MXNet's ``nd.op``/``sym.op``: every operator under its registered name, plus the
+    ``linalg_*`` spellings of the ``_linalg_*`` operators."""
+    for name, fn in funcs.items():
+        for alias in (name, name[1:]) if name.startswith("_linalg_") else (name,):
+            if not hasattr(op, alias):
+                setattr(op, alias, fn)
+
+
 # Functions that take arrays or Python scalars on either side (``nd.maximum(x, 0)``), as
 # MXNet's Python-level ``add``/``subtract``/... do: name -> (array op, scalar op, reflected op).
 MIXED = {

@@ -35,9 +35,7 @@ for _k, _f in _random_functions(_RandomFrontend(sym_invoke, lambda x: isinstance
     setattr(_spaces["random"], _k, _f)
 _FUNCS = _frontend.populate(_spaces, sym_invoke)
 _spaces["contrib"].rand_zipfian = _frontend.make_rand_zipfian(_spaces["random"].uniform)  # type: ignore[attr-defined]
-for _name, _fn in _FUNCS.items():
-    if not hasattr(op, _name):
-        setattr(op, _name, _fn)
+_frontend.fill_op_module(op, _FUNCS)
 _symbol_mod._FN.update(_FUNCS)
 _symbol_mod._install_operators()
 for _m in _frontend.OPERATOR_METHODS:
