@@ -48,6 +48,9 @@ _no_grad = torch.no_grad
 
 # Set by hybridnet.symbol at import: called when an operator receives a Symbol input.
 symbolic_dispatch: Optional[Callable] = None
+# Set by hybridnet.ndarray.sparse at import: called when an operator receives a sparse array.
+sparse_dispatch: Optional[Callable] = None
+_strided = torch.strided
 
 
 # ---- devices ---------------------------------------------------------------------------------
@@ -120,6 +123,8 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
             tensors.append(None)
         elif isinstance(x, NDArray):
             t = x._t
+            if t.layout is not _strided:  # a sparse array (ndarray.sparse): its own dispatch
+                return sparse_dispatch(op, inputs, attrs, out, name, hint, attr)  # type: ignore[misc]
             guard = guard or t.requires_grad
             tensors.append(t)
         elif symbolic_dispatch is not None and hasattr(x, "_entries"):
@@ -474,10 +479,12 @@ class NDArray:
     wait_to_write = wait_to_read
 
     def tostype(self, stype: str) -> "NDArray":
-        if stype != "default":
-            raise MXNetError(f"tostype({stype!r}): sparse storage is not supported by hybridnet; "
-                             f"arrays are dense ('default')")
-        return self
+        """A copy in storage ``stype`` ('default', 'row_sparse' or 'csr'), as MXNet's cast_storage."""
+        if stype == "default":
+            return self.copy()
+        from .sparse import wrap
+        from ..ops.storage import cast
+        return placed(wrap(cast(self._t.detach(), stype)), getattr(self, "_cpuctx", None))
 
     def as_nd_ndarray(self) -> "NDArray":
         return self
@@ -521,9 +528,11 @@ class NDArray:
         'write' overwrites the buffer at each backward, 'add' accumulates across backward
         calls, 'null' computes no gradient. Re-attaching makes the array a fresh variable.
         """
-        if stype not in (None, "default"):
-            raise MXNetError(f"attach_grad(stype={stype!r}): sparse gradients are not supported")
         t = self._t
+        if stype not in (None, "default"):
+            from .sparse import wrap, zeros_tensor
+            self._mark(wrap(zeros_tensor(stype, t.shape, t.dtype, t.device)), grad_req)
+            return
         self._mark(NDArray(torch.zeros(t.shape, dtype=t.dtype, device=t.device)), grad_req)
 
     def _mark(self, grad: "NDArray", grad_req: str) -> None:
@@ -614,7 +623,7 @@ class NDArray:
         if handle is None:
             raise MXNetError("NDArray.__setstate__: expected {'handle': <array record bytes>} as "
                              "written by NDArray.__getstate__")
-        self._t = _from_numpy_loaded(_params.load_record(bytes(handle)))._t
+        self._t = _from_numpy_loaded(_params.load_record(bytes(handle), sparse=True))._t
 
     # -- indexing -------------------------------------------------------------------------
     def __getitem__(self, key: Any) -> "NDArray":

@@ -6,3 +6,4 @@ from .registry import OpDef, Sample, register, get, find, all_ops  # noqa: F401
 # Every operator family, in import order (a family may look up operators of earlier ones).
 from . import creation, reduce, linalg, shape, index, nn, norm, rnn, random  # noqa: F401,E402
 from . import contrib, image, optimizer_ops, misc, fused, quantization, deformable, custom  # noqa: F401,E402
+from . import sparse  # noqa: F401,E402  (sparse rules of the operators above)

@@ -161,12 +161,14 @@ def placement(opname: str) -> tuple[str, str]:
     return "", opname
 
 
-def populate(spaces: dict, dispatch: Callable) -> dict:
+def populate(spaces: dict, dispatch: Callable, sparse_dispatch: "Callable | None" = None) -> dict:
     """Fill namespace modules/dicts with generated functions for every registered name.
 
     ``spaces`` maps '' / 'random' / 'linalg' / 'contrib' / '_internal' ... to module objects.
     Every name is also placed in ``_internal`` (MXNet's ``nd._internal`` holds them all).
     Existing hand-written attributes are not overwritten. Returns name -> function.
+    ``sparse_dispatch`` (the imperative front-end's) is used instead of ``dispatch`` for operators
+    whose sparse rule makes sparse arrays from dense inputs (``cast_storage``).
     """
     from .registry import names
     made: dict[str, Callable] = {}
@@ -174,7 +176,8 @@ def populate(spaces: dict, dispatch: Callable) -> dict:
         space, fname = placement(opname)
         if not fname.isidentifier() or keyword.iskeyword(fname):
             continue
-        fn = make_function(op, fname, dispatch)
+        fn = make_function(op, fname, sparse_dispatch if sparse_dispatch is not None and
+                           op.sparse_from_dense else dispatch)
         made[opname] = fn
         targets = [(space, fname), ("_internal", opname)]
         if opname.startswith("_linalg_"):
