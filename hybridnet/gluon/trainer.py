@@ -290,6 +290,19 @@ class Trainer:
         if self._params_to_init:
             self._init_params(late=True)
 
+    def _row_sparse_pull(self, parameter: Parameter, out: Any, row_id: NDArray, full_idx: bool = False) -> None:
+        """Fill ``out`` (the parameter's arrays) with the rows ``row_id`` of its weight, from the
+        kvstore that owns sparse weights (MXNet's Trainer._row_sparse_pull); ``full_idx``: all rows."""
+        idx = next(i for i, p in enumerate(self._params) if p is parameter)
+        if self._kvstore is None:
+            raise MXNetError(f"Parameter {parameter.name!r}: row_sparse_data needs a Trainer with a "
+                             f"kvstore holding the parameter")
+        if full_idx:
+            self._kvstore.pull(idx, out=out)
+        else:
+            self._kvstore.row_sparse_pull(idx, out=out, row_ids=row_id)
+        self._record_kv_versions([parameter])
+
     def _check_and_rescale_grad(self, scale: float) -> None:
         """MXNet: a distributed store running the optimizer keeps the first step's factor."""
         if self._update_on_kvstore and self._distributed and self._kv_initialized:

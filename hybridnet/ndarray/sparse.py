@@ -39,7 +39,7 @@ from .ndarray import NDArray, _device, _mode, _op_error, _write_out, invoke, pla
 
 __all__ = ["BaseSparseNDArray", "CSRNDArray", "RowSparseNDArray", "csr_matrix", "row_sparse_array",
            "zeros", "empty", "array", "add", "subtract", "multiply", "divide", "current_context",
-           "py_sum", "sparse_invoke", "wrap", "zeros_tensor", "retain", "adagrad_update"]
+           "py_sum", "sparse_invoke", "wrap", "zeros_tensor", "store_into", "sum_tensors", "retain_rows", "retain", "adagrad_update"]
 
 _STRIDED = torch.strided
 py_sum = builtins.sum  # MXNet's nd.sparse keeps the builtin under this name
@@ -104,6 +104,35 @@ def _store(dst: NDArray, t: torch.Tensor) -> NDArray:
         dst._set_storage(r.clone() if r is t else r)
         return dst
     return _write_out(dst, _S.to_dense(t))
+
+
+store_into = _store  # for kvstore and gluon: write a result of any storage into an array
+
+
+def sum_tensors(ts: Sequence[torch.Tensor]) -> torch.Tensor:
+    """Sum of same-shape tensors: row_sparse when all are, else dense (kvstore aggregation)."""
+    if all(t.layout is torch.sparse_coo for t in ts):
+        out = _S.to_rsp(ts[0])
+        for t in ts[1:]:
+            out = out + _S.to_rsp(t)
+        return out.coalesce()
+    acc = _S.to_dense(ts[0]).clone()
+    for t in ts[1:]:
+        acc = acc + _S.to_dense(t)
+    return acc
+
+
+def retain_rows(t: torch.Tensor, row_ids: torch.Tensor) -> torch.Tensor:
+    """The rows ``row_ids`` of ``t`` as a row_sparse tensor on ``row_ids``' device (kvstore's
+    row_sparse_pull)."""
+    rows = torch.unique(_S.to_dense(row_ids).reshape(-1).to(torch.int64).to(t.device))
+    if t.layout is torch.sparse_coo:
+        keep = torch.isin(t._indices()[0], rows)
+        r = _S.rsp(t._values()[keep], t._indices()[0][keep], t.shape)
+    else:
+        d = _S.to_dense(t)
+        r = _S.rsp(d[rows], rows, t.shape)
+    return r.to(row_ids.device) if row_ids.device != t.device else r
 
 
 def _fill_written_rows(op: OpDef, inputs: Sequence, attrs: dict, out: Any) -> None:

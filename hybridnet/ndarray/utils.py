@@ -91,8 +91,8 @@ def empty(shape: Any, ctx: Optional[Context] = None, dtype: Any = None, stype: O
 def arange(start: float, stop: Optional[float] = None, step: float = 1.0, repeat: int = 1,
            infer_range: Any = None, ctx: Optional[Context] = None, dtype: Any = "float32") -> NDArray:
     """Evenly spaced values in [start, stop) (``nd.arange(5)`` is 0..4), float32 by default."""
-    return invoke(_reg.get("_arange"), (), {"start": start, "stop": stop, "step": step, "repeat": repeat,
-                                            "ctx": _ctx(ctx), "dtype": _dt(dtype)})
+    return placed(invoke(_reg.get("_arange"), (), {"start": start, "stop": stop, "step": step,
+                                                   "repeat": repeat, "ctx": _ctx(ctx), "dtype": _dt(dtype)}), ctx)
 
 
 def eye(N: int, M: int = 0, k: int = 0, ctx: Optional[Context] = None, dtype: Any = "float32",

@@ -36,7 +36,23 @@ Index = Union[int, str]
 
 # -- small tensor helpers ---------------------------------------------------------------------
 def _zeros_like(weight: NDArray, dtype: Optional[torch.dtype] = None) -> NDArray:
-    return NDArray(torch.zeros(weight._t.shape, dtype=dtype or weight._t.dtype, device=weight._t.device))
+    """A zero state for ``weight``, of its storage type (MXNet: ``zeros(..., stype=weight.stype)``)."""
+    t = weight._t
+    if t.layout is not torch.strided:
+        from ..ndarray import sparse as _sparse
+        return _sparse.wrap(_sparse.zeros_tensor(weight.stype, t.shape, dtype or t.dtype, t.device))
+    return NDArray(torch.zeros(t.shape, dtype=dtype or t.dtype, device=t.device))
+
+
+def _is_sparse(*arrays: Any) -> bool:
+    """Whether any array has sparse storage: the update then runs MXNet's registered update
+    operator (lazy row_sparse updates, storage fallback) instead of the dense tensor code."""
+    return any(a is not None and a._t.layout is not torch.strided for a in arrays)
+
+
+def _op_clip(clip_gradient: Optional[float]) -> float:
+    clip = _kernel_clip(clip_gradient)
+    return -1.0 if clip is None else clip
 
 
 def _kernel_clip(clip_gradient: Optional[float]) -> Optional[float]:
@@ -420,7 +436,8 @@ class SGD(Optimizer):
         weight = weight + state
 
     (no momentum: ``weight = (1 - lr*wd) * weight - lr * clip(rescale_grad * grad)``).
-    ``lazy_update`` only matters for sparse gradients and is accepted for compatibility.
+    With a row_sparse gradient ``lazy_update=True`` updates only the rows it holds (momentum and
+    weight decay included); ``lazy_update=False`` updates every row (MXNet's semantics).
     ``aggregate_num`` defaults to ``MXNET_OPTIMIZER_AGGREGATION_SIZE`` (MXNet: 4; here 64, as the
     multi-tensor update has no kernel-argument limit): the Updater then passes lists of
     indices/weights/grads/states, which ``update`` accepts. The result does not depend on it.
@@ -445,6 +462,15 @@ class SGD(Optimizer):
         self._update_count(indices)
         lrs, wds = self._get_lrs(indices), self._get_wds(indices)
         momentum = self.momentum if self.momentum > 0 else 0.0
+        if not multi_precision and _is_sparse(*weights, *grads):
+            for w, g, s, lr, wd in zip(weights, grads, states, lrs, wds):
+                kw = dict(lr=lr, wd=wd, rescale_grad=self.rescale_grad,
+                          clip_gradient=_op_clip(self.clip_gradient), lazy_update=self.lazy_update)
+                if s is None:
+                    _nd.sgd_update(w, g, out=w, **kw)
+                else:
+                    _nd.sgd_mom_update(w, g, s, out=w, momentum=momentum, **kw)
+            return
         _run_sgd(self, weights, grads, states, lrs, wds, momentum, multi_precision)
 
 
@@ -897,7 +923,8 @@ class Adam(Optimizer):
         mean = beta1 * mean + (1 - beta1) * g;  var = beta2 * var + (1 - beta2) * g**2
         weight -= lr_t * mean / (sqrt(var) + epsilon)
 
-    ``lazy_update`` only matters for sparse gradients and is accepted for compatibility.
+    With a row_sparse gradient ``lazy_update=True`` updates only the rows it holds;
+    ``lazy_update=False`` updates every row (MXNet's semantics).
     """
 
     def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
@@ -918,6 +945,11 @@ class Adam(Optimizer):
         wd = self._get_wd(index)
         t = self._index_update_count[index]
         lr *= math.sqrt(1. - self.beta2 ** t) / (1. - self.beta1 ** t)
+        if _is_sparse(weight, grad):
+            _nd.adam_update(weight, grad, state[0], state[1], out=weight, lr=lr, beta1=self.beta1,
+                            beta2=self.beta2, epsilon=self.epsilon, wd=wd, rescale_grad=self.rescale_grad,
+                            clip_gradient=_op_clip(self.clip_gradient), lazy_update=self.lazy_update)
+            return
         mean, var = state[0]._t, state[1]._t
         w = weight._t
         with torch.no_grad():
@@ -951,6 +983,11 @@ class AdaGrad(Optimizer):
         self._update_count(index)
         lr = self._get_lr(index)
         wd = self._get_wd(index)
+        if _is_sparse(weight, grad):
+            _nd.sparse.adagrad_update(weight, grad, state, out=weight, lr=lr, wd=wd,
+                                      epsilon=self.float_stable_eps, rescale_grad=self.rescale_grad,
+                                      clip_gradient=_op_clip(self.clip_gradient))
+            return
         w, h = weight._t, state._t
         with torch.no_grad():
             g = _scaled(grad._t, self.rescale_grad, self.clip_gradient, w.dtype)
@@ -1071,6 +1108,11 @@ class Ftrl(Optimizer):
         self._update_count(index)
         wd = self._get_wd(index)
         lr = self._get_lr(index)
+        if _is_sparse(weight, grad):
+            _nd.ftrl_update(weight, grad, state[0], state[1], out=weight, lr=lr, lamda1=self.lamda1,
+                            beta=self.beta, wd=wd, rescale_grad=self.rescale_grad,
+                            clip_gradient=_op_clip(self.clip_gradient))
+            return
         w = weight._t
         z, n = state[0]._t, state[1]._t
         with torch.no_grad():
