@@ -280,7 +280,8 @@ def _heads_and_grads(heads: Any, head_grads: Any) -> tuple[list, list]:
         else:
             gt = g._t if isinstance(g, NDArray) else torch.as_tensor(g)
             if gt.layout is not torch.strided:  # a sparse head gradient
-                gt = gt.to_dense()
+                from .ops.storage import to_dense
+                gt = to_dense(gt)
             if tuple(gt.shape) != tuple(t.shape):
                 raise MXNetError(f"backward: head gradient {i} has shape {tuple(gt.shape)} but the head "
                                  f"has shape {tuple(t.shape)}")

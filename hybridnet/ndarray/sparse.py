@@ -76,7 +76,7 @@ def _dense_operand(x: Any) -> Any:
     leaf = _leaf_of(x)
     if leaf is not None and leaf.requires_grad:
         return NDArray(leaf)
-    return NDArray(x._t.to_dense())
+    return NDArray(_S.to_dense(x._t))
 
 
 def _warn_fallback(op: OpDef, inputs: Sequence) -> None:
@@ -222,7 +222,7 @@ class BaseSparseNDArray(NDArray):
         leaf = _leaf_of(self)
         if leaf is not None:
             with torch.no_grad():
-                leaf.copy_(t.to_dense())
+                leaf.copy_(_S.to_dense(t))
 
     @property
     def stype(self) -> str:
@@ -247,7 +247,7 @@ class BaseSparseNDArray(NDArray):
     # -- conversion -------------------------------------------------------------------------
     def asnumpy(self) -> np.ndarray:
         """A dense NumPy copy."""
-        d = self._t.to_dense()
+        d = _S.to_dense(self._t)
         if d.dtype == torch.bfloat16:
             d = d.float()
         return d.cpu().numpy()
@@ -328,7 +328,7 @@ class BaseSparseNDArray(NDArray):
         t = self._t
         if grad_req != "null" and (grad is None or grad.shape != self.shape or grad._t.dtype != t.dtype):
             raise MXNetError(f"gradient buffer does not match the variable {self.shape}")
-        self._leaf = t.to_dense().detach().requires_grad_(grad_req != "null")
+        self._leaf = _S.to_dense(t).detach().requires_grad_(grad_req != "null")
         self._grad = grad
         self._grad_req = grad_req
         self._fresh = False

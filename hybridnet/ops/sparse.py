@@ -94,7 +94,7 @@ def _add_sub(name: str, sign: float) -> Callable:
         if la is _COO and ra is _COO:
             return _rsp_sum([S.to_rsp(lhs), S.to_rsp(rhs) * sign])
         if la is _CSR and ra is _CSR:
-            return S.to_csr(lhs.to_dense() + sign * rhs.to_dense())
+            return S.to_csr(S.to_dense(lhs) + sign * S.to_dense(rhs))
         if la is _STRIDED or ra is _STRIDED:  # dense with sparse: dense (MXNet's kernel, no fallback)
             return S.to_dense(lhs) + sign * S.to_dense(rhs)
         return NotImplemented
@@ -124,7 +124,7 @@ def _elemwise_mul_sparse(lhs: Tensor, rhs: Tensor) -> Any:
     if la is _COO and ra is _COO:
         return (S.to_rsp(lhs) * S.to_rsp(rhs)).coalesce()
     if la is _CSR and ra is _CSR:
-        return S.to_csr(lhs.to_dense() * rhs.to_dense())
+        return S.to_csr(S.to_dense(lhs) * S.to_dense(rhs))
     if ra is _STRIDED:
         return _rows_times_dense(lhs, rhs)
     if la is _STRIDED:
@@ -174,14 +174,15 @@ def _dot_sparse(lhs: Tensor, rhs: Tensor, *, transpose_a: bool = False, transpos
         else:
             data, indices, indptr = S.csr_parts(lhs)
             rows = torch.repeat_interleave(torch.arange(lhs.shape[0], device=lhs.device), indptr[1:] - indptr[:-1])
-            t_coo = torch.sparse_coo_tensor(torch.stack([indices, rows]), data, (lhs.shape[1], lhs.shape[0]))
+            t_coo = torch.sparse_coo_tensor(torch.stack([indices, rows]), data, (lhs.shape[1], lhs.shape[0]),
+                                            check_invariants=False)
             out = torch.sparse.mm(t_coo, r)
             kept = torch.unique(indices)
             res = S.rsp(out[kept], kept, out.shape)
             return res if forward_stype in (None, "row_sparse") else S.cast(res, forward_stype)
     elif la is _STRIDED and ra is _CSR:
         out = lhs.t() @ S.to_dense(rhs).t() if transpose_a and transpose_b else \
-            (lhs.t() if transpose_a else lhs) @ (rhs.to_dense().t() if transpose_b else rhs.to_dense())
+            (lhs.t() if transpose_a else lhs) @ (S.to_dense(rhs).t() if transpose_b else S.to_dense(rhs))
         stype = "csr"
     elif la is _STRIDED and ra is _COO:
         r = S.to_dense(rhs)
@@ -203,7 +204,7 @@ def _csr_reduce(opname: str) -> Callable:
         axis = axis[0] if isinstance(axis, (tuple, list)) and len(axis) == 1 else axis
         if data.layout is not _CSR or axis not in (0, 1, -1, -2) or attrs.get("exclude"):
             return NotImplemented
-        return kernel(data.to_dense(), **attrs)
+        return kernel(S.to_dense(data), **attrs)
     rule.__name__ = f"{opname}_sparse"
     return rule
 
@@ -223,7 +224,7 @@ def _slice_sparse(data: Tensor, *, begin: Any, end: Any, step: Any = ()) -> Any:
         e = end[ax] if ax < len(end) and end[ax] is not None else n
         b, e, _ = slice(b, e).indices(n)
         idx.append(slice(b, max(b, e)))
-    return S.to_csr(data.to_dense()[tuple(idx)].contiguous())
+    return S.to_csr(S.to_dense(data)[tuple(idx)].contiguous())
 
 
 # ---- operators of sparse arrays ------------------------------------------------------------------

@@ -104,7 +104,15 @@ def csr_parts(t: Tensor) -> tuple:
 
 
 def to_dense(t: Tensor) -> Tensor:
-    return t if t.layout is _STRIDED else t.to_dense()
+    """The dense form (``t`` itself when dense). Row_sparse tensors scatter their rows with one
+    ``index_copy`` (torch's COO ``to_dense`` is much slower on small arrays with many threads)."""
+    if t.layout is _STRIDED:
+        return t
+    if t.layout is _COO and t.sparse_dim() == 1:
+        r = t if t.is_coalesced() else t.coalesce()
+        out = torch.zeros(tuple(t.shape), dtype=t.dtype, device=t.device)
+        return out.index_copy_(0, r._indices()[0], r._values()) if r._nnz() else out
+    return t.to_dense()
 
 
 def to_rsp(t: Tensor) -> Tensor:
@@ -154,7 +162,7 @@ def full_rows(t: Tensor) -> Tensor:
     r = to_rsp(t)
     if r._nnz() == r.shape[0]:
         return r
-    d = r.to_dense()
+    d = to_dense(r)
     idx = torch.arange(d.shape[0], device=d.device)
     return torch.sparse_coo_tensor(idx.reshape(1, -1), d, tuple(d.shape), is_coalesced=True, check_invariants=False)
 

@@ -299,6 +299,9 @@ class Optimizer:
                           "optimizer")
         return self.create_state(index, weight)
 
+    # whether update() handles sparse gradients itself (else they are densified first)
+    _sparse_aware = False
+
     def update(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
         """Update ``weight`` in place from ``grad`` and ``state``."""
         raise NotImplementedError(f"{type(self).__name__} does not implement update()")
@@ -310,13 +313,18 @@ class Optimizer:
             for i, w, g, s in zip(index, weight, grad, state):
                 self.update_multi_precision(i, w, g, s)
             return
+        if not self._sparse_aware and _is_sparse(grad):
+            grad = grad.tostype("default")  # no sparse update: MXNet's storage fallback
         if self.multi_precision and weight.dtype == numpy.float16:
             weight_master_copy = state[0]
             original_state = state[1]
             grad32 = grad.astype(numpy.float32)
             self.update(index, weight_master_copy, grad32, original_state)
-            with torch.no_grad():
-                weight._t.copy_(weight_master_copy._t)
+            if _is_sparse(weight, weight_master_copy):
+                _nd.sparse.store_into(weight, weight_master_copy._t.to(weight._t.dtype))
+            else:
+                with torch.no_grad():
+                    weight._t.copy_(weight_master_copy._t)
         else:
             self.update(index, weight, grad, state)
 
@@ -379,6 +387,9 @@ def _sgd_update(self: Any, index: Any, weight: Any, grad: Any, state: Any) -> No
 
 
 def _sgd_update_mp(self: Any, index: Any, weight: Any, grad: Any, state: Any) -> None:
+    if not self._sparse_aware:
+        grad = [g.tostype("default") if _is_sparse(g) else g for g in grad] \
+            if isinstance(index, (tuple, list)) else (grad.tostype("default") if _is_sparse(grad) else grad)
     first = weight[0] if isinstance(index, (tuple, list)) else weight
     use_mp = self.multi_precision and first.dtype == numpy.float16
     self._update_impl(index, weight, grad, state, multi_precision=use_mp)
@@ -442,6 +453,8 @@ class SGD(Optimizer):
     multi-tensor update has no kernel-argument limit): the Updater then passes lists of
     indices/weights/grads/states, which ``update`` accepts. The result does not depend on it.
     """
+
+    _sparse_aware = True
 
     def __init__(self, momentum: float = 0.0, lazy_update: bool = True, **kwargs: Any):
         super().__init__(**kwargs)
@@ -927,6 +940,8 @@ class Adam(Optimizer):
     ``lazy_update=False`` updates every row (MXNet's semantics).
     """
 
+    _sparse_aware = True
+
     def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
                  epsilon: float = 1e-8, lazy_update: bool = True, **kwargs: Any):
         super().__init__(learning_rate=learning_rate, **kwargs)
@@ -970,6 +985,8 @@ class AdaGrad(Optimizer):
         history += g**2
         weight -= lr * (g / sqrt(history + eps) + wd * weight)
     """
+
+    _sparse_aware = True
 
     def __init__(self, eps: float = 1e-7, **kwargs: Any):
         super().__init__(**kwargs)
@@ -1093,6 +1110,8 @@ class Ftrl(Optimizer):
         n += g**2
         weight = (sign(z) * lamda1 - z) / ((beta + sqrt(n)) / lr + wd) * (|z| > lamda1)
     """
+
+    _sparse_aware = True
 
     def __init__(self, lamda1: float = 0.01, learning_rate: float = 0.1, beta: float = 1,
                  **kwargs: Any):
