@@ -178,7 +178,8 @@ def sparse_invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, nam
         if op.train_aware:
             kattrs["is_train"] = _mode().training
         try:
-            res = op.sparse(*tensors, **kattrs)
+            with torch.no_grad():  # sparse kernels are never recorded (see the module docstring)
+                res = op.sparse(*tensors, **kattrs)
         except MXNetError:
             raise
         except (RuntimeError, ValueError, TypeError, IndexError, NotImplementedError) as e:
@@ -247,7 +248,7 @@ class BaseSparseNDArray(NDArray):
     # -- conversion -------------------------------------------------------------------------
     def asnumpy(self) -> np.ndarray:
         """A dense NumPy copy."""
-        d = _S.to_dense(self._t)
+        d = _S.to_dense(self._t.detach())
         if d.dtype == torch.bfloat16:
             d = d.float()
         return d.cpu().numpy()

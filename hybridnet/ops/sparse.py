@@ -63,7 +63,7 @@ def _zeros_like_sparse(data: Tensor) -> Any:
     if data.layout is _COO:
         return S.rsp(data._values()[:0], torch.zeros(0, dtype=torch.int64, device=data.device), data.shape)
     z = torch.zeros(data.shape[0] + 1, dtype=torch.int64, device=data.device)
-    return _S.csr_tensor(z, z[:0], data.values()[:0], tuple(data.shape))
+    return S.csr_tensor(z, z[:0], data.values()[:0], tuple(data.shape))
 
 
 @sparse_rule("cast_storage", from_dense=True)
@@ -114,7 +114,7 @@ def _rows_times_dense(sp: Tensor, dense: Tensor) -> Tensor:
                                        is_coalesced=True, check_invariants=False)
     data, indices, indptr = S.csr_parts(sp)
     rows = torch.repeat_interleave(torch.arange(sp.shape[0], device=sp.device), indptr[1:] - indptr[:-1])
-    return _S.csr_tensor(indptr, indices, data * dense[rows, indices], tuple(sp.shape))
+    return S.csr_tensor(indptr, indices, data * dense[rows, indices], tuple(sp.shape))
 
 
 @sparse_rule("elemwise_mul")

@@ -135,6 +135,12 @@ def test_elemwise_storage_rules():
     assert s.stype == "row_sparse"
     np.testing.assert_allclose(s.asnumpy(), a + b, rtol=1e-6)
     np.testing.assert_allclose((ra - rb).asnumpy(), a - b, rtol=1e-6)
+    for st in ("csr", "row_sparse"):
+        z = nd.zeros_like(nd.array(a).tostype(st))
+        assert z.stype == st and z.data.shape[0] == 0 and not z.asnumpy().any()
+    cm = nd.elemwise_mul(nd.array(a).tostype("csr"), nd.array(b))
+    assert cm.stype == "csr"
+    np.testing.assert_allclose(cm.asnumpy(), a * b, rtol=1e-6)
     m = nd.elemwise_mul(ra, nd.array(b))
     assert m.stype == "row_sparse"
     np.testing.assert_allclose(m.asnumpy(), a * b, rtol=1e-6)
