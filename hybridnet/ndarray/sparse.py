@@ -39,7 +39,7 @@ from .ndarray import NDArray, _device, _mode, _op_error, _write_out, invoke, pla
 
 __all__ = ["BaseSparseNDArray", "CSRNDArray", "RowSparseNDArray", "csr_matrix", "row_sparse_array",
            "zeros", "empty", "array", "add", "subtract", "multiply", "divide", "current_context",
-           "py_sum", "sparse_invoke", "wrap", "zeros_tensor", "store_into", "sum_tensors", "retain_rows", "retain", "adagrad_update"]
+           "py_sum", "sparse_invoke", "wrap", "zeros_tensor", "store_into", "sum_tensors", "retain_rows", "dense_tensor", "retain", "adagrad_update"]
 
 _STRIDED = torch.strided
 py_sum = builtins.sum  # MXNet's nd.sparse keeps the builtin under this name
@@ -77,6 +77,15 @@ def _dense_operand(x: Any) -> Any:
     if leaf is not None and leaf.requires_grad:
         return NDArray(leaf)
     return NDArray(_S.to_dense(x._t))
+
+
+def dense_tensor(x: NDArray) -> torch.Tensor:
+    """The tensor a compiled graph computes with for ``x``: its own for dense arrays, the dense
+    form (a variable's differentiable leaf) for sparse ones."""
+    t = x._t
+    if t.layout is _STRIDED:
+        return t
+    return _dense_operand(x)._t
 
 
 def _warn_fallback(op: OpDef, inputs: Sequence) -> None:
