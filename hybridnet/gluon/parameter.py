@@ -339,8 +339,6 @@ class Parameter:
             raise MXNetError(f"Cannot get row_sparse data for Parameter {self.name!r} when no "
                              f"Trainer is created with it.")
         trainer = self._trainer
-        if not trainer._kv_initialized or trainer._params_to_init:
-            trainer._prepare_kvstore()
         out = self._check_and_get(arr_list, ctx)
         trainer._row_sparse_pull(self, out, row_id)
         return out

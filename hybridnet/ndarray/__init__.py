@@ -30,7 +30,6 @@ _spaces = {"": _this, "random": random, "linalg": linalg, "contrib": contrib,
            "_internal": _submodule("_internal")}
 op = _submodule("op")
 _FUNCS = _frontend.populate(_spaces, invoke, sparse.sparse_invoke)
-sparse.install_operators(_FUNCS)
 for _name, _fn in _FUNCS.items():
     if not hasattr(op, _name):
         setattr(op, _name, _fn)

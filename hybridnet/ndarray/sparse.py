@@ -653,21 +653,3 @@ add = _mixed("add", "elemwise_add")
 subtract = _mixed("subtract", "elemwise_sub")
 multiply = _mixed("multiply", "elemwise_mul")
 divide = _mixed("divide", "elemwise_div")
-
-# MXNet's ``nd.sparse`` also exposes these operators (they take sparse inputs)
-OPERATOR_NAMES = (
-    "ElementWiseSum Embedding FullyConnected LinearRegressionOutput LogisticRegressionOutput "
-    "MAERegressionOutput abs adam_update add_n arccos arccosh arcsin arcsinh arctan arctanh "
-    "broadcast_add broadcast_div broadcast_minus broadcast_mul broadcast_plus broadcast_sub "
-    "cast_storage cbrt ceil clip concat cos cosh degrees dot elemwise_add elemwise_div elemwise_mul "
-    "elemwise_sub exp expm1 fix floor ftrl_update gamma gammaln log log10 log1p log2 make_loss mean "
-    "negative norm radians relu rint round rsqrt sgd_mom_update sgd_update sigmoid sign sin sinh slice "
-    "sqrt square stop_gradient sum tan tanh trunc where zeros_like").split()
-
-
-def install_operators(funcs: dict) -> None:
-    """Put the generated functions MXNet lists in ``nd.sparse`` into this module."""
-    g = globals()
-    for n in OPERATOR_NAMES:
-        if n in funcs and n not in g:
-            g[n] = funcs[n]
