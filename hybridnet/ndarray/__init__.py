@@ -25,6 +25,7 @@ def _submodule(name: str) -> types.ModuleType:
 from . import random, linalg, contrib, sparse  # noqa: E402  (hand-written parts, filled below)
 
 _ndarray_mod.sparse_dispatch = sparse.sparse_invoke
+_ndarray_mod.sparse_store = sparse.store_into
 _spaces = {"": _this, "random": random, "linalg": linalg, "contrib": contrib,
            "image": _submodule("image"), "sparse": sparse,
            "_internal": _submodule("_internal")}

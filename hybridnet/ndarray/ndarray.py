@@ -48,8 +48,10 @@ _no_grad = torch.no_grad
 
 # Set by hybridnet.symbol at import: called when an operator receives a Symbol input.
 symbolic_dispatch: Optional[Callable] = None
-# Set by hybridnet.ndarray.sparse at import: called when an operator receives a sparse array.
+# Set by hybridnet.ndarray.sparse at import: called when an operator receives a sparse array,
+# and to write a result into a sparse out= array.
 sparse_dispatch: Optional[Callable] = None
+sparse_store: Optional[Callable] = None
 _strided = torch.strided
 
 
@@ -188,6 +190,8 @@ def _write_out(out: "NDArray", t: torch.Tensor) -> "NDArray":
     dst = _inplace_check(out, "out=")
     if t is dst:  # the kernel updated ``out`` in place (optimizer updates)
         return out
+    if dst.layout is not _strided:  # a sparse out= array: the result is cast to its storage
+        return sparse_store(out, t)  # type: ignore[misc]
     if dst.shape != t.shape:
         raise MXNetError(f"out= has shape {out.shape} but the result has shape {tuple(t.shape)}")
     if _mode().recording and (t.requires_grad or dst.requires_grad):
@@ -437,6 +441,10 @@ class NDArray:
                 warnings.warn("You are attempting to copy an array to itself", RuntimeWarning, stacklevel=2)
                 return False
             dst = _inplace_check(other, "copyto")
+            if dst.layout is not _strided:  # into a sparse array: cast to its storage
+                if dst.shape != self._t.shape:
+                    raise MXNetError(f"copyto: shape mismatch, source {self.shape} vs target {other.shape}")
+                return sparse_store(other, self._t.detach().clone())  # type: ignore[misc]
             if dst.shape != self._t.shape:
                 raise MXNetError(f"copyto: shape mismatch, source {self.shape} vs target {other.shape}")
             src = self._t
@@ -920,6 +928,12 @@ def array(source_array: Any, ctx: Optional[Context] = None, dtype: Any = None) -
     else (NumPy arrays included) unless ``dtype`` is given.
     """
     device = _device(ctx)
+    if isinstance(source_array, NDArray) and source_array._t.layout is not _strided:
+        from .sparse import array as sparse_array  # MXNet: a sparse source gives a sparse copy
+        return sparse_array(source_array, ctx, dtype)
+    if type(source_array).__module__.startswith("scipy.sparse"):
+        from .sparse import csr_matrix
+        return csr_matrix(source_array, ctx=ctx, dtype=dtype)
     if isinstance(source_array, NDArray):
         src = source_array._t.detach()
         dt = dtype_torch(dtype) if dtype is not None else src.dtype

@@ -244,12 +244,14 @@ class BaseSparseNDArray(NDArray):
 
     __str__ = __repr__
 
+    @property
     def _num_aux(self) -> int:
+        """Number of auxiliary arrays (row_sparse: indices; csr: indptr, indices)."""
         return 1 if isinstance(self, RowSparseNDArray) else 2
 
     @property
     def _aux_types(self) -> list:
-        return [np.int64] * self._num_aux()
+        return [np.int64] * self._num_aux
 
     def _aux_type(self, i: int) -> Any:
         return np.int64
@@ -305,6 +307,11 @@ class BaseSparseNDArray(NDArray):
     def detach(self) -> NDArray:
         """The same storage, cut from autograd (MXNet keeps the storage type)."""
         return wrap(self._t)
+
+    @property
+    def T(self) -> NDArray:
+        """The transpose (computed on the dense form; a dense array)."""
+        return _nd._FN["transpose"](self)
 
     def reshape(self, *shape: Any, **kwargs: Any) -> NDArray:
         raise MXNetError(f"reshape is not supported for {type(self).__name__}; convert it first with "
@@ -593,7 +600,7 @@ def csr_matrix(arg1: Any, shape: Any = None, ctx: Optional[Context] = None, dtyp
     else:
         t = _S.to_csr(_tensor(arg1, _dtype_of(arg1, dtype)))
     if shape is not None and tuple(shape) != tuple(t.shape):
-        raise MXNetError(f"csr_matrix: the data describe shape {tuple(t.shape)}, not the given {tuple(shape)}")
+        raise ValueError(f"csr_matrix: the data describe shape {tuple(t.shape)}, not the given {tuple(shape)}")
     return placed(CSRNDArray(t.to(dev) if t.device != dev else t), ctx)
 
 
@@ -620,7 +627,7 @@ def row_sparse_array(arg1: Any, shape: Any = None, ctx: Optional[Context] = None
     else:
         t = _S.to_rsp(_tensor(arg1, _dtype_of(arg1, dtype)))
     if shape is not None and tuple(shape) != tuple(t.shape):
-        raise MXNetError(f"row_sparse_array: the data describe shape {tuple(t.shape)}, not the "
+        raise ValueError(f"row_sparse_array: the data describe shape {tuple(t.shape)}, not the "
                          f"given {tuple(shape)}")
     return placed(RowSparseNDArray(t.to(dev) if t.device != dev else t), ctx)
 

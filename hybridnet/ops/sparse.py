@@ -10,7 +10,7 @@ f(0) = 0 keep the input's storage.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import numpy as np
 import torch
@@ -45,6 +45,36 @@ def _values_rule(opname: str) -> Callable:
 
 for _name in ZERO_PRESERVING:
     sparse_rule(_name)(_values_rule(_name))
+
+
+def _scalar_rule(opname: str) -> Callable:
+    """Scalar operators on a sparse array: the storage is kept when f(0, scalar) == 0 (``x * 2``,
+    ``x == 1``), else the result is dense (``x + 1``, ``x == 0``), as MXNet's kernels give."""
+    kernel = get(opname).kernel
+
+    def rule(data: Tensor, **attrs: Any) -> Any:
+        if data.layout is _STRIDED:
+            return NotImplemented
+        zero = kernel(torch.zeros(1, dtype=data.dtype, device=data.device), **attrs)
+        if bool((zero == 0).all()):
+            return S.map_values(data, lambda v: kernel(v, **attrs))
+        return kernel(S.to_dense(data), **attrs)
+    rule.__name__ = f"{opname}_sparse"
+    return rule
+
+
+for _name in ("_plus_scalar", "_minus_scalar", "_rminus_scalar", "_equal_scalar", "_not_equal_scalar",
+              "_greater_scalar", "_greater_equal_scalar", "_lesser_scalar", "_lesser_equal_scalar",
+              "_maximum_scalar", "_minimum_scalar", "_power_scalar"):
+    sparse_rule(_name)(_scalar_rule(_name))
+
+
+@sparse_rule("take")
+def _take_sparse(a: Tensor, indices: Tensor, *, axis: int = 0, mode: str = "clip") -> Any:
+    """take of csr rows (axis 0) is csr, as MXNet's kernel."""
+    if a.layout is not _CSR or axis != 0:
+        return NotImplemented
+    return S.to_csr(get("take").kernel(S.to_dense(a), S.to_dense(indices), axis=axis, mode=mode))
 
 
 @sparse_rule("clip")
@@ -240,6 +270,8 @@ def _np_retain(data: np.ndarray, indices: np.ndarray) -> np.ndarray:
 def sparse_retain(data: Tensor, indices: Tensor) -> Tensor:
     """The rows of ``data`` whose numbers are in ``indices``; the other rows become zero
     (MXNet's ``sparse.retain``; a row_sparse input gives a row_sparse result)."""
+    if indices is None:
+        raise MXNetError("sparse.retain: the indices input (row ids to keep) is required")
     keep = torch.zeros(data.shape[0], dtype=torch.bool, device=data.device)
     keep[indices.reshape(-1).to(torch.int64)] = True
     shape = (-1,) + (1,) * (data.dim() - 1)
@@ -254,3 +286,33 @@ def _retain_sparse(data: Tensor, indices: Tensor) -> Any:
     want = S.to_dense(indices).reshape(-1).to(torch.int64)
     mask = torch.isin(rows, want)
     return S.rsp(values[mask], rows[mask], data.shape)
+
+
+def _np_getnnz(data: np.ndarray, axis: Any = None) -> np.ndarray:
+    nz = data != 0
+    return np.array([nz.sum()], dtype=np.int64) if axis is None else nz.sum(axis=axis).astype(np.int64)
+
+
+@register("_contrib_getnnz", differentiable=False, samples=lambda: [
+    Sample((np.array([[0.0, 1.0, 2.0], [0.0, 0.0, 3.0]]),), ref=_np_getnnz, grad=False),
+    Sample((np.array([[0.0, 1.0, 2.0], [0.0, 0.0, 3.0]]),), {"axis": 1}, ref=_np_getnnz, grad=False),
+    Sample((np.array([[0.0, 1.0, 2.0], [0.0, 0.0, 3.0]]),), {"axis": 0}, ref=_np_getnnz, grad=False)])
+def getnnz(data: Tensor, *, axis: Optional[int] = None) -> Tensor:
+    """Number of stored values of a csr array (all, or per row with axis=1 / per column with
+    axis=0), int64; for a dense array the number of non-zeros (MXNet's contrib.getnnz)."""
+    nz = S.to_dense(data) != 0
+    if axis is None:
+        return nz.sum().reshape(1).to(torch.int64)
+    return nz.sum(dim=axis).to(torch.int64)
+
+
+@sparse_rule("_contrib_getnnz")
+def _getnnz_sparse(data: Tensor, *, axis: Optional[int] = None) -> Any:
+    if data.layout is not _CSR:
+        return NotImplemented
+    _, indices, indptr = S.csr_parts(data)
+    if axis is None:
+        return torch.tensor([indices.numel()], dtype=torch.int64, device=data.device)
+    if axis in (1, -1):
+        return (indptr[1:] - indptr[:-1]).to(torch.int64)
+    return torch.bincount(indices, minlength=data.shape[1]).to(torch.int64)
