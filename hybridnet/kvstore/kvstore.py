@@ -399,7 +399,7 @@ class KVStore(KVStoreBase):
                         row_ids: Any = None) -> None:
         """Pull the rows ``row_ids`` of each key's value into ``out`` (one NDArray, or one per
         device with one row_ids array each or a single one for all): a row_sparse ``out`` gets
-        just those rows (MXNet), a dense one the value with the other rows zero."""
+        just those rows (MXNet); a dense ``out`` (which MXNet refuses) gets the whole value."""
         if row_ids is None:
             raise ValueError("KVStore.row_sparse_pull: row_ids is required")
         if out is None:
@@ -420,7 +420,10 @@ class KVStore(KVStoreBase):
                 if tuple(o.shape) != tuple(src.shape):
                     raise MXNetError(f"KVStore.row_sparse_pull: key {k!r} holds shape {tuple(src.shape)} "
                                      f"but the output array has shape {tuple(o.shape)}")
-                store_into(o, retain_rows(src, kid[i if len(kid) > 1 else 0]._t))
+                if o._t.layout is torch.strided:
+                    _copy_into(o, src, "row_sparse_pull", k)
+                else:
+                    store_into(o, retain_rows(src, kid[i if len(kid) > 1 else 0]._t))
 
     def _sync_arrays(self, arrays: Sequence[Sequence[NDArray]]) -> None:
         """Overwrite every array of each list with rank 0's first array (one coalesced

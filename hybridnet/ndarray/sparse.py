@@ -54,7 +54,7 @@ def wrap(t: torch.Tensor) -> NDArray:
     if lay is _STRIDED:
         return NDArray(t)
     if lay is torch.sparse_coo:
-        return RowSparseNDArray(_S.to_rsp(t))
+        return RowSparseNDArray(t if t.sparse_dim() == 1 else _S.to_rsp(t))
     if lay is torch.sparse_csr:
         return CSRNDArray(t)
     raise MXNetError(f"tensors with layout {lay} have no MXNet storage type")
@@ -313,6 +313,9 @@ class BaseSparseNDArray(NDArray):
         """The transpose (computed on the dense form; a dense array)."""
         return _nd._FN["transpose"](self)
 
+    def zeros_like(self, *args: Any, **kwargs: Any) -> NDArray:
+        return _nd._FN["zeros_like"](self)
+
     def reshape(self, *shape: Any, **kwargs: Any) -> NDArray:
         raise MXNetError(f"reshape is not supported for {type(self).__name__}; convert it first with "
                          f"x.tostype('default')")
@@ -375,9 +378,9 @@ class BaseSparseNDArray(NDArray):
     def check_format(self, full_check: bool = True) -> None:
         """Raise MXNetError when the aux arrays do not describe a valid array of this shape."""
         if isinstance(self, RowSparseNDArray):
-            _S.rsp(self.data._t, self.indices._t, self.shape)
+            _S.check_rsp(self._t)
         else:
-            _S.csr(self.data._t, self.indices._t, self.indptr._t, self.shape)
+            _S.check_csr(self._t, full_check)
 
 
 def _binary_sparse(elem: str, fallback: str) -> Any:
@@ -517,10 +520,10 @@ def zeros_tensor(stype: str, shape: Sequence[int], dtype: torch.dtype, device: t
                       torch.zeros(0, dtype=torch.int64, device=device), shape)
     if stype == "csr":
         if len(shape) != 2:
-            raise MXNetError(f"csr arrays are 2-D, got shape {shape}")
+            raise _S.StorageFormatError(f"csr arrays are 2-D, got shape {shape}")
         z = torch.zeros(shape[0] + 1, dtype=torch.int64, device=device)
         return _S.csr_tensor(z, z[:0], torch.zeros(0, dtype=dtype, device=device), shape)
-    raise MXNetError(f"unknown storage type {stype!r}; expected 'default', 'row_sparse' or 'csr'")
+    raise _S.StorageFormatError(f"unknown storage type {stype!r}; expected 'default', 'row_sparse' or 'csr'")
 
 
 def zeros(stype: str, shape: Any, ctx: Optional[Context] = None, dtype: Any = None,
@@ -589,7 +592,9 @@ def csr_matrix(arg1: Any, shape: Any = None, ctx: Optional[Context] = None, dtyp
     elif isinstance(arg1, tuple) and len(arg1) == 2 and all(isinstance(d, (int, np.integer)) for d in arg1):
         t = zeros_tensor("csr", arg1, dtype_torch(dtype or "float32"), dev)
     elif _is_scipy_sparse(arg1):
-        m = arg1.tocsr()
+        m = arg1.tocsr(copy=True)
+        m.sum_duplicates()  # MXNet keeps scipy input canonical: sorted, no duplicates
+        m.sort_indices()
         dt = dtype_torch(dtype) if dtype is not None else dtype_torch(m.dtype)
         t = _S.csr(torch.from_numpy(np.asarray(m.data)).to(dt), torch.from_numpy(m.indices.astype(np.int64)),
                    torch.from_numpy(m.indptr.astype(np.int64)), m.shape)

@@ -21,11 +21,16 @@ from torch import Tensor
 
 from ..base import MXNetError
 
-__all__ = ["STYPES", "csr_tensor", "stype_of", "is_sparse", "rsp", "csr", "to_rsp", "to_csr", "to_dense", "cast",
+__all__ = ["StorageFormatError", "check_rsp", "check_csr", "STYPES", "csr_tensor", "stype_of", "is_sparse", "rsp", "csr", "to_rsp", "to_csr", "to_dense", "cast",
            "rsp_parts", "csr_parts", "full_rows", "rows_view", "map_values"]
 
 # torch labels its csr support "beta" on first use; the kernels used here are the stable ones
 warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta state", category=UserWarning)
+
+class StorageFormatError(MXNetError, ValueError):
+    """Arrays that do not describe a valid sparse array (MXNet raises MXNetError from its format
+    checks and ValueError from its Python constructors; this is both)."""
+
 
 STYPES = ("default", "row_sparse", "csr")
 _COO, _CSR, _STRIDED = torch.sparse_coo, torch.sparse_csr, torch.strided
@@ -53,44 +58,64 @@ def is_sparse(t: Optional[Tensor]) -> bool:
 
 
 def rsp(data: Tensor, indices: Tensor, shape: Sequence[int]) -> Tensor:
-    """A row_sparse tensor from its rows ``data`` and their row numbers ``indices``; the indices
-    are sorted (and checked to be unique) so the result is coalesced, as MXNet's format requires."""
+    """A row_sparse tensor from its rows ``data`` and their row numbers ``indices``. Like MXNet's
+    constructor this checks only that the parts fit together; ``check_rsp`` checks the indices
+    (MXNet's ``check_format``)."""
     shape = tuple(int(d) for d in shape)
     idx = indices.reshape(-1).to(torch.int64)
-    if tuple(data.shape) != (idx.numel(),) + shape[1:]:
-        raise MXNetError(f"row_sparse: data of shape {tuple(data.shape)} does not fit {idx.numel()} "
-                         f"row indices of an array of shape {shape}; data must have shape "
-                         f"{(idx.numel(),) + shape[1:]}")
-    if idx.numel():
-        if int(idx.min()) < 0 or int(idx.max()) >= shape[0]:
-            raise MXNetError(f"row_sparse: row indices must lie in [0, {shape[0]}), got "
-                             f"[{int(idx.min())}, {int(idx.max())}]")
-        if idx.numel() > 1 and not bool((idx[1:] > idx[:-1]).all()):
-            idx, order = torch.sort(idx)
-            if bool((idx[1:] == idx[:-1]).any()):
-                raise MXNetError("row_sparse: row indices must be unique")
-            data = data[order]
+    if len(shape) < 1 or tuple(data.shape) != (idx.numel(),) + shape[1:]:
+        raise StorageFormatError(f"row_sparse: data of shape {tuple(data.shape)} does not fit "
+                                 f"{idx.numel()} row indices of an array of shape {shape}; data "
+                                 f"must have shape {(idx.numel(),) + shape[1:]}")
+    if idx.numel() > 1 and not bool((idx[1:] > idx[:-1]).all()):
+        # kept as given (MXNet does; check_format reports it); kernels coalesce when they read it
+        return torch.sparse_coo_tensor(idx.reshape(1, -1), data, shape, check_invariants=False)
     return torch.sparse_coo_tensor(idx.reshape(1, -1), data, shape, is_coalesced=True, check_invariants=False)
 
 
+def check_rsp(t: Tensor) -> None:
+    """Raise StorageFormatError unless the row indices are unique and within the rows."""
+    idx = t._indices()[0]
+    n = t.shape[0]
+    if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= n):
+        raise StorageFormatError(f"row_sparse: row indices must lie in [0, {n}), got "
+                                 f"[{int(idx.min())}, {int(idx.max())}]")
+    if idx.numel() > 1 and bool((idx[1:] <= idx[:-1]).any()):
+        raise StorageFormatError("row_sparse: row indices must be unique and in ascending order")
+
+
 def csr(data: Tensor, indices: Tensor, indptr: Tensor, shape: Sequence[int]) -> Tensor:
-    """A csr tensor from values, column indices and row pointers (checked against ``shape``)."""
+    """A csr tensor from values, column indices and row pointers. Like MXNet's constructor this
+    checks only that the parts fit ``shape``; ``check_csr`` checks their contents."""
     shape = tuple(int(d) for d in shape)
     if len(shape) != 2:
-        raise MXNetError(f"csr arrays are 2-D, got shape {shape}")
+        raise StorageFormatError(f"csr arrays are 2-D, got shape {shape}")
     indptr = indptr.reshape(-1).to(torch.int64)
     indices = indices.reshape(-1).to(torch.int64)
     data = data.reshape(-1)
     if indptr.numel() != shape[0] + 1:
-        raise MXNetError(f"csr: indptr has {indptr.numel()} entries; an array with {shape[0]} rows "
-                         f"needs {shape[0] + 1}")
+        raise StorageFormatError(f"csr: indptr has {indptr.numel()} entries; an array with {shape[0]} "
+                                 f"rows needs {shape[0] + 1}")
     if data.numel() != indices.numel():
-        raise MXNetError(f"csr: {data.numel()} values but {indices.numel()} column indices")
-    if int(indptr[0]) != 0 or int(indptr[-1]) != indices.numel() or bool((indptr[1:] < indptr[:-1]).any()):
-        raise MXNetError("csr: indptr must start at 0, never decrease and end at the number of values")
-    if indices.numel() and (int(indices.min()) < 0 or int(indices.max()) >= shape[1]):
-        raise MXNetError(f"csr: column indices must lie in [0, {shape[1]})")
+        raise StorageFormatError(f"csr: {data.numel()} values but {indices.numel()} column indices")
     return csr_tensor(indptr, indices, data, shape)
+
+
+def check_csr(t: Tensor, full_check: bool = True) -> None:
+    """Raise StorageFormatError unless indptr starts at 0, never decreases and ends at the number
+    of values, and (``full_check``) column indices are in range and ascending within each row."""
+    _, indices, indptr = csr_parts(t)
+    if int(indptr[0]) != 0 or int(indptr[-1]) != indices.numel() or bool((indptr[1:] < indptr[:-1]).any()):
+        raise StorageFormatError("csr: indptr must start at 0, never decrease and end at the number "
+                                 "of values")
+    if not full_check or indices.numel() == 0:
+        return
+    if int(indices.min()) < 0 or int(indices.max()) >= t.shape[1]:
+        raise StorageFormatError(f"csr: column indices must lie in [0, {t.shape[1]})")
+    rows = torch.repeat_interleave(torch.arange(t.shape[0], device=t.device), indptr[1:] - indptr[:-1])
+    same_row = rows[1:] == rows[:-1]
+    if bool((same_row & (indices[1:] <= indices[:-1])).any()):
+        raise StorageFormatError("csr: column indices must be ascending (and unique) within each row")
 
 
 def rsp_parts(t: Tensor) -> tuple:
@@ -133,7 +158,7 @@ def to_csr(t: Tensor) -> Tensor:
         return t
     d = to_dense(t)
     if d.dim() != 2:
-        raise MXNetError(f"csr arrays are 2-D; cannot cast an array of shape {tuple(d.shape)} to csr")
+        raise StorageFormatError(f"csr arrays are 2-D; cannot cast an array of shape {tuple(d.shape)} to csr")
     mask = d != 0
     rows, cols = mask.nonzero(as_tuple=True)
     counts = torch.bincount(rows, minlength=d.shape[0]) if rows.numel() else \
@@ -151,7 +176,7 @@ def cast(t: Tensor, stype: str) -> Tensor:
         return to_rsp(t)
     if stype == "csr":
         return to_csr(t)
-    raise MXNetError(f"unknown storage type {stype!r}; expected one of {list(STYPES)}")
+    raise StorageFormatError(f"unknown storage type {stype!r}; expected one of {list(STYPES)}")
 
 
 def full_rows(t: Tensor) -> Tensor:

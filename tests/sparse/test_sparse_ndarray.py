@@ -54,17 +54,34 @@ def test_constructors():
     m = spsp.random(4, 6, density=0.3, format="csr", random_state=1)
     np.testing.assert_allclose(nd.sparse.array(m).asnumpy(), m.toarray(), rtol=1e-6)
     r = nd.sparse.row_sparse_array(([[1.0, 2.0], [3.0, 4.0]], [3, 1]), shape=(5, 2))
-    assert r.indices.asnumpy().tolist() == [1, 3]  # sorted, data follows
+    assert r.indices.asnumpy().tolist() == [3, 1]  # kept as given, as MXNet
     np.testing.assert_array_equal(r.asnumpy()[[1, 3]], [[3, 4], [1, 2]])
+    with pytest.raises(MXNetError, match="ascending"):
+        r.check_format()
+    assert r.tostype("row_sparse").indices.asnumpy().tolist() == [1, 3]
     assert nd.sparse.row_sparse_array(([[1.0]], [4])).shape == (5, 1)
     z = nd.sparse.zeros("csr", (2, 3), dtype="float64")
     assert z.dtype == np.float64 and z.data.shape == (0,) and z.indptr.asnumpy().tolist() == [0, 0, 0]
     assert nd.sparse.empty("row_sparse", (4, 2)).indices.shape == (0,)
     assert nd.zeros((3, 2), stype="row_sparse").stype == "row_sparse"
-    with pytest.raises(MXNetError, match="indptr"):
+    with pytest.raises(ValueError, match="indptr"):  # parts that do not fit: refused at once
         nd.sparse.csr_matrix(([1.0], [0], [0, 1]), shape=(3, 3))
+    # contents are checked by check_format, as in MXNet
+    bad = nd.sparse.csr_matrix(([1.0, 2.0], [2, 1], [0, 2, 2]), shape=(2, 3))
+    with pytest.raises(MXNetError, match="ascending"):
+        bad.check_format()
+    bad.check_format(full_check=False)
+    with pytest.raises(MXNetError, match="indptr"):
+        nd.sparse.csr_matrix(([1.0], [0], [0, 2, 1]), shape=(2, 3)).check_format()
     with pytest.raises(MXNetError, match="unique"):
-        nd.sparse.row_sparse_array(([[1.0], [2.0]], [1, 1]), shape=(3, 1))
+        nd.sparse.row_sparse_array(([[1.0], [2.0]], [1, 1]), shape=(3, 1)).check_format()
+    nd.sparse.row_sparse_array(([[1.0], [2.0]], [0, 2]), shape=(3, 1)).check_format()
+    with pytest.raises(MXNetError, match="lie in"):
+        nd.sparse.row_sparse_array(([[1.0]], [5]), shape=(3, 1)).check_format()
+    with pytest.raises(ValueError):
+        nd.array([1.0, 2.0]).tostype("csr")
+    with pytest.raises(ValueError):
+        nd.sparse.zeros("coo", (2, 2))
 
 
 def test_copy_astype_context_and_setitem():
