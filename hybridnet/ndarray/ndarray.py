@@ -727,6 +727,9 @@ class NDArray:
     def _value_tensor(value: Any, like: torch.Tensor) -> Any:
         if isinstance(value, NDArray):
             v = value._t
+            if v.layout is not _strided:  # a sparse value: its dense form
+                from ..ops.storage import to_dense
+                v = to_dense(v)
         elif isinstance(value, (bool, int, float)):
             return value
         elif isinstance(value, np.generic):
