@@ -246,7 +246,9 @@ sparse_rule("mean")(_csr_reduce("mean"))
 @sparse_rule("slice")
 def _slice_sparse(data: Tensor, *, begin: Any, end: Any, step: Any = ()) -> Any:
     """slice of a csr array (no step) is csr, as in MXNet."""
-    if data.layout is not _CSR or any(s not in (None, 1) for s in (step or ())):
+    begin, end = ((v,) if isinstance(v, int) else tuple(v) for v in (begin, end))
+    step = (step,) if isinstance(step, int) else tuple(step or ())
+    if data.layout is not _CSR or any(s not in (None, 1) for s in step):
         return NotImplemented
     idx = []
     for ax, n in enumerate(data.shape):

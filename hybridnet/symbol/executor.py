@@ -75,6 +75,7 @@ def _dense(t: torch.Tensor) -> torch.Tensor:
 def _write(buf: NDArray, g: torch.Tensor, add: bool) -> None:
     """A gradient into ``buf`` (overwritten, or added to for grad_req 'add'), in buf's storage."""
     if buf._t.layout is torch.strided:
+        g = _dense(g)
         if add:
             buf._t.add_(g.to(buf._t.dtype))
         else:
