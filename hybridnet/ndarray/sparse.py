@@ -43,7 +43,7 @@ __all__ = ["BaseSparseNDArray", "CSRNDArray", "RowSparseNDArray", "csr_matrix", 
 
 _STRIDED = torch.strided
 py_sum = builtins.sum  # MXNet's nd.sparse keeps the builtin under this name
-_py_slice = builtins.slice  # ``slice`` here is the operator (install_operators)
+_py_slice = builtins.slice  # ``slice`` in this module becomes the operator (ops.frontend.populate)
 _FALLBACK_SEEN: set = set()
 
 
