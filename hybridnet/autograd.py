@@ -169,6 +169,35 @@ def _leaf_hook(arr_ref: "weakref.ref", leaf_ref: "weakref.ref") -> Any:
     return hook
 
 
+def _storage_cast_hook(arr_ref: "weakref.ref") -> Any:
+    """For variables whose array or gradient is sparse: torch accumulated the gradient of this
+    backward on the leaf; move it into the gradient buffer in the buffer's storage type
+    (overwritten for 'write', added for 'add'), as MXNet's backward writes sparse gradients."""
+    def hook(leaf: torch.Tensor) -> None:
+        g = leaf.grad
+        leaf.grad = None
+        arr = arr_ref()
+        if g is None or arr is None or not _ACTIVE_BACKWARD:
+            return
+        from .ops import storage as _storage
+        buf = arr._grad
+        stype = _storage.stype_of(buf._t)
+        g = g.detach()
+        if arr._grad_req == "add":
+            if stype == "row_sparse":
+                g = (_storage.to_rsp(buf._t) + _storage.to_rsp(g)).coalesce()
+            else:
+                g = _storage.to_dense(buf._t) + _storage.to_dense(g)
+        new = _storage.cast(g, stype)
+        if stype == "default":
+            with torch.no_grad():
+                buf._t.copy_(new)
+        else:
+            buf._t = new if new is not g or arr._grad_req == "add" else new.clone()
+        arr._fresh = True
+    return hook
+
+
 def register_variable(arr: Any) -> None:
     """Make ``arr`` (already holding ``_t``, ``_grad``, ``_grad_req``) a variable for backward."""
     key = id(arr)
@@ -177,10 +206,15 @@ def register_variable(arr: Any) -> None:
         if _VARIABLES.get(key) is ref:
             del _VARIABLES[key]
     _VARIABLES[key] = weakref.ref(arr, _forget)
-    t = arr._t
+    t = getattr(arr, "_leaf", None)  # a sparse array differentiates through its dense leaf
+    if t is None:
+        t = arr._t
     if arr._grad_req == "null" or not t.requires_grad:
         return
     buf = arr._grad._t
+    if t is not arr._t or buf.layout is not torch.strided:
+        t.register_post_accumulate_grad_hook(_storage_cast_hook(weakref.ref(arr)))
+        return
     try:
         t.grad = buf
     except RuntimeError as e:
@@ -245,6 +279,9 @@ def _heads_and_grads(heads: Any, head_grads: Any) -> tuple[list, list]:
             gt = torch.ones_like(t)
         else:
             gt = g._t if isinstance(g, NDArray) else torch.as_tensor(g)
+            if gt.layout is not torch.strided:  # a sparse head gradient
+                from .ops.storage import to_dense
+                gt = to_dense(gt)
             if tuple(gt.shape) != tuple(t.shape):
                 raise MXNetError(f"backward: head gradient {i} has shape {tuple(gt.shape)} but the head "
                                  f"has shape {tuple(t.shape)}")

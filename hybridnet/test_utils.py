@@ -195,9 +195,12 @@ def rand_ndarray(shape: Sequence[int], stype: str = "default", density: Optional
                  dtype: Any = None, modifier_func: Optional[Callable] = None,
                  shuffle_csr_indices: bool = False, distribution: Optional[str] = None,
                  ctx: Optional[Context] = None) -> NDArray:
-    """A random NDArray (standard normal, float32 unless ``dtype``); only dense storage."""
+    """A random NDArray (standard normal, float32 unless ``dtype``); for 'row_sparse'/'csr' a
+    random sparse array (``rand_sparse_ndarray``)."""
     if stype != "default":
-        raise MXNetError(f"rand_ndarray(stype={stype!r}): sparse storage is not supported by hybridnet")
+        return rand_sparse_ndarray(shape, stype, density=density, dtype=dtype, modifier_func=modifier_func,
+                                   shuffle_csr_indices=shuffle_csr_indices, distribution=distribution,
+                                   ctx=ctx)[0]
     ctx = ctx if ctx else default_context()
     data = random_arrays(tuple(shape))
     if modifier_func is not None:
@@ -880,9 +883,23 @@ def compare_ndarray_tuple(t1: Any, t2: Any, rtol: Any = None, atol: Any = None) 
 def compare_optimizer(opt1: Any, opt2: Any, shapes: Sequence, dtype: Any, w_stype: str = "default",
                       g_stype: str = "default", rtol: float = 1e-4, atol: float = 1e-5,
                       compare_states: bool = True, ntensors: int = 1) -> None:
-    """Apply one update of two optimizers to the same weights/gradients and compare results."""
+    """Apply one update of two optimizers to the same weights/gradients and compare results.
+    Sparse ``w_stype``/``g_stype``: ``opt2`` gets the sparse arrays, ``opt1`` dense copies."""
     if w_stype != "default" or g_stype != "default":
-        raise MXNetError("compare_optimizer: sparse storage is not supported by hybridnet")
+        w2 = rand_ndarray(shapes, w_stype, density=1, dtype=dtype) if w_stype != "default" else \
+            rand_ndarray(shapes, dtype=dtype)
+        g2 = rand_ndarray(shapes, g_stype, dtype=dtype) if g_stype != "default" else rand_ndarray(shapes, dtype=dtype)
+        w1, g1 = w2.tostype("default"), g2.tostype("default")
+        s1 = opt1.create_state_multi_precision(0, w1)
+        s2 = opt2.create_state_multi_precision(0, w2)
+        if compare_states:
+            compare_ndarray_tuple(s1, s2)
+        opt1.update_multi_precision(0, w1, g1, s1)
+        opt2.update_multi_precision(0, w2, g2, s2)
+        if compare_states:
+            compare_ndarray_tuple(s1, s2, rtol=rtol, atol=atol)
+        assert_almost_equal(w1, w2, rtol=rtol, atol=atol)
+        return
     if not isinstance(shapes, list) or ntensors == 1 and not isinstance(shapes[0], (list, tuple)):
         shapes = [shapes]
     for i, shape in enumerate(shapes):
@@ -1024,47 +1041,106 @@ def new_sym_matrix_with_real_eigvals_nd(shape: Sequence[int]) -> np.ndarray:
     return np.array([new_sym_matrix_with_real_eigvals_2d(shape[-1]) for _ in range(count)]).reshape(shape)
 
 
-# ---- sparse storage (not supported: hybridnet arrays are dense) --------------------------------
-def _no_sparse(who: str, stype: Any) -> MXNetError:
-    return MXNetError(f"{who}(stype={stype!r}): sparse storage ('csr', 'row_sparse') is not supported "
-                      f"by hybridnet; all NDArrays are dense. Use rand_ndarray(shape) for a dense "
-                      f"random array, or mask a dense array (x * (x < density)) for sparse-looking data.")
+# ---- sparse storage ----------------------------------------------------------------------------
+def _powerlaw_csr(rows: int, cols: int, density: float, dtype: Any) -> Any:
+    """A csr matrix whose row i+1 holds twice as many values as row i (until the nnz budget of
+    ``density`` runs out), as MXNet's powerlaw generator."""
+    total = max(1, int(rows * cols * density))
+    dense = np.zeros((rows, cols), dtype=dtype)
+    used, per_row = 0, 1
+    for r in range(rows):
+        take = min(per_row, cols, total - used)
+        if take <= 0:
+            break
+        dense[r, :take] = np.random.rand(take)
+        used += take
+        per_row *= 2
+    return dense
 
 
 def rand_sparse_ndarray(shape: Sequence[int], stype: str, density: Optional[float] = None, dtype: Any = None,
                         distribution: Optional[str] = None, data_init: Any = None, rsp_indices: Any = None,
                         modifier_func: Optional[Callable] = None, shuffle_csr_indices: bool = False,
                         ctx: Optional[Context] = None) -> Any:
-    """MXNet returns a random CSR/row-sparse array; hybridnet has no sparse storage: raises."""
-    raise _no_sparse("rand_sparse_ndarray", stype)
+    """A random sparse array and its parts, as MXNet's: ``(rsp, (values, indices))`` for
+    'row_sparse' (each row kept with probability ``density``, or the rows ``rsp_indices``),
+    ``(csr, (indptr, indices, data))`` for 'csr' ('uniform' or 'powerlaw' distribution)."""
+    from .ndarray import sparse as _sparse
+    ctx = ctx if ctx else default_context()
+    density = np.random.rand() if density is None else density
+    dtype = default_dtype() if dtype is None else dtype
+    distribution = distribution or "uniform"
+    if stype == "row_sparse":
+        if distribution != "uniform":
+            raise MXNetError(f"rand_sparse_ndarray: distribution {distribution!r} is not supported "
+                             f"for row_sparse (use 'uniform')")
+        if rsp_indices is not None:
+            indices = np.asarray(rsp_indices)
+        else:
+            indices = np.argwhere(np.random.rand(shape[0]) < density).flatten()
+        if indices.shape[0] == 0:
+            return (_sparse.zeros("row_sparse", shape, ctx=ctx, dtype=dtype),
+                    (np.array([], dtype=dtype), np.array([])))
+        val = np.random.rand(indices.shape[0], *shape[1:]).astype(dtype)
+        if data_init is not None:
+            val.fill(data_init)
+        if modifier_func is not None:
+            val = np.vectorize(modifier_func)(val).astype(val.dtype)
+        arr = _sparse.row_sparse_array((val, indices), shape=shape, dtype=dtype, ctx=ctx)
+        return arr, (val, indices)
+    if stype == "csr":
+        if len(shape) != 2:
+            raise MXNetError(f"rand_sparse_ndarray: csr arrays are 2-D, got shape {tuple(shape)}")
+        if distribution == "uniform":
+            import scipy.sparse as spsp
+            m = spsp.rand(shape[0], shape[1], density, dtype=np.dtype(dtype) if np.dtype(dtype).kind == "f"
+                          else np.float64, format="csr").astype(dtype)
+            if data_init is not None:
+                m.data.fill(data_init)
+            if shuffle_csr_indices:
+                shuffle_csr_column_indices(m)
+            arr = _sparse.csr_matrix((m.data, m.indices, m.indptr), shape=tuple(shape), dtype=dtype, ctx=ctx)
+        elif distribution == "powerlaw":
+            arr = _sparse.csr_matrix(_powerlaw_csr(shape[0], shape[1], density, dtype), ctx=ctx, dtype=dtype)
+        else:
+            raise MXNetError(f"rand_sparse_ndarray: unknown distribution {distribution!r}; use "
+                             f"'uniform' or 'powerlaw'")
+        return arr, (arr.indptr, arr.indices, arr.data)
+    raise MXNetError(f"rand_sparse_ndarray: unknown storage type {stype!r}; use 'row_sparse' or 'csr'")
 
 
 def create_sparse_array(shape: Sequence[int], stype: str, data_init: Any = None, rsp_indices: Any = None,
                         dtype: Any = None, modifier_func: Optional[Callable] = None, density: float = .5,
                         shuffle_csr_indices: bool = False) -> Any:
-    """MXNet builds a random sparse array; hybridnet has no sparse storage: raises."""
-    raise _no_sparse("create_sparse_array", stype)
+    """A random sparse array (``rand_sparse_ndarray`` without the parts; row indices sorted)."""
+    if stype not in ("row_sparse", "csr"):
+        raise AssertionError(f"Unknown storage type: {stype}")
+    if stype == "row_sparse" and rsp_indices is not None:
+        rsp_indices = np.sort(np.asarray(rsp_indices))
+    return rand_sparse_ndarray(shape, stype, density=density, data_init=data_init,
+                               rsp_indices=rsp_indices if stype == "row_sparse" else None, dtype=dtype,
+                               modifier_func=modifier_func, shuffle_csr_indices=shuffle_csr_indices)[0]
 
 
 def create_sparse_array_zd(shape: Sequence[int], stype: str, density: float, data_init: Any = None,
                            rsp_indices: Any = None, dtype: Any = None, modifier_func: Optional[Callable] = None,
                            shuffle_csr_indices: bool = False) -> Any:
-    """MXNet builds a random sparse array; hybridnet has no sparse storage: raises."""
-    raise _no_sparse("create_sparse_array_zd", stype)
+    """``create_sparse_array`` where a row_sparse array's rows are exactly ``rsp_indices``."""
+    if stype == "row_sparse":
+        density = 0.0
+    return create_sparse_array(shape, stype, data_init=data_init, rsp_indices=rsp_indices, dtype=dtype,
+                               modifier_func=modifier_func, density=density,
+                               shuffle_csr_indices=shuffle_csr_indices)
 
 
 def shuffle_csr_column_indices(csr: Any) -> None:
     """Shuffle, in place, the column indices inside each row of a CSR matrix given as an object with
-    NumPy ``indptr`` and ``indices`` arrays (e.g. a SciPy ``csr_matrix``), as MXNet does.
-
-    hybridnet has no CSR NDArray, so anything else raises MXNetError.
-    """
+    NumPy ``indptr`` and ``indices`` arrays (e.g. a SciPy ``csr_matrix``), as MXNet does.""" 
     indptr = getattr(csr, "indptr", None)
     indices = getattr(csr, "indices", None)
     if not isinstance(indptr, np.ndarray) or not isinstance(indices, np.ndarray):
         raise MXNetError(f"shuffle_csr_column_indices: expected a CSR matrix with NumPy 'indptr' and "
-                         f"'indices' arrays (e.g. scipy.sparse.csr_matrix), got {type(csr).__name__}; "
-                         f"hybridnet has no sparse NDArray storage.")
+                         f"'indices' arrays (e.g. scipy.sparse.csr_matrix), got {type(csr).__name__}")
     for row in range(len(indptr) - 1):
         start, end = int(indptr[row]), int(indptr[row + 1])
         segment = np.array(indices[start:end])

@@ -110,8 +110,7 @@ def test_random_helpers():
     r = tu.rand_ndarray((3, 4))
     assert isinstance(r, nd.NDArray) and r.shape == (3, 4) and r.dtype is np.float32
     assert tu.rand_ndarray((2,), dtype="float64").dtype is np.float64
-    with pytest.raises(MXNetError):
-        tu.rand_ndarray((2, 2), stype="csr")
+    assert tu.rand_ndarray((2, 2), stype="csr").stype == "csr"
     a, b = tu.random_arrays((2, 3), (4,))
     assert a.shape == (2, 3) and b.shape == (4,) and a.dtype == np.float32
     assert tu.random_arrays(()).shape == ()
@@ -332,12 +331,15 @@ def test_random_matrices_with_real_eigenvalues():
     np.testing.assert_allclose(sb, np.swapaxes(sb, -1, -2), atol=1e-10)
 
 
-def test_sparse_helpers_raise_clearly():
-    for fn, args in ((tu.rand_sparse_ndarray, ((3, 3), "csr")),
-                     (tu.create_sparse_array, ((3, 3), "row_sparse")),
-                     (tu.create_sparse_array_zd, ((3, 3), "csr", 0.5))):
-        with pytest.raises(MXNetError, match="sparse storage"):
-            fn(*args)
+def test_sparse_helpers():
+    csr, (indptr, indices, data) = tu.rand_sparse_ndarray((4, 5), "csr", density=0.5)
+    assert csr.stype == "csr" and data.shape[0] == indices.shape[0] == int(indptr.asnumpy()[-1])
+    rsp = tu.create_sparse_array((6, 2), "row_sparse", rsp_indices=[4, 1])
+    assert rsp.stype == "row_sparse" and rsp.indices.asnumpy().tolist() == [1, 4]
+    z = tu.create_sparse_array_zd((6, 2), "row_sparse", 0.9)
+    assert z.indices.shape == (0,)
+    with pytest.raises(MXNetError, match="storage type"):
+        tu.rand_sparse_ndarray((3, 3), "coo")
     with pytest.raises(MXNetError, match="CSR"):
         tu.shuffle_csr_column_indices(nd.zeros((2, 2)))
     np.random.seed(0)

@@ -4,12 +4,15 @@ The file is a u64 list magic 0x112, a reserved u64, the array count, the array r
 the names (none, or one per array). Arrays cross this module as NumPy arrays; bfloat16 arrays
 use ``hybridnet.base.BFLOAT16_NP`` (MXNet's ``np.dtype([('bfloat16', '<u2')])``).
 
-Writer: V2 records (``0xF993FAC9``), dense, context ``cpu(0)`` (dev_type 1, dev_id 0), type flags
-of spec A.6 only (never 8-11), 0-d arrays stored with shape ``(1,)`` (spec A.9). Output is byte
-identical to MXNet's ``nd.save`` / ``export`` for the same arrays and names.
+Writer: V2 records (``0xF993FAC9``), context ``cpu(0)`` (dev_type 1, dev_id 0), type flags of
+spec A.6 only (never 8-11), 0-d arrays stored with shape ``(1,)`` (spec A.9). Dense arrays are
+NumPy arrays; row_sparse and csr arrays are ``SparseRecord``s, written as MXNet writes them
+(storage shape, aux types and shapes, values, then aux data). Output is byte identical to
+MXNet's ``nd.save`` / ``export`` for the same arrays and names.
 
 Reader: V2, V3, V1 and pre-V1 records; dense, row_sparse and csr storage (sparse records are
-returned densified); trailing bytes after the names are ignored. Every count is checked
+returned as ``SparseRecord`` with ``sparse=True``, densified otherwise); trailing bytes after
+the names are ignored. Every count is checked
 against the bytes left before anything is allocated, so hostile input raises ``MXNetError``
 (never another exception type, never a huge allocation). Densifying a sparse record is
 capped at ``MAX_DENSE_BYTES`` (2 GiB; environment variable ``HYBRIDNET_MAX_DENSE_BYTES``).
@@ -23,14 +26,14 @@ from __future__ import annotations
 
 import os
 import struct
-from typing import Any, Iterator, Optional, Sequence, Union
+from typing import Any, Iterator, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
 from .atomic import write_atomic
 from ..base import BFLOAT16_NP, MXNetError
 
-__all__ = ["save", "load", "dumps", "loads", "dump_record", "load_record", "LIST_MAGIC", "V1_MAGIC", "V2_MAGIC", "V3_MAGIC"]
+__all__ = ["SparseRecord", "save", "load", "dumps", "loads", "dump_record", "load_record", "LIST_MAGIC", "V1_MAGIC", "V2_MAGIC", "V3_MAGIC"]
 
 LIST_MAGIC = 0x112
 V1_MAGIC = 0xF993FAC8
@@ -81,6 +84,16 @@ _I64 = struct.Struct("<q")
 PathLike = Union[str, "os.PathLike[str]"]
 
 
+class SparseRecord(NamedTuple):
+    """A sparse array as stored in a record: ``stype`` 'row_sparse' (``aux = (indices,)``, ``data``
+    the kept rows) or 'csr' (``aux = (indptr, indices)``, ``data`` the values); ``shape`` is the
+    dense shape. Aux arrays are integer NumPy arrays (MXNet writes int64)."""
+    stype: str
+    shape: tuple
+    data: np.ndarray
+    aux: tuple
+
+
 # ----------------------------------------------------------------------------------------
 # writing
 # ----------------------------------------------------------------------------------------
@@ -117,6 +130,9 @@ def _prepare(arrays: Sequence[Any], names: Optional[Sequence[str]], np_shape: bo
     prepared = []
     for i, a in enumerate(arrays):
         where = f"array {i}" + (f" ({names[i]!r})" if names is not None else "")
+        if isinstance(a, SparseRecord):
+            prepared.append(_prepare_sparse(a, where))
+            continue
         if not isinstance(a, np.ndarray):
             if a is None:
                 raise TypeError(f"params.dumps: {where} is None; only NumPy arrays can be saved")
@@ -133,9 +149,42 @@ def _prepare(arrays: Sequence[Any], names: Optional[Sequence[str]], np_shape: bo
     return enc, prepared
 
 
+def _le_data(a: np.ndarray, flag: int) -> np.ndarray:
+    if flag == 12:
+        return np.ascontiguousarray(a).view("<u2")
+    if flag == 7:
+        return np.ascontiguousarray(a, dtype=np.bool_)
+    return np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
+
+
+def _prepare_sparse(rec: SparseRecord, where: str) -> tuple:
+    """(stype code, storage shape, shape, flag, values, [(aux flag, aux array)]) of a sparse array."""
+    code = {"row_sparse": ROW_SPARSE, "csr": CSR}.get(rec.stype)
+    if code is None:
+        raise ValueError(f"params.dumps: {where} has unknown storage type {rec.stype!r}; expected "
+                         f"'row_sparse' or 'csr'")
+    if len(rec.aux) != _NUM_AUX[code]:
+        raise ValueError(f"params.dumps: {where} ({rec.stype}) needs {_NUM_AUX[code]} aux arrays, "
+                         f"got {len(rec.aux)}")
+    data = np.asarray(rec.data)
+    flag = _flag_of(data, where)
+    aux = []
+    for k, x in enumerate(rec.aux):
+        x = np.asarray(x)
+        aflag = _flag_of(x, f"{where} aux {k}")
+        if aflag not in _INT_FLAGS:
+            raise ValueError(f"params.dumps: {where} aux array {k} must be integer, got {x.dtype}")
+        aux.append((aflag, _le_data(x, aflag)))
+    return (code, tuple(data.shape), tuple(int(d) for d in rec.shape), flag, _le_data(data, flag), aux)
+
+
 def _chunks(enc: Optional[list], prepared: list, np_shape: bool = False) -> Iterator[bytes]:
     yield _U64.pack(LIST_MAGIC) + _U64.pack(0) + _U64.pack(len(prepared))
-    for flag, shape, data in prepared:
+    for item in prepared:
+        if len(item) == 6:
+            yield from _sparse_chunks(item, np_shape)
+            continue
+        flag, shape, data = item
         head = [_U32.pack(V3_MAGIC if np_shape else V2_MAGIC), _I32.pack(DENSE), _I32.pack(len(shape))]
         head += [_I64.pack(d) for d in shape]
         head += [_I32.pack(1), _I32.pack(0), _I32.pack(flag)]  # cpu(0), type flag
@@ -146,6 +195,25 @@ def _chunks(enc: Optional[list], prepared: list, np_shape: bool = False) -> Iter
         yield _U64.pack(0)
     else:
         yield _U64.pack(len(enc)) + b"".join(_U64.pack(len(n)) + n for n in enc)
+
+
+def _shape_bytes(shape: tuple) -> list:
+    return [_I32.pack(len(shape))] + [_I64.pack(d) for d in shape]
+
+
+def _sparse_chunks(item: tuple, np_shape: bool) -> Iterator[bytes]:
+    """A sparse record as MXNet's NDArray::Save writes it: magic, stype, storage shape, shape,
+    context, type flag, (aux type flag, aux shape) per aux array, values, aux data."""
+    code, sshape, shape, flag, data, aux = item
+    head = [_U32.pack(V3_MAGIC if np_shape else V2_MAGIC), _I32.pack(code)]
+    head += _shape_bytes(sshape) + _shape_bytes(shape)
+    head += [_I32.pack(1), _I32.pack(0), _I32.pack(flag)]
+    for aflag, a in aux:
+        head += [_I32.pack(aflag)] + _shape_bytes(tuple(a.shape))
+    yield b"".join(head)
+    for a in [data] + [a for _, a in aux]:
+        if a.size:
+            yield a.reshape(-1).view(np.uint8).tobytes()
 
 
 def dumps(arrays: Sequence[np.ndarray], names: Optional[Sequence[str]] = None, *,
@@ -274,7 +342,7 @@ def _read_flag(r: _Reader, field: str) -> int:
     raise r.fail(f"unknown {field} {flag}; known type flags are {sorted(_FLAG_DTYPE)}", at)
 
 
-def _read_record(r: _Reader, np_shape: Optional[bool] = None) -> Any:
+def _read_record(r: _Reader, np_shape: Optional[bool] = None, sparse: bool = False) -> Any:
     """One array record (any version) -> np.ndarray, or ``_None`` for a 'none' array.
 
     ``np_shape`` (the caller's ``mx.np_shape`` state; None: no check) refuses what MXNet refuses:
@@ -286,17 +354,17 @@ def _read_record(r: _Reader, np_shape: Optional[bool] = None) -> Any:
         if not np_shape:
             raise r.fail("the array was saved under NumPy shape semantics (mx.np_shape); load it "
                          "inside `with mx.np_shape(True):`", start)
-        a = _read_legacy(r, magic) if magic != V2_MAGIC else _read_record_body(r, start, False)
+        a = _read_legacy(r, magic) if magic != V2_MAGIC else _read_record_body(r, start, False, sparse)
         if a is not _None and 0 in a.shape:
             raise r.fail(f"the array of shape {a.shape} was saved without NumPy shape semantics, where "
                          f"a 0 dimension means unknown; load it outside mx.np_shape()", start)
         return a
     if magic not in (V2_MAGIC, V3_MAGIC):
         return _read_legacy(r, magic)
-    return _read_record_body(r, start, magic == V3_MAGIC)
+    return _read_record_body(r, start, magic == V3_MAGIC, sparse)
 
 
-def _read_record_body(r: _Reader, start: int, v3: bool) -> Any:
+def _read_record_body(r: _Reader, start: int, v3: bool, sparse: bool = False) -> Any:
     """A V2/V3 record after its magic."""
     at = r.pos
     stype = r.i32("the storage type")
@@ -345,6 +413,17 @@ def _read_record_body(r: _Reader, start: int, v3: bool) -> Any:
             sshape = (aux_shapes[0][0],) + shape[1:]
         else:
             sshape = aux_shapes[1]
+    if sparse:  # kept sparse: only the stored bytes are allocated
+        values = _read_data(r, flag, sshape, "values")
+        aux = [_read_data(r, aux_flags[k], aux_shapes[k], f"aux {k} data") for k in range(nad)]
+        try:
+            if stype == ROW_SPARSE:
+                _check_rsp(shape, values, aux[0])
+            else:
+                _check_csr(shape, values, aux[0], aux[1])
+        except ValueError as e:
+            raise r.fail(f"{_STYPE_NAMES[stype]} record does not fit its shape {shape}: {e}", start) from None
+        return SparseRecord(_STYPE_NAMES[stype], shape, values, tuple(aux))
     dense_bytes = _size(shape) * _FLAG_DTYPE[flag].itemsize
     cap = _dense_cap()
     if dense_bytes > cap:
@@ -365,6 +444,15 @@ def _read_record_body(r: _Reader, start: int, v3: bool) -> Any:
 
 
 def _densify_rsp(shape: tuple, values: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    idx = _check_rsp(shape, values, idx)
+    out = np.zeros(shape, dtype=values.dtype)
+    if idx.size:
+        out[idx] = values
+    return out
+
+
+def _check_rsp(shape: tuple, values: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The row indices as int64, after checking they describe a row_sparse array of ``shape``."""
     if len(shape) < 1:
         raise ValueError("row_sparse arrays need at least one dimension")
     idx = idx.reshape(-1).astype(np.int64)
@@ -374,13 +462,21 @@ def _densify_rsp(shape: tuple, values: np.ndarray, idx: np.ndarray) -> np.ndarra
         raise ValueError(f"row index out of range [0, {shape[0]})")
     if len(np.unique(idx)) != idx.size:
         raise ValueError("duplicate row indices")
-    out = np.zeros(shape, dtype=values.dtype)
-    if idx.size:
-        out[idx] = values
-    return out
+    return idx
 
 
 def _densify_csr(shape: tuple, values: np.ndarray, indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    indptr, indices, values = _check_csr(shape, values, indptr, indices)
+    rows = shape[0]
+    out = np.zeros(shape, dtype=values.dtype)
+    if indices.size:
+        row_ids = np.repeat(np.arange(rows, dtype=np.int64), np.diff(indptr))
+        out[row_ids, indices] = values
+    return out
+
+
+def _check_csr(shape: tuple, values: np.ndarray, indptr: np.ndarray, indices: np.ndarray) -> tuple:
+    """(indptr, indices, values) flattened, after checking they describe a csr array of ``shape``."""
     if len(shape) != 2:
         raise ValueError("csr arrays must be 2-D")
     rows, cols = shape
@@ -396,11 +492,7 @@ def _densify_csr(shape: tuple, values: np.ndarray, indptr: np.ndarray, indices: 
         raise ValueError("indptr must start at 0, be non-decreasing and end at the number of values")
     if nnz and (indices.min() < 0 or indices.max() >= cols):
         raise ValueError(f"column index out of range [0, {cols})")
-    out = np.zeros(shape, dtype=values.dtype)
-    if nnz:
-        row_ids = np.repeat(np.arange(rows, dtype=np.int64), np.diff(indptr))
-        out[row_ids, indices] = values
-    return out
+    return indptr, indices, values
 
 
 def _read_legacy(r: _Reader, magic: int) -> Any:
@@ -429,12 +521,13 @@ def _read_legacy(r: _Reader, magic: int) -> Any:
 
 
 def loads(data: Union[bytes, bytearray, memoryview], *, on_none: str = "error",
-          np_shape: Optional[bool] = None) -> tuple:
+          np_shape: Optional[bool] = None, sparse: bool = False) -> tuple:
     """Parse MXNet NDArray-list bytes -> ``(names or None, [np.ndarray, ...])``.
 
     Mirrors ``nd.load_frombuffer``: names are returned when the file has them (``K == N``),
     ``None`` for an unnamed list (``K == 0``). See the module docstring for ``on_none`` and
-    ``_read_record`` for ``np_shape``.
+    ``_read_record`` for ``np_shape``. ``sparse=True`` returns row_sparse and csr records as
+    ``SparseRecord`` (MXNet's ``nd.load``); by default they are densified.
     """
     if on_none not in ("error", "skip", "keep"):
         raise ValueError(f"on_none must be 'error', 'skip' or 'keep', got {on_none!r}")
@@ -457,7 +550,7 @@ def loads(data: Union[bytes, bytearray, memoryview], *, on_none: str = "error",
     arrays: list = []
     for i in range(n):
         r.what = f"record {i}"
-        arrays.append(_read_record(r, np_shape))
+        arrays.append(_read_record(r, np_shape, sparse))
     r.what = "names section"
     at = r.pos
     k = r.u64("the name count")
@@ -483,13 +576,13 @@ def loads(data: Union[bytes, bytearray, memoryview], *, on_none: str = "error",
     return names, arrays
 
 
-def load_record(data: Union[bytes, bytearray, memoryview]) -> np.ndarray:
+def load_record(data: Union[bytes, bytearray, memoryview], sparse: bool = False) -> Any:
     """Parse one array record (``dump_record``, or the bytes of an MXNet NDArray pickle)."""
     if isinstance(data, str) or not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"params.load_record expects bytes, got {type(data).__name__}")
     r = _Reader(memoryview(data).cast("B"))
     r.what = "array record"
-    a = _read_record(r)
+    a = _read_record(r, sparse=sparse)
     if a is _None:
         raise MXNetError("array record: an empty ('none') NDArray, which holds no data")
     return a
@@ -508,11 +601,12 @@ def _handle_none(names: Optional[list], arrays: list, on_none: str) -> tuple:
     return (None if names is None else [names[j] for j in keep]), [arrays[j] for j in keep]
 
 
-def load(fname: PathLike, *, on_none: str = "error", np_shape: Optional[bool] = None) -> tuple:
+def load(fname: PathLike, *, on_none: str = "error", np_shape: Optional[bool] = None,
+         sparse: bool = False) -> tuple:
     """Read a ``.params`` / ``nd.save`` file -> ``(names or None, [np.ndarray, ...])``."""
     with open(os.fspath(fname), "rb") as f:
         data = f.read()
     try:
-        return loads(data, on_none=on_none, np_shape=np_shape)
+        return loads(data, on_none=on_none, np_shape=np_shape, sparse=sparse)
     except MXNetError as e:
         raise MXNetError(f"{os.fspath(fname)}: {e}") from None

@@ -25,6 +25,7 @@ from ..base import MXNetError, dtype_name
 from ..compiler.cached_op import CachedOp
 from ..context import Context
 from ..ndarray.ndarray import NDArray
+from ..ndarray.sparse import dense_tensor
 from ..profiler import recorder as _profiler
 from ..symbol.infer import infer_graph
 from ..symbol.symbol import Symbol
@@ -702,7 +703,7 @@ class HybridBlock(Block):
             a = real[i]
             if not isinstance(a, NDArray):
                 raise TypeError(f"{self.name}: input {i} must be an NDArray, got {type(a).__name__}")
-            tensors.append(a._t)
+            tensors.append(dense_tensor(a))  # graphs compute on dense storage (MXNet's fallback)
         if len(real) != len(self._cached_graph[0]):
             raise ValueError(f"{self.name} expects {len(self._cached_graph[0])} inputs, got {len(real)}")
         ctx_idx = 0
@@ -939,6 +940,10 @@ class SymbolBlock(HybridBlock):
             input_names.append(i.name)
         graph = out._graph()
         dtypes = _var_dtypes(graph)
+        for v in graph.variables():
+            if v.attrs.get("__storage_type__") == "1":  # MXNet: no row_sparse parameters here
+                raise AssertionError(f"SymbolBlock doesn't support Parameter '{v.name}' because its "
+                                     f"storage type is 'row_sparse'.")
         for v in graph.arguments():
             if v.name not in input_names:
                 self.params.get(v.name, allow_deferred_init=True, dtype=dtypes.get(v.name, "float32"))

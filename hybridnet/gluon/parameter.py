@@ -19,6 +19,8 @@ from ..base import MXNetError, dtype_name, dtype_np, dtype_torch
 from ..context import Context, current_context
 from ..ndarray import ndarray as _nd_mod
 from ..ndarray.ndarray import NDArray, placed
+from ..ndarray import sparse as _sparse
+from ..ops import storage as _storage
 
 __all__ = ["Parameter", "Constant", "ParameterDict", "DeferredInitializationError", "ParameterArgumentError",
            "tensor_types"]
@@ -39,15 +41,25 @@ def _shape_known(shape: Optional[tuple]) -> bool:
     return shape is not None and all(d > 0 for d in shape)
 
 
-def _attach_grad(arr: NDArray, req: str) -> None:
-    """Give ``arr`` a zeroed gradient buffer per ``req`` ('null': none). Integer parameters
-    (MXNet allows e.g. int8 weights) get the buffer but no autograd link: no gradient flows
-    into integers, in MXNet either."""
-    if req != "null" and not (arr._t.is_floating_point() or arr._t.is_complex()):
-        arr._grad = NDArray(torch.zeros_like(arr._t))
+def _attach_grad(arr: NDArray, req: str, grad_stype: str = "default") -> None:
+    """Give ``arr`` a zeroed gradient buffer of storage ``grad_stype`` per ``req`` ('null':
+    none). Integer parameters (MXNet allows e.g. int8 weights) get the buffer but no autograd
+    link: no gradient flows into integers, in MXNet either."""
+    t = arr._t
+    grad = _sparse.wrap(_sparse.zeros_tensor(grad_stype, t.shape, t.dtype, t.device))
+    if req != "null" and not (t.is_floating_point() or t.is_complex()):
+        arr._grad = grad
         arr._grad_req = req
         return
-    arr._mark(NDArray(torch.zeros_like(arr._t)) if req != "null" else None, req)  # type: ignore[arg-type]
+    arr._mark(grad if req != "null" else None, req)  # type: ignore[arg-type]
+
+
+def _in_storage(t: torch.Tensor, stype: str) -> NDArray:
+    """``t`` as an array of storage ``stype``; a row_sparse parameter holds every row (as MXNet's
+    initialized row_sparse weights do), so in-place updates can write any row."""
+    if stype == "row_sparse":
+        return _sparse.wrap(_storage.full_rows(_storage.to_rsp(t)))
+    return _sparse.wrap(_storage.cast(t, stype))
 
 
 def _init_module() -> Any:
@@ -105,7 +117,7 @@ class Parameter:
         self._grad_req = req
         if self._data is not None:
             for d in self._data:
-                _attach_grad(d, req)
+                _attach_grad(d, req, self._grad_stype)
 
     @property
     def dtype(self) -> Any:
@@ -189,11 +201,12 @@ class Parameter:
 
     def _init_impl(self, data: NDArray, ctx_list: list) -> None:
         self._ctx_list = list(ctx_list)
-        self._data = [placed(NDArray(data._t.detach().to(c.torch_device, copy=True)), c)
+        src = _storage.to_dense(data._t.detach())
+        self._data = [placed(_in_storage(src.to(c.torch_device, copy=True), self._stype), c)
                       for c in self._ctx_list]
         for d in self._data:
             if self._grad_req != "null":
-                _attach_grad(d, self._grad_req)
+                _attach_grad(d, self._grad_req, self._grad_stype)
         self._version_hook()
 
     def _version_hook(self) -> None:
@@ -272,7 +285,11 @@ class Parameter:
             return
         with torch.no_grad():
             for d in self._data:
-                d._grad._t.zero_()
+                g = d._grad._t
+                if g.layout is torch.strided:
+                    g.zero_()
+                else:  # a sparse gradient becomes empty (MXNet's zero_grad)
+                    d._grad._t = _sparse.zeros_tensor(d._grad.stype, g.shape, g.dtype, g.device)
 
     def set_data(self, data: Any) -> None:
         """Replace the values (shape must match; deferred parameters take the new shape)."""
@@ -292,12 +309,15 @@ class Parameter:
             trainer._reset_kvstore()  # the store holds the old weights (MXNet resets it here)
         with torch.no_grad():
             for d in self._data:
-                d._t.copy_(data._t.to(device=d._t.device, dtype=d._t.dtype))
+                src = data._t.detach().to(device=d._t.device, dtype=d._t.dtype)
+                if d._t.layout is not torch.strided:
+                    d[:] = _in_storage(_storage.to_dense(src), self._stype)
+                else:
+                    d._t.copy_(_storage.to_dense(src))
 
     def row_sparse_data(self, row_id: Any) -> NDArray:
-        """The 'row_sparse' parameter on ``row_id``'s context. Storage is dense in hybridnet,
-        so all rows are returned; as in MXNet a Trainer must hold the parameter (its kvstore
-        owns sparse weights)."""
+        """The 'row_sparse' parameter on ``row_id``'s context holding the rows ``row_id`` (pulled
+        from the Trainer's kvstore, which owns sparse weights, into the parameter's array)."""
         if self._stype != "row_sparse":
             raise MXNetError(f"Cannot return a copy of Parameter {self.name!r} via row_sparse_data() "
                              f"because its storage type is {self._stype}. Please use data() instead.")
@@ -319,9 +339,9 @@ class Parameter:
             raise MXNetError(f"Cannot get row_sparse data for Parameter {self.name!r} when no "
                              f"Trainer is created with it.")
         trainer = self._trainer
-        if not trainer._kv_initialized:
-            trainer._prepare_kvstore()
-        return self._check_and_get(arr_list, ctx)
+        out = self._check_and_get(arr_list, ctx)
+        trainer._row_sparse_pull(self, out, row_id)
+        return out
 
     # -- MXNet 1.x internals that libraries touch ---------------------------------------
     def _set_trainer(self, trainer: Any) -> None:
@@ -367,7 +387,7 @@ class Parameter:
         if self._data is None:
             return
         for d in self._data:
-            _attach_grad(d, self._grad_req)
+            _attach_grad(d, self._grad_req, self._grad_stype)
 
     def reset_ctx(self, ctx: Any) -> None:
         if isinstance(ctx, Context):
@@ -390,11 +410,11 @@ class Parameter:
             return
         with autograd.pause():
             req = self._grad_req
-            self._data = [placed(NDArray(d._t.detach().to(dtype_torch(self._dtype))), d.context)
+            self._data = [placed(_sparse.wrap(d._t.detach().to(dtype_torch(self._dtype))), d.context)
                           for d in self._data]
             for d in self._data:
                 if req != "null":
-                    _attach_grad(d, req)
+                    _attach_grad(d, req, self._grad_stype)
         self._version_hook()
 
     def var(self) -> Any:
@@ -410,9 +430,9 @@ class Parameter:
         self._check_initialized()
         data = self._data
         if len(data) == 1:
-            return NDArray(data[0]._t.detach().cpu())
-        acc = sum(d._t.detach().cpu() for d in data) / len(data)
-        return NDArray(acc)
+            return _sparse.wrap(data[0]._t.detach().cpu())
+        acc = sum(_storage.to_dense(d._t.detach().cpu()) for d in data) / len(data)
+        return _in_storage(acc, self._stype)
 
     def _load_init(self, data: NDArray, ctx: Any, cast_dtype: bool = False, dtype_source: str = "current") -> None:
         """Set the value from a loaded array (MXNet's Parameter._load_init)."""

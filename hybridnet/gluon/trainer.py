@@ -208,15 +208,16 @@ class Trainer:
                  if p.shape is not None and all(d > 0 for d in p.shape)]
         return max(sizes, default=0)
 
-    def _init_params(self, late: bool = False) -> None:
+    def _init_params(self, late: bool = False, only: Any = None) -> None:
         """Put the initialized parameters into the kvstore and copy rank 0's values to every
         device and worker (MXNet's kvstore.broadcast); deferred ones wait for the next call.
         ``late``: gradients may already have been computed from the local values."""
         from .. import kvstore as kv
         pending: list = []
         ready: list = []
+        skipped = [p for p in self._params_to_init if only is not None and all(p is not q for q in only)]
         if self._kvstore is not None:
-            todo = {id(p) for p in self._params_to_init}
+            todo = {id(p) for p in self._params_to_init if all(p is not q for q in skipped)}
             for i, p in enumerate(self._params):
                 if id(p) not in todo:
                     continue
@@ -244,7 +245,7 @@ class Trainer:
                               f"initial values before receiving rank 0's. Give the layers their input "
                               f"sizes (in_units/in_channels) or run one forward pass before creating "
                               f"the Trainer, or seed all workers identically", stacklevel=3)
-        self._params_to_init = pending
+        self._params_to_init = pending + skipped
 
     def _reset_kvstore(self) -> None:
         """Forget the kvstore (MXNet does this when parameters are loaded while they live on
@@ -289,6 +290,24 @@ class Trainer:
             self._init_kvstore()
         if self._params_to_init:
             self._init_params(late=True)
+
+    def _row_sparse_pull(self, parameter: Parameter, out: Any, row_id: NDArray, full_idx: bool = False) -> None:
+        """Fill ``out`` (the parameter's arrays) with the rows ``row_id`` of its weight, from the
+        kvstore that owns sparse weights (MXNet's Trainer._row_sparse_pull); ``full_idx``: all rows."""
+        idx = next(i for i, p in enumerate(self._params) if p is parameter)
+        if not self._kv_initialized:
+            self._prepare_kvstore()
+        elif any(p is parameter for p in self._params_to_init):
+            # only this parameter: the others may be in use by a recorded forward pass
+            self._init_params(late=True, only=[parameter])
+        if self._kvstore is None:
+            raise MXNetError(f"Parameter {parameter.name!r}: row_sparse_data needs a Trainer with a "
+                             f"kvstore holding the parameter")
+        if full_idx:
+            self._kvstore.pull(idx, out=out)
+        else:
+            self._kvstore.row_sparse_pull(idx, out=out, row_ids=row_id)
+        self._record_kv_versions([parameter])
 
     def _check_and_rescale_grad(self, scale: float) -> None:
         """MXNet: a distributed store running the optimizer keeps the first step's factor."""

@@ -63,6 +63,14 @@ def split_and_load(data: Any, ctx_list: Sequence[Context], batch_axis: int = 0,
     return [s.as_in_context(ctx) for s, ctx in zip(slices, ctx_list)]
 
 
+def _stored_values(a: NDArray) -> Any:
+    """The tensor holding ``a``'s values (a view): the array itself, or a sparse array's data."""
+    t = a._t.detach()
+    if t.layout is torch.strided:
+        return t
+    return a.data._t.detach()
+
+
 def clip_global_norm(arrays: Sequence[NDArray], max_norm: float, check_isfinite: bool = True) -> Any:
     """Rescale ``arrays`` in place so that their joint 2-norm is at most ``max_norm``.
 
@@ -72,13 +80,14 @@ def clip_global_norm(arrays: Sequence[NDArray], max_norm: float, check_isfinite:
     if len(arrays) == 0:
         raise ValueError("clip_global_norm: arrays is empty")
     dev = arrays[0]._t.device
+    stored = [_stored_values(a) for a in arrays]  # sparse arrays: their stored values (MXNet's norm)
     with torch.no_grad():
-        sq = [a._t.detach().to(device=dev, dtype=torch.float64 if a._t.dtype == torch.float64
-                                 else torch.float32).reshape(-1) for a in arrays]
+        sq = [v.to(device=dev, dtype=torch.float64 if v.dtype == torch.float64
+                   else torch.float32).reshape(-1) for v in stored]
         total = torch.sqrt(sum(torch.dot(x, x) for x in sq)).reshape(1)
         scale = torch.clamp(max_norm / (total + 1e-8), max=1.0)
-        for a in arrays:
-            a._t.mul_(scale.to(device=a._t.device, dtype=a._t.dtype))
+        for v in stored:
+            v.mul_(scale.to(device=v.device, dtype=v.dtype))
     if check_isfinite:
         value = float(total.item())
         if not np.isfinite(value):

@@ -25,6 +25,14 @@ import torch
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 
+
+def _wrap(t: torch.Tensor) -> NDArray:
+    """An NDArray of ``t``'s storage type (sparse values pushed or stored stay sparse)."""
+    if t.layout is torch.strided:
+        return NDArray(t)
+    from ..ndarray.sparse import wrap
+    return wrap(t)
+
 __all__ = ["KVStoreBase", "KVStore", "Horovod", "TestStore", "create"]
 
 Key = Union[int, str]
@@ -83,6 +91,10 @@ def _copy_into(dst: NDArray, src: torch.Tensor, who: str, key: Key) -> None:
     if tuple(dst.shape) != tuple(src.shape):
         raise MXNetError(f"KVStore.{who}: key {key!r} holds shape {tuple(src.shape)} but the output "
                          f"array has shape {tuple(dst.shape)}; pass arrays of the stored shape")
+    if dst._t.layout is not torch.strided or src.layout is not torch.strided:
+        from ..ndarray.sparse import store_into  # sparse storage: cast to the output's type
+        store_into(dst, src.detach().clone())
+        return
     with torch.no_grad():
         dst._t.copy_(src)
 
@@ -90,12 +102,16 @@ def _copy_into(dst: NDArray, src: torch.Tensor, who: str, key: Key) -> None:
 def _sum_values(key: Key, vals: Sequence[NDArray], who: str) -> torch.Tensor:
     """A fresh tensor with the sum of ``vals`` (on the first value's device and dtype)."""
     first = vals[0]._t.detach()
-    acc = first.clone()
     for v in vals[1:]:
         if tuple(v.shape) != tuple(first.shape):
             raise MXNetError(f"KVStore.{who}: values for key {key!r} have different shapes "
                              f"{tuple(first.shape)} and {tuple(v.shape)}; every device must push "
                              f"an array of the same shape")
+    if any(v._t.layout is not torch.strided for v in vals):  # sparse values: sum keeps row_sparse
+        from ..ndarray.sparse import sum_tensors
+        return sum_tensors([v._t.detach().to(device=first.device, dtype=first.dtype) for v in vals])
+    acc = first.clone()
+    for v in vals[1:]:
         acc.add_(v._t.detach().to(device=acc.device, dtype=acc.dtype))
     return acc
 
@@ -317,7 +333,7 @@ class KVStore(KVStoreBase):
                 raise MXNetError(f"KVStore.init: key {k!r} got {len(vals)} arrays; init takes one "
                                  f"NDArray per key (use broadcast to fill per-device copies)")
             seen.add(k)
-        fresh = [(k, NDArray(vals[0]._t.detach().clone())) for k, vals in pairs]
+        fresh = [(k, _wrap(vals[0]._t.detach().clone())) for k, vals in pairs]
         if self._comm is not None:
             self._comm.broadcast([v._t for _, v in fresh], src=0)
         self._store.update(fresh)
@@ -337,7 +353,7 @@ class KVStore(KVStoreBase):
         from ..optimizer import Updater
         if self._updater is None:
             for (k, _), s in zip(groups, sums):
-                self._store[k] = NDArray(s)
+                self._store[k] = _wrap(s)
             return
         for (k, _), s in zip(groups, sums):
             w = self._store[k]
@@ -346,11 +362,11 @@ class KVStore(KVStoreBase):
                                  f"pushed values have shape {tuple(s.shape)}")
         with torch.no_grad():
             if isinstance(self._updater, Updater):
-                self._updater([k for k, _ in groups], [NDArray(s) for s in sums],
+                self._updater([k for k, _ in groups], [_wrap(s) for s in sums],
                               [self._store[k] for k, _ in groups])
             else:
                 for (k, _), s in zip(groups, sums):
-                    self._updater(k, NDArray(s), self._store[k])
+                    self._updater(k, _wrap(s), self._store[k])
 
     def pull(self, key: Any, out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> None:
         """Copy the stored value of each key into ``out`` (an NDArray or one per device)."""
@@ -385,10 +401,33 @@ class KVStore(KVStoreBase):
 
     def row_sparse_pull(self, key: Any, out: Any = None, priority: int = 0,
                         row_ids: Any = None) -> None:
-        """Pull rows ``row_ids``; storage is dense here, so the whole value is copied."""
+        """Pull the rows ``row_ids`` of each key's value into ``out`` (one NDArray, or one per
+        device with one row_ids array each or a single one for all): a row_sparse ``out`` gets
+        just those rows (MXNet); a dense ``out`` (which MXNet refuses) gets the whole value."""
         if row_ids is None:
             raise ValueError("KVStore.row_sparse_pull: row_ids is required")
-        self.pull(key, out=out, priority=priority)
+        if out is None:
+            raise ValueError("KVStore.row_sparse_pull: out is required (the arrays to pull into)")
+        from ..ndarray.sparse import retain_rows, store_into
+        pairs = _pairs(key, out, "row_sparse_pull", "out")
+        ids = row_ids if isinstance(row_ids, (list, tuple)) else [row_ids]
+        flat_ids = ids if len(pairs) > 1 and len(ids) == len(pairs) and all(
+            isinstance(r, (list, tuple)) for r in ids) else None
+        for j, (k, outs) in enumerate(pairs):
+            src = self._stored(k, "row_sparse_pull")._t
+            kid = flat_ids[j] if flat_ids is not None else ids
+            kid = list(kid) if isinstance(kid, (list, tuple)) else [kid]
+            if len(kid) not in (1, len(outs)):
+                raise MXNetError(f"KVStore.row_sparse_pull: {len(kid)} row_ids arrays for {len(outs)} "
+                                 f"output arrays of key {k!r}; pass one, or one per output")
+            for i, o in enumerate(outs):
+                if tuple(o.shape) != tuple(src.shape):
+                    raise MXNetError(f"KVStore.row_sparse_pull: key {k!r} holds shape {tuple(src.shape)} "
+                                     f"but the output array has shape {tuple(o.shape)}")
+                if o._t.layout is torch.strided:
+                    _copy_into(o, src, "row_sparse_pull", k)
+                else:
+                    store_into(o, retain_rows(src, kid[i if len(kid) > 1 else 0]._t))
 
     def _sync_arrays(self, arrays: Sequence[Sequence[NDArray]]) -> None:
         """Overwrite every array of each list with rank 0's first array (one coalesced

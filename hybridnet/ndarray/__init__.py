@@ -22,13 +22,15 @@ def _submodule(name: str) -> types.ModuleType:
     return mod
 
 
-from . import random, linalg, contrib  # noqa: E402  (hand-written parts, filled below)
+from . import random, linalg, contrib, sparse  # noqa: E402  (hand-written parts, filled below)
 
+_ndarray_mod.sparse_dispatch = sparse.sparse_invoke
+_ndarray_mod.sparse_store = sparse.store_into
 _spaces = {"": _this, "random": random, "linalg": linalg, "contrib": contrib,
-           "image": _submodule("image"), "sparse": _submodule("sparse"),
+           "image": _submodule("image"), "sparse": sparse,
            "_internal": _submodule("_internal")}
 op = _submodule("op")
-_FUNCS = _frontend.populate(_spaces, invoke)
+_FUNCS = _frontend.populate(_spaces, invoke, sparse.sparse_invoke)
 _frontend.fill_op_module(op, _FUNCS)
 _ndarray_mod._FN.update({k: v for k, v in _FUNCS.items()})
 _ndarray_mod.install_operators(NDArray)

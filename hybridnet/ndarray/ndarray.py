@@ -50,6 +50,11 @@ _no_grad = torch.no_grad
 
 # Set by hybridnet.symbol at import: called when an operator receives a Symbol input.
 symbolic_dispatch: Optional[Callable] = None
+# Set by hybridnet.ndarray.sparse at import: called when an operator receives a sparse array,
+# and to write a result into a sparse out= array.
+sparse_dispatch: Optional[Callable] = None
+sparse_store: Optional[Callable] = None
+_strided = torch.strided
 
 
 # ---- devices ---------------------------------------------------------------------------------
@@ -138,6 +143,8 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
             tensors.append(None)
         elif isinstance(x, NDArray):
             t = x._t
+            if t.layout is not _strided:  # a sparse array (ndarray.sparse): its own dispatch
+                return sparse_dispatch(op, inputs, attrs, out, name, hint, attr)  # type: ignore[misc]
             guard = guard or t.requires_grad
             tensors.append(t)
         elif symbolic_dispatch is not None and hasattr(x, "_entries"):
@@ -206,6 +213,8 @@ def _write_out(out: "NDArray", t: torch.Tensor) -> "NDArray":
     dst = _inplace_check(out, "out=")
     if t is dst:  # the kernel updated ``out`` in place (optimizer updates)
         return out
+    if dst.layout is not _strided:  # a sparse out= array: the result is cast to its storage
+        return sparse_store(out, t)  # type: ignore[misc]
     if dst.shape != t.shape:
         raise MXNetError(f"out= has shape {out.shape} but the result has shape {tuple(t.shape)}")
     if _mode().recording and (t.requires_grad or dst.requires_grad):
@@ -455,6 +464,10 @@ class NDArray:
                 warnings.warn("You are attempting to copy an array to itself", RuntimeWarning, stacklevel=2)
                 return False
             dst = _inplace_check(other, "copyto")
+            if dst.layout is not _strided:  # into a sparse array: cast to its storage
+                if dst.shape != self._t.shape:
+                    raise MXNetError(f"copyto: shape mismatch, source {self.shape} vs target {other.shape}")
+                return sparse_store(other, self._t.detach().clone())  # type: ignore[misc]
             if dst.shape != self._t.shape:
                 raise MXNetError(f"copyto: shape mismatch, source {self.shape} vs target {other.shape}")
             src = self._t
@@ -497,10 +510,12 @@ class NDArray:
     wait_to_write = wait_to_read
 
     def tostype(self, stype: str) -> "NDArray":
-        if stype != "default":
-            raise MXNetError(f"tostype({stype!r}): sparse storage is not supported by hybridnet; "
-                             f"arrays are dense ('default')")
-        return self
+        """A copy in storage ``stype`` ('default', 'row_sparse' or 'csr'), as MXNet's cast_storage."""
+        if stype == "default":
+            return self.copy()
+        from .sparse import wrap
+        from ..ops.storage import cast
+        return placed(wrap(cast(self._t.detach(), stype)), getattr(self, "_cpuctx", None))
 
     def as_nd_ndarray(self) -> "NDArray":
         return self
@@ -544,9 +559,11 @@ class NDArray:
         'write' overwrites the buffer at each backward, 'add' accumulates across backward
         calls, 'null' computes no gradient. Re-attaching makes the array a fresh variable.
         """
-        if stype not in (None, "default"):
-            raise MXNetError(f"attach_grad(stype={stype!r}): sparse gradients are not supported")
         t = self._t
+        if stype not in (None, "default"):
+            from .sparse import wrap, zeros_tensor
+            self._mark(wrap(zeros_tensor(stype, t.shape, t.dtype, t.device)), grad_req)
+            return
         self._mark(NDArray(torch.zeros(t.shape, dtype=t.dtype, device=t.device)), grad_req)
 
     def _mark(self, grad: "NDArray", grad_req: str) -> None:
@@ -637,7 +654,7 @@ class NDArray:
         if handle is None:
             raise MXNetError("NDArray.__setstate__: expected {'handle': <array record bytes>} as "
                              "written by NDArray.__getstate__")
-        self._t = _from_numpy_loaded(_params.load_record(bytes(handle)))._t
+        self._t = _from_numpy_loaded(_params.load_record(bytes(handle), sparse=True))._t
 
     # -- indexing -------------------------------------------------------------------------
     def __getitem__(self, key: Any) -> "NDArray":
@@ -733,6 +750,9 @@ class NDArray:
     def _value_tensor(value: Any, like: torch.Tensor) -> Any:
         if isinstance(value, NDArray):
             v = value._t
+            if v.layout is not _strided:  # a sparse value: its dense form
+                from ..ops.storage import to_dense
+                v = to_dense(v)
         elif isinstance(value, (bool, int, float)):
             return value
         elif isinstance(value, np.generic):
@@ -934,6 +954,12 @@ def array(source_array: Any, ctx: Optional[Context] = None, dtype: Any = None) -
     else (NumPy arrays included) unless ``dtype`` is given.
     """
     device = _device(ctx)
+    if isinstance(source_array, NDArray) and source_array._t.layout is not _strided:
+        from .sparse import array as sparse_array  # MXNet: a sparse source gives a sparse copy
+        return sparse_array(source_array, ctx, dtype)
+    if type(source_array).__module__.startswith("scipy.sparse"):
+        from .sparse import csr_matrix
+        return csr_matrix(source_array, ctx=ctx, dtype=dtype)
     if isinstance(source_array, NDArray):
         src = source_array._t.detach()
         dt = dtype_torch(dtype) if dtype is not None else src.dtype

@@ -30,12 +30,6 @@ def _dt(dtype: Any) -> str:
     return dtype_name(dtype) if dtype is not None else "float32"
 
 
-def _dense(stype: Optional[str], fn: str) -> None:
-    if stype not in (None, "default"):
-        raise MXNetError(f"nd.{fn}(stype={stype!r}): sparse storage is not supported by hybridnet; "
-                         f"arrays are dense ('default')")
-
-
 def _creation_attrs(kwargs: dict) -> dict:
     """Extra keyword arguments of nd.zeros/ones: ``name``, ``attr`` and hidden ``__key__``
     attributes (``__layout__``) describe graph nodes and mean nothing for NDArrays (MXNet accepts
@@ -59,7 +53,9 @@ def zeros(shape: Any, ctx: Optional[Context] = None, dtype: Any = None, stype: O
           out: Optional[NDArray] = None, **kwargs: Any) -> NDArray:
     """Array of zeros (MXNet ``nd.zeros(shape, ctx=None, dtype=None)``; float32 by default),
     written into ``out`` when given."""
-    _dense(stype, "zeros")
+    if stype not in (None, "default"):
+        from . import sparse as _sparse
+        return _sparse.zeros(stype, shape, ctx, dtype, out=out, **kwargs)
     _known_shape(shape, "zeros")
     attrs = {"shape": shape, "ctx": _ctx(ctx), "dtype": _dt(dtype), **_creation_attrs(kwargs)}
     if out is not None:
@@ -87,16 +83,16 @@ def full(shape: Any, val: float, ctx: Optional[Context] = None, dtype: Any = Non
 
 
 def empty(shape: Any, ctx: Optional[Context] = None, dtype: Any = None, stype: Optional[str] = None) -> NDArray:
-    """Uninitialised memory in MXNet; zeros here (reproducible, and as cheap on torch)."""
-    _dense(stype, "empty")
-    return zeros(shape, ctx, dtype)
+    """Uninitialised memory in MXNet; zeros here (reproducible, and as cheap on torch). A sparse
+    ``stype`` gives an array with nothing stored."""
+    return zeros(shape, ctx, dtype, stype=stype)
 
 
 def arange(start: float, stop: Optional[float] = None, step: float = 1.0, repeat: int = 1,
            infer_range: Any = None, ctx: Optional[Context] = None, dtype: Any = "float32") -> NDArray:
     """Evenly spaced values in [start, stop) (``nd.arange(5)`` is 0..4), float32 by default."""
-    return invoke(_reg.get("_arange"), (), {"start": start, "stop": stop, "step": step, "repeat": repeat,
-                                            "ctx": _ctx(ctx), "dtype": _dt(dtype)})
+    return placed(invoke(_reg.get("_arange"), (), {"start": start, "stop": stop, "step": step,
+                                                   "repeat": repeat, "ctx": _ctx(ctx), "dtype": _dt(dtype)}), ctx)
 
 
 def eye(N: int, M: int = 0, k: int = 0, ctx: Optional[Context] = None, dtype: Any = "float32",
@@ -164,16 +160,36 @@ def onehot_encode(indices: NDArray, out: NDArray) -> NDArray:
     return out
 
 
-def _to_numpy_for_save(a: NDArray) -> np.ndarray:
+def _to_numpy_for_save(a: NDArray) -> Any:
+    """The record of ``a`` for formats.params: a NumPy array, or a SparseRecord for sparse arrays."""
     from ..base import BFLOAT16_NP
     t = a._t.detach().cpu()
+    if t.layout is not torch.strided:
+        from ..formats.params import SparseRecord
+        from ..ops import storage as _storage
+        if t.layout is torch.sparse_csr:
+            data, indices, indptr = _storage.csr_parts(t)
+            return SparseRecord("csr", tuple(t.shape), _to_numpy_for_save(NDArray(data.contiguous())),
+                                (indptr.numpy().astype(np.int64), indices.numpy().astype(np.int64)))
+        data, indices = _storage.rsp_parts(_storage.to_rsp(t))
+        return SparseRecord("row_sparse", tuple(t.shape), _to_numpy_for_save(NDArray(data.contiguous())),
+                            (indices.numpy().astype(np.int64),))
     if t.dtype == torch.bfloat16:
         return t.view(torch.int16).numpy().view(np.uint16).view(BFLOAT16_NP)
     return t.numpy()
 
 
-def _from_numpy_loaded(a: np.ndarray) -> NDArray:
+def _from_numpy_loaded(a: Any) -> NDArray:
     from ..base import BFLOAT16_NP
+    from ..formats.params import SparseRecord
+    if isinstance(a, SparseRecord):
+        from . import sparse as _sparse
+        from ..ops import storage as _storage
+        data = _from_numpy_loaded(a.data)._t
+        aux = [torch.from_numpy(np.ascontiguousarray(x, dtype=np.int64)) for x in a.aux]
+        if a.stype == "csr":
+            return _sparse.CSRNDArray(_storage.csr(data, aux[1], aux[0], a.shape))
+        return _sparse.RowSparseNDArray(_storage.rsp(data, aux[0], a.shape))
     if a.dtype == BFLOAT16_NP:
         t = torch.from_numpy(a.view(np.uint16).astype(np.int16)).view(torch.bfloat16)
         return NDArray(t)
@@ -215,13 +231,13 @@ def load(fname: Union[str, os.PathLike], ctx: Optional[Context] = None) -> Any:
     As in MXNet, a file saved under ``mx.np_shape()`` loads only under it, and a file saved
     outside it with zero-size dimensions only outside it."""
     from ..formats import params as _params
-    names, arrays = _params.load(fname, np_shape=is_np_shape())
+    names, arrays = _params.load(fname, np_shape=is_np_shape(), sparse=True)
     return _wrap_loaded(names, arrays, ctx)
 
 
 def load_frombuffer(buf: bytes, ctx: Optional[Context] = None) -> Any:
     from ..formats import params as _params
-    names, arrays = _params.loads(bytes(buf), np_shape=is_np_shape())
+    names, arrays = _params.loads(bytes(buf), np_shape=is_np_shape(), sparse=True)
     return _wrap_loaded(names, arrays, ctx)
 
 

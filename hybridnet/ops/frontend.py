@@ -163,6 +163,17 @@ SUBSPACES = (("_random_", "random"), ("_sample_", "random"), ("_linalg_", "linal
              ("_contrib_", "contrib"), ("_image_", "image"), ("_sparse_", "sparse"))
 
 
+# Operators MXNet also exposes in ``nd.sparse`` / ``sym.sparse`` (they accept sparse inputs).
+SPARSE_NAMESPACE = (
+    "ElementWiseSum Embedding FullyConnected LinearRegressionOutput LogisticRegressionOutput "
+    "MAERegressionOutput abs adam_update add_n arccos arccosh arcsin arcsinh arctan arctanh "
+    "broadcast_add broadcast_div broadcast_minus broadcast_mul broadcast_plus broadcast_sub "
+    "cast_storage cbrt ceil clip concat cos cosh degrees dot elemwise_add elemwise_div elemwise_mul "
+    "elemwise_sub exp expm1 fix floor ftrl_update gamma gammaln log log10 log1p log2 make_loss mean "
+    "negative norm radians relu rint round rsqrt sgd_mom_update sgd_update sigmoid sign sin sinh slice "
+    "sqrt square stop_gradient sum tan tanh trunc where zeros_like").split()
+
+
 def placement(opname: str) -> tuple[str, str]:
     """(sub-namespace, function name) for an operator or alias name; '' is the top level."""
     for prefix, space in SUBSPACES:
@@ -173,12 +184,14 @@ def placement(opname: str) -> tuple[str, str]:
     return "", opname
 
 
-def populate(spaces: dict, dispatch: Callable) -> dict:
+def populate(spaces: dict, dispatch: Callable, sparse_dispatch: "Callable | None" = None) -> dict:
     """Fill namespace modules/dicts with generated functions for every registered name.
 
     ``spaces`` maps '' / 'random' / 'linalg' / 'contrib' / '_internal' ... to module objects.
     Every name is also placed in ``_internal`` (MXNet's ``nd._internal`` holds them all).
     Existing hand-written attributes are not overwritten. Returns name -> function.
+    ``sparse_dispatch`` (the imperative front-end's) is used instead of ``dispatch`` for operators
+    whose sparse rule makes sparse arrays from dense inputs (``cast_storage``).
     """
     from .registry import names
     made: dict[str, Callable] = {}
@@ -186,7 +199,8 @@ def populate(spaces: dict, dispatch: Callable) -> dict:
         space, fname = placement(opname)
         if not fname.isidentifier() or keyword.iskeyword(fname):
             continue
-        fn = make_function(op, fname, dispatch)
+        fn = make_function(op, fname, sparse_dispatch if sparse_dispatch is not None and
+                           op.sparse_from_dense else dispatch)
         made[opname] = fn
         targets = [(space, fname), ("_internal", opname)]
         if opname.startswith("_linalg_"):
@@ -195,6 +209,11 @@ def populate(spaces: dict, dispatch: Callable) -> dict:
             mod = spaces.get(target)
             if mod is not None and not hasattr(mod, tname):
                 setattr(mod, tname, fn)
+    sparse_space = spaces.get("sparse")
+    if sparse_space is not None:
+        for n in SPARSE_NAMESPACE:
+            if n in made and not hasattr(sparse_space, n):
+                setattr(sparse_space, n, made[n])
     return made
 
 

@@ -22,6 +22,7 @@ from ..base import MXNetError
 from . import registry
 from .attrs import AnyValue, OptInt, Shape
 from ._helpers import ints as _ints, per_dim as _per_dim
+from . import storage as _storage
 from .registry import Sample, register
 
 __all__: list = []  # operators are reached through the registry / nd.* / sym.*
@@ -684,11 +685,10 @@ def _histogram(data: Tensor, bins: Optional[Tensor] = None, *, bin_cnt: OptInt =
 @register("cast_storage", samples=lambda: [
     Sample((_rng.randn(3, 4),), {"stype": "default"}, ref=lambda x, stype: x)])
 def cast_storage(data: Tensor, *, stype: Literal["csr", "default", "row_sparse"]) -> Tensor:
-    """Storage cast; hybridnet arrays are dense, so only stype='default' (a copy) is supported."""
-    if stype != "default":
-        raise MXNetError(f"cast_storage: stype={stype!r} is not supported; hybridnet only has dense "
-                         f"('default') storage. Keep the array dense (stype='default')")
-    return data.clone()
+    """The array in storage ``stype`` (see ``ops.storage``: dense -> row_sparse keeps the rows
+    with a non-zero, dense -> csr the non-zeros); always new memory."""
+    r = _storage.cast(data, stype)
+    return r.clone() if r is data else r
 
 
 def _np_fill0(lhs, mhs, rhs):  # type: ignore[no-untyped-def]

@@ -962,9 +962,10 @@ def _np_embedding(data, weight, input_dim=0, output_dim=0, **_):
            {"input_dim": 5, "output_dim": 2}, ref=_np_embedding, grad_inputs=(1,))])
 def Embedding(data: Tensor, weight: Tensor, *, input_dim: int, output_dim: int, dtype: Dtype = "float32",
               sparse_grad: bool = False) -> Tensor:
-    """Rows of ``weight`` at the (float) indices in ``data``; indices are clipped to [0, input_dim-1]."""
+    """Rows of ``weight`` at the (float) indices in ``data``; indices are clipped to [0, input_dim-1].
+    ``sparse_grad``: the weight's gradient is row_sparse (only the rows looked up), as in MXNet."""
     idx = data if data.dtype is torch.int64 else data.to(torch.int64)
-    return F.embedding(idx.clamp(0, weight.shape[0] - 1), weight)
+    return F.embedding(idx.clamp(0, weight.shape[0] - 1), weight, sparse=bool(sparse_grad))
 
 
 # ---- UpSampling -------------------------------------------------------------------------------

@@ -15,8 +15,11 @@ Conventions taken from MXNet's kernels (they differ between operators on purpose
 - LAMB phase 1 and FTRL clip ``rescale_grad * grad`` (wd enters later or elsewhere);
 - ``mp_*`` operators update the float32 master copy ``weight32`` (and states in its dtype) and
   return it cast to the weight's dtype.
-- ``lazy_update`` only matters for row_sparse gradients (not supported here); it is accepted
-  and ignored.
+- row_sparse gradients (sparse rules at the end of this file): with ``lazy_update=True`` (the
+  default) only the rows present in the gradient are updated, weight decay and states included
+  (MXNet's lazy update); with ``lazy_update=False`` every row is updated with a zero gradient
+  for the missing rows (MXNet's "standard" update). ``ftrl_update`` and
+  ``_sparse_adagrad_update`` are always lazy for row_sparse gradients, as in MXNet.
 
 Variadic operators (``multi_*``, ``preloaded_multi_*``, ``multi_sum_sq``, ``multi_all_finite``,
 ``reset_arrays``) interleave their arrays in MXNet's order and take MXNet's count attribute
@@ -34,7 +37,8 @@ from torch import Tensor
 
 from ..base import MXNetError
 from .attrs import AnyValue
-from .registry import Sample, register
+from . import storage as _storage
+from .registry import Sample, register, sparse_rule
 
 __all__: list = []  # operators are reached through the registry / nd.* / sym.*
 
@@ -961,3 +965,68 @@ def reset_arrays(*data: Tensor, num_arrays: int) -> list:
         for a in data:
             a.zero_()
     return []
+
+
+# ==== AdaGrad (MXNet's sparse.adagrad_update) ====================================================
+def _np_adagrad(w, g, h, lr, epsilon=1e-7, wd=0.0, rescale_grad=1.0, clip_gradient=-1.0):  # type: ignore[no-untyped-def]
+    gr = _np_clip(rescale_grad * g, clip_gradient)
+    h = h + gr * gr
+    return w - lr * gr / np.sqrt(h + epsilon), h
+
+
+@register("_sparse_adagrad_update", aux=("history",), differentiable=False, samples=lambda: [
+    Sample((_u(-1, 1, (3, 4)), _u(-2, 2, (3, 4)), _u(0.1, 1, (3, 4))), {"lr": 0.1},
+           ref=_out_only(_np_adagrad)),
+    Sample((_u(-1, 1, (3, 4)), _u(-2, 2, (3, 4)), _u(0.1, 1, (3, 4))),
+           {"lr": 0.1, "epsilon": 1e-5, "rescale_grad": 0.5, "clip_gradient": 0.4}, ref=_out_only(_np_adagrad))])
+def sparse_adagrad_update(weight: Tensor, grad: Tensor, history: Tensor, *, lr: float,
+                          epsilon: float = 1e-7, wd: float = 0.0, rescale_grad: float = 1.0,
+                          clip_gradient: float = -1.0) -> Tensor:
+    """AdaGrad: g = clip(rescale_grad*grad); history += g^2 (in place); returns
+    weight - lr*g/sqrt(history + epsilon). MXNet refuses wd != 0 here (and so do we)."""
+    if wd != 0.0:
+        raise MXNetError(f"sparse adagrad_update does not support wd (got wd={wd}); use wd=0")
+    _check_same_shape("adagrad_update", "weight", weight, history=history)
+    with torch.no_grad():
+        g = _clip(rescale_grad * grad, clip_gradient)
+        history.add_(g * g)
+        return weight - lr * g / torch.sqrt(history + epsilon)
+
+
+# ==== row_sparse gradients: lazy and standard updates ============================================
+def _row_sparse_rule(opname: str, always_lazy: bool = False) -> None:
+    """The sparse rule of ``opname`` for a row_sparse ``grad``: the dense kernel runs on the rows
+    the gradient holds (lazy update) or on every row with zeros for the missing ones (standard
+    update); the weight (the ``out=`` array) and the states are updated in place. A row_sparse
+    weight or state must hold every row (the front-end fills them first, as MXNet does)."""
+    from .registry import get
+    kernel = get(opname).kernel
+
+    def rule(weight: Tensor, grad: Tensor, *states: Tensor, **attrs: Any) -> Any:
+        if grad.layout is not torch.sparse_coo or weight.layout is torch.sparse_csr or \
+                any(st.layout is torch.sparse_csr for st in states):
+            return NotImplemented
+        w = _storage.rows_view(weight)
+        ss = [_storage.rows_view(st) for st in states]
+        g, idx = _storage.rsp_parts(_storage.to_rsp(grad))
+        g = g.to(w.dtype)
+        with torch.no_grad():
+            if always_lazy or attrs.get("lazy_update", True):
+                rows = [st[idx] for st in ss]
+                new = kernel(w[idx], g, *rows, **attrs)
+                for st, r in zip(ss, rows):
+                    st[idx] = r
+                w[idx] = new.to(w.dtype)
+            else:
+                full = torch.zeros_like(w)
+                full[idx] = g
+                w.copy_(kernel(w, full, *ss, **attrs))
+        return weight
+    rule.__name__ = f"{opname}_row_sparse"
+    sparse_rule(opname)(rule)
+
+
+for _opname in ("sgd_update", "sgd_mom_update", "adam_update"):
+    _row_sparse_rule(_opname)
+_row_sparse_rule("ftrl_update", always_lazy=True)
+_row_sparse_rule("_sparse_adagrad_update", always_lazy=True)

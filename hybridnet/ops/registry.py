@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional, Sequence
 from ..base import MXNetError, NotGiven
 from .attrs import Attr, kind_of
 
-__all__ = ["OpDef", "Sample", "register", "get", "find", "all_ops", "names"]
+__all__ = ["OpDef", "Sample", "register", "sparse_rule", "get", "find", "all_ops", "names"]
 
 
 @dataclass
@@ -101,6 +101,10 @@ class OpDef:
         # open operators (MXNet's Custom): the front-end hands (positional inputs, keyword
         # arguments) to this hook, which returns (inputs in slot order, attributes)
         self.prepare_call = prepare_call
+        # the rule for sparse inputs (see ``sparse_rule``); None: sparse inputs are densified
+        self.sparse: Optional[Callable] = None
+        # whether the sparse rule also runs for dense inputs (it may make sparse arrays of them)
+        self.sparse_from_dense = False
         self.doc = doc if doc is not None else (inspect.getdoc(kernel) or "")
 
         sig = inspect.signature(kernel)
@@ -262,6 +266,25 @@ def register(name: str, **facts: Any) -> Callable[[Callable], Callable]:
             _BY_NAME[n] = op
         kernel.opdef = op  # type: ignore[attr-defined]  # a function attribute
         return kernel
+    return deco
+
+
+def sparse_rule(name: str, from_dense: bool = False) -> Callable[[Callable], Callable]:
+    """Decorator: the kernel operator ``name`` runs when an input has sparse storage (MXNet's
+    ``FComputeEx``). It takes the operator's inputs as torch tensors (``torch.sparse_coo``
+    tensors with one sparse dimension are row_sparse arrays, ``torch.sparse_csr`` tensors csr
+    arrays) and its attributes, and returns the result (a sparse tensor for a sparse result), or
+    ``NotImplemented`` for a combination of storage types it has no kernel for: the front-end
+    then computes on the dense form and returns a dense array, as MXNet's storage fallback.
+    ``from_dense``: the rule also runs when every input is dense (``cast_storage``: its result
+    may be sparse); other rules never slow down dense calls."""
+    def deco(fn: Callable) -> Callable:
+        op = get(name)
+        if op.sparse is not None:
+            raise ValueError(f"operator {name} already has a sparse rule")
+        op.sparse = fn
+        op.sparse_from_dense = from_dense
+        return fn
     return deco
 
 

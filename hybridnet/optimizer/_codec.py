@@ -46,7 +46,12 @@ class _Encoder:
         if isinstance(obj, np.generic):
             return self.encode(obj.item(), path)
         if isinstance(obj, NDArray):
-            self.arrays.append(obj._t.detach())
+            t = obj._t.detach()
+            if t.layout is not torch.strided:  # sparse states: stored dense, with their storage type
+                from ..ops.storage import stype_of, to_dense
+                self.arrays.append(to_dense(t))
+                return {"t": "nd", "i": len(self.arrays) - 1, "s": stype_of(t)}
+            self.arrays.append(t)
             return {"t": "nd", "i": len(self.arrays) - 1}
         if isinstance(obj, np.ndarray):
             self.arrays.append(torch.from_numpy(np.ascontiguousarray(obj)))
@@ -124,6 +129,13 @@ class _Decoder:
                 raise _fail(f"float node holds {_short(text)}; only 'inf', '-inf' and 'nan' are stored as text")
             return float(text)
         if t == "nd":
+            if "s" in node:
+                stype = self.field(node, "s", str, "array")
+                if stype not in ("row_sparse", "csr"):
+                    raise _fail(f"array node storage type {_short(stype)} must be 'row_sparse' or 'csr'")
+                from ..ndarray.sparse import wrap
+                from ..ops.storage import cast
+                return wrap(cast(self._array(node), stype))
             return NDArray(self._array(node))
         if t == "np":
             return self._array(node).numpy()

@@ -20,6 +20,7 @@ import torch
 
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
+from ..ndarray.sparse import wrap
 
 __all__ = ["check_optimizer", "check_states", "check_against_params", "clone_state"]
 
@@ -255,7 +256,7 @@ def _describe(v: Any) -> str:
 def _weight_like(param: Any) -> Optional[NDArray]:
     """The parameter's weight, or zeros of its shape when it is not initialized but fully known."""
     if getattr(param, "_data", None) is not None:
-        return param.list_data()[0]
+        return param._data[0]
     shape = getattr(param, "shape", None)
     if shape and all(isinstance(d, int) and d > 0 for d in shape):
         from .. import ndarray as nd
@@ -298,8 +299,8 @@ def _trial_update(optimizer: Any, idx: int, state: Any, weight: NDArray, where: 
     upd = Updater(trial)
     upd.states = {idx: clone_state(state)}
     upd.states_synced = {idx: False}
-    w = NDArray(weight._t.detach().clone())
-    g = NDArray(torch.zeros_like(weight._t))
+    w = wrap(weight._t.detach().clone())
+    g = NDArray(torch.zeros(weight.shape, dtype=weight._t.dtype, device=weight._t.device))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -311,7 +312,7 @@ def _trial_update(optimizer: Any, idx: int, state: Any, weight: NDArray, where: 
 
 def clone_state(s: Any) -> Any:
     if isinstance(s, NDArray):
-        return NDArray(s._t.detach().clone())
+        return wrap(s._t.detach().clone())
     if isinstance(s, (tuple, list)):
         out = [clone_state(x) for x in s]
         return tuple(out) if isinstance(s, tuple) else out

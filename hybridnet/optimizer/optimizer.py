@@ -36,7 +36,23 @@ Index = Union[int, str]
 
 # -- small tensor helpers ---------------------------------------------------------------------
 def _zeros_like(weight: NDArray, dtype: Optional[torch.dtype] = None) -> NDArray:
-    return NDArray(torch.zeros(weight._t.shape, dtype=dtype or weight._t.dtype, device=weight._t.device))
+    """A zero state for ``weight``, of its storage type (MXNet: ``zeros(..., stype=weight.stype)``)."""
+    t = weight._t
+    if t.layout is not torch.strided:
+        from ..ndarray import sparse as _sparse
+        return _sparse.wrap(_sparse.zeros_tensor(weight.stype, t.shape, dtype or t.dtype, t.device))
+    return NDArray(torch.zeros(t.shape, dtype=dtype or t.dtype, device=t.device))
+
+
+def _is_sparse(*arrays: Any) -> bool:
+    """Whether any array has sparse storage: the update then runs MXNet's registered update
+    operator (lazy row_sparse updates, storage fallback) instead of the dense tensor code."""
+    return any(a is not None and a._t.layout is not torch.strided for a in arrays)
+
+
+def _op_clip(clip_gradient: Optional[float]) -> float:
+    clip = _kernel_clip(clip_gradient)
+    return -1.0 if clip is None else clip
 
 
 def _kernel_clip(clip_gradient: Optional[float]) -> Optional[float]:
@@ -283,6 +299,9 @@ class Optimizer:
                           "optimizer")
         return self.create_state(index, weight)
 
+    # whether update() handles sparse gradients itself (else they are densified first)
+    _sparse_aware = False
+
     def update(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
         """Update ``weight`` in place from ``grad`` and ``state``."""
         raise NotImplementedError(f"{type(self).__name__} does not implement update()")
@@ -294,13 +313,18 @@ class Optimizer:
             for i, w, g, s in zip(index, weight, grad, state):
                 self.update_multi_precision(i, w, g, s)
             return
+        if not self._sparse_aware and _is_sparse(grad):
+            grad = grad.tostype("default")  # no sparse update: MXNet's storage fallback
         if self.multi_precision and weight.dtype == numpy.float16:
             weight_master_copy = state[0]
             original_state = state[1]
             grad32 = grad.astype(numpy.float32)
             self.update(index, weight_master_copy, grad32, original_state)
-            with torch.no_grad():
-                weight._t.copy_(weight_master_copy._t)
+            if _is_sparse(weight, weight_master_copy):
+                _nd.sparse.store_into(weight, weight_master_copy._t.to(weight._t.dtype))
+            else:
+                with torch.no_grad():
+                    weight._t.copy_(weight_master_copy._t)
         else:
             self.update(index, weight, grad, state)
 
@@ -363,6 +387,9 @@ def _sgd_update(self: Any, index: Any, weight: Any, grad: Any, state: Any) -> No
 
 
 def _sgd_update_mp(self: Any, index: Any, weight: Any, grad: Any, state: Any) -> None:
+    if not self._sparse_aware:
+        grad = [g.tostype("default") if _is_sparse(g) else g for g in grad] \
+            if isinstance(index, (tuple, list)) else (grad.tostype("default") if _is_sparse(grad) else grad)
     first = weight[0] if isinstance(index, (tuple, list)) else weight
     use_mp = self.multi_precision and first.dtype == numpy.float16
     self._update_impl(index, weight, grad, state, multi_precision=use_mp)
@@ -420,11 +447,14 @@ class SGD(Optimizer):
         weight = weight + state
 
     (no momentum: ``weight = (1 - lr*wd) * weight - lr * clip(rescale_grad * grad)``).
-    ``lazy_update`` only matters for sparse gradients and is accepted for compatibility.
+    With a row_sparse gradient ``lazy_update=True`` updates only the rows it holds (momentum and
+    weight decay included); ``lazy_update=False`` updates every row (MXNet's semantics).
     ``aggregate_num`` defaults to ``MXNET_OPTIMIZER_AGGREGATION_SIZE`` (MXNet: 4; here 64, as the
     multi-tensor update has no kernel-argument limit): the Updater then passes lists of
     indices/weights/grads/states, which ``update`` accepts. The result does not depend on it.
     """
+
+    _sparse_aware = True
 
     def __init__(self, momentum: float = 0.0, lazy_update: bool = True, **kwargs: Any):
         super().__init__(**kwargs)
@@ -445,6 +475,15 @@ class SGD(Optimizer):
         self._update_count(indices)
         lrs, wds = self._get_lrs(indices), self._get_wds(indices)
         momentum = self.momentum if self.momentum > 0 else 0.0
+        if not multi_precision and _is_sparse(*weights, *grads):
+            for w, g, s, lr, wd in zip(weights, grads, states, lrs, wds):
+                kw = dict(lr=lr, wd=wd, rescale_grad=self.rescale_grad,
+                          clip_gradient=_op_clip(self.clip_gradient), lazy_update=self.lazy_update)
+                if s is None:
+                    _nd.sgd_update(w, g, out=w, **kw)
+                else:
+                    _nd.sgd_mom_update(w, g, s, out=w, momentum=momentum, **kw)
+            return
         _run_sgd(self, weights, grads, states, lrs, wds, momentum, multi_precision)
 
 
@@ -897,8 +936,11 @@ class Adam(Optimizer):
         mean = beta1 * mean + (1 - beta1) * g;  var = beta2 * var + (1 - beta2) * g**2
         weight -= lr_t * mean / (sqrt(var) + epsilon)
 
-    ``lazy_update`` only matters for sparse gradients and is accepted for compatibility.
+    With a row_sparse gradient ``lazy_update=True`` updates only the rows it holds;
+    ``lazy_update=False`` updates every row (MXNet's semantics).
     """
+
+    _sparse_aware = True
 
     def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
                  epsilon: float = 1e-8, lazy_update: bool = True, **kwargs: Any):
@@ -918,6 +960,11 @@ class Adam(Optimizer):
         wd = self._get_wd(index)
         t = self._index_update_count[index]
         lr *= math.sqrt(1. - self.beta2 ** t) / (1. - self.beta1 ** t)
+        if _is_sparse(weight, grad):
+            _nd.adam_update(weight, grad, state[0], state[1], out=weight, lr=lr, beta1=self.beta1,
+                            beta2=self.beta2, epsilon=self.epsilon, wd=wd, rescale_grad=self.rescale_grad,
+                            clip_gradient=_op_clip(self.clip_gradient), lazy_update=self.lazy_update)
+            return
         mean, var = state[0]._t, state[1]._t
         w = weight._t
         with torch.no_grad():
@@ -939,6 +986,8 @@ class AdaGrad(Optimizer):
         weight -= lr * (g / sqrt(history + eps) + wd * weight)
     """
 
+    _sparse_aware = True
+
     def __init__(self, eps: float = 1e-7, **kwargs: Any):
         super().__init__(**kwargs)
         self.float_stable_eps = eps
@@ -951,6 +1000,11 @@ class AdaGrad(Optimizer):
         self._update_count(index)
         lr = self._get_lr(index)
         wd = self._get_wd(index)
+        if _is_sparse(weight, grad):
+            _nd.sparse.adagrad_update(weight, grad, state, out=weight, lr=lr, wd=wd,
+                                      epsilon=self.float_stable_eps, rescale_grad=self.rescale_grad,
+                                      clip_gradient=_op_clip(self.clip_gradient))
+            return
         w, h = weight._t, state._t
         with torch.no_grad():
             g = _scaled(grad._t, self.rescale_grad, self.clip_gradient, w.dtype)
@@ -1057,6 +1111,8 @@ class Ftrl(Optimizer):
         weight = (sign(z) * lamda1 - z) / ((beta + sqrt(n)) / lr + wd) * (|z| > lamda1)
     """
 
+    _sparse_aware = True
+
     def __init__(self, lamda1: float = 0.01, learning_rate: float = 0.1, beta: float = 1,
                  **kwargs: Any):
         super().__init__(learning_rate=learning_rate, **kwargs)
@@ -1071,6 +1127,11 @@ class Ftrl(Optimizer):
         self._update_count(index)
         wd = self._get_wd(index)
         lr = self._get_lr(index)
+        if _is_sparse(weight, grad):
+            _nd.ftrl_update(weight, grad, state[0], state[1], out=weight, lr=lr, lamda1=self.lamda1,
+                            beta=self.beta, wd=wd, rescale_grad=self.rescale_grad,
+                            clip_gradient=_op_clip(self.clip_gradient))
+            return
         w = weight._t
         z, n = state[0]._t, state[1]._t
         with torch.no_grad():

@@ -24,6 +24,7 @@ from ..compiler.passes import cse, distinct_outputs, run_passes
 from ..context import Context, current_context
 from ..ir.graph import Graph
 from ..ndarray.ndarray import NDArray
+from ..ops import storage as _storage
 from ..profiler import recorder as _profiler
 from .infer import infer_graph, resolve_creation_shapes
 from .symbol import Symbol
@@ -66,8 +67,27 @@ def _grad_reqs(grad_req: Any, names: list) -> dict:
 
 
 def _tensor(x: Any, like: torch.Tensor) -> torch.Tensor:
-    t = x._t if isinstance(x, NDArray) else torch.as_tensor(np.asarray(x))
+    t = _dense(x._t) if isinstance(x, NDArray) else torch.as_tensor(np.asarray(x))
     return t.to(dtype=like.dtype, device=like.device)
+
+
+def _dense(t: torch.Tensor) -> torch.Tensor:
+    """Graphs compute on dense storage: sparse arrays bound to an executor are densified
+    (MXNet's storage fallback)."""
+    return t if t.layout is torch.strided else _storage.to_dense(t)
+
+
+def _write(buf: NDArray, g: torch.Tensor, add: bool) -> None:
+    """A gradient into ``buf`` (overwritten, or added to for grad_req 'add'), in buf's storage."""
+    if buf._t.layout is torch.strided:
+        g = _dense(g)
+        if add:
+            buf._t.add_(g.to(buf._t.dtype))
+        else:
+            buf._t.copy_(g)
+        return
+    from ..ndarray.sparse import store_into
+    store_into(buf, _dense(buf._t) + g if add else g)
 
 
 class Executor:
@@ -189,13 +209,13 @@ class Executor:
         args = []
         self._leaves = []
         for n, a in zip(self._arg_names, self.arg_arrays):
-            t = a._t
+            t = _dense(a._t)
             # integer arguments (indices) have no gradient: backward leaves them zero
             if need_grad and self._grad_req[n] != "null" and (t.is_floating_point() or t.is_complex()):
                 t = t.detach().requires_grad_(True)
                 self._leaves.append((n, t))
             args.append(t)
-        args += [a._t for a in self.aux_arrays]
+        args += [_dense(a._t) for a in self.aux_arrays]
         with torch.set_grad_enabled(need_grad):
             fn = self._compiled.fn if not _profiler.running else _profiler.timed_graph(self._compiled)
             outs = fn(*args, _train=is_train)
@@ -246,6 +266,10 @@ class Executor:
             if tuple(src.shape) != target.shape:
                 raise MXNetError(f"forward: {k} has shape {tuple(src.shape)}, bound shape {target.shape}; "
                                  f"use reshape() to change shapes")
+            if target._t.layout is not torch.strided:
+                from ..ndarray.sparse import store_into
+                store_into(target, src.clone())
+                continue
             with torch.no_grad():
                 target._t.copy_(src)
         need_grad = is_train and any(r != "null" for r in self._grad_req.values())
@@ -288,14 +312,13 @@ class Executor:
                 buf = self.grad_arrays[self._arg_names.index(n)]
                 if g is None:
                     if self._grad_req[n] == "write":
-                        buf._t.zero_()
-                elif self._grad_req[n] == "add":
-                    buf._t.add_(g.to(buf._t.dtype))
+                        _write(buf, torch.zeros(buf.shape, dtype=buf._t.dtype, device=buf._t.device), False)
                 else:
-                    buf._t.copy_(g)
+                    _write(buf, g, self._grad_req[n] == "add")
             for n, buf in zip(self._arg_names, self.grad_arrays):
                 if n not in done and buf is not None and self._grad_req[n] == "write":
-                    buf._t.zero_()  # an integer argument: no gradient flows to it
+                    # an integer argument: no gradient flows to it
+                    _write(buf, torch.zeros(buf.shape, dtype=buf._t.dtype, device=buf._t.device), False)
 
     def copy_params_from(self, arg_params: dict, aux_params: Optional[dict] = None,
                          allow_extra_params: bool = False) -> None:

@@ -232,8 +232,11 @@ def test_histogram_matches_numpy_edges_and_outliers():
 def test_cast_storage_and_fill_element_0index():
     x = R.randn(3, 4)
     close(mx.nd.cast_storage(nd(x), stype="default").asnumpy(), x)
-    with pytest.raises(MXNetError, match="only has dense"):
-        mx.nd.cast_storage(nd(x), stype="csr")
+    x[x < 0.3] = 0
+    c = mx.nd.cast_storage(nd(x), stype="csr")
+    assert c.stype == "csr" and c.data.shape == (int((x != 0).sum()),)
+    close(c.asnumpy(), x)
+    assert mx.nd.cast_storage(c, stype="row_sparse").stype == "row_sparse"
     lhs, mhs, rhs = R.randn(3, 4), np.array([7.0, 8.0, 9.0]), np.array([3.0, 0.0, 3.0])
     out = mx.nd.fill_element_0index(nd(lhs), nd(mhs), nd(rhs)).asnumpy()
     exp = lhs.copy()

@@ -301,7 +301,8 @@ class BatchNormReLU(_BatchNorm):
 
 class Embedding(HybridBlock):
     """Maps integer indices (given as any dtype) to rows of ``weight`` of shape
-    ``(input_dim, output_dim)``. ``sparse_grad`` is accepted; gradients are dense here."""
+    ``(input_dim, output_dim)``. ``sparse_grad=True``: the weight's gradient is a
+    RowSparseNDArray holding only the looked-up rows (MXNet), for lazy optimizer updates."""
 
     def __init__(self, input_dim: int, output_dim: int, dtype: Any = "float32",
                  weight_initializer: Any = None, sparse_grad: bool = False, **kwargs: Any):

@@ -49,8 +49,9 @@ class Identity(HybridBlock):
 
 
 class SparseEmbedding(Block):
-    """Embedding whose gradient MXNet keeps row-sparse. Here weight and gradient are dense
-    (same numbers); the operator call is MXNet's (``Embedding`` with ``sparse_grad=True``)."""
+    """Embedding with a row_sparse gradient (``Embedding`` with ``sparse_grad=True``), as MXNet's.
+    The weight itself stays dense here (MXNet stores it row_sparse and needs a Trainer before the
+    first forward to pull rows; use ``Parameter(stype='row_sparse')`` for that)."""
 
     def __init__(self, input_dim: int, output_dim: int, dtype: Any = "float32",
                  weight_initializer: Any = None, **kwargs: Any):
@@ -58,7 +59,7 @@ class SparseEmbedding(Block):
         self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype,
                         "sparse_grad": True}
         self.weight = self.params.get("weight", shape=(input_dim, output_dim), init=weight_initializer,
-                                      dtype=dtype)
+                                      dtype=dtype, grad_stype="row_sparse")
 
     def forward(self, x: Any) -> Any:  # type: ignore[override]
         weight = self.weight.data(x.context)

@@ -1,0 +1,320 @@
+"""Sparse rules (MXNet's ``FComputeEx``) of operators that keep or exploit sparsity, and the
+operators that only exist for sparse arrays (``_sparse_retain``).
+
+Each rule is registered on its operator with ``registry.sparse_rule`` and returns
+``NotImplemented`` for storage combinations MXNet has no sparse kernel for: the front-end then
+computes on the dense forms (MXNet's storage fallback). Output storage follows MXNet 1.9.1's
+storage inference, e.g. ``dot(csr, dense) = dense``, ``dot(csr.T, dense) = row_sparse``,
+``elemwise_add(rsp, rsp) = rsp``, ``elemwise_mul(rsp, dense) = rsp``, unary operators with
+f(0) = 0 keep the input's storage.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from ..base import MXNetError
+from . import storage as S
+from .registry import Sample, get, register, sparse_rule
+
+__all__: list = []
+
+_COO, _CSR, _STRIDED = torch.sparse_coo, torch.sparse_csr, torch.strided
+
+
+# ---- unary operators with f(0) = 0: the kernel runs on the stored values ------------------------
+ZERO_PRESERVING = ("abs", "sign", "round", "rint", "ceil", "floor", "trunc", "fix", "square", "sqrt",
+                   "expm1", "log1p", "sin", "tan", "arcsin", "arctan", "sinh", "tanh", "arcsinh",
+                   "arctanh", "degrees", "radians", "relu", "negative", "cbrt", "_copy",
+                   "_mul_scalar", "_div_scalar")
+
+
+def _values_rule(opname: str) -> Callable:
+    kernel = get(opname).kernel
+
+    def rule(data: Tensor, **attrs: Any) -> Any:
+        if data.layout is _STRIDED:
+            return NotImplemented
+        return S.map_values(data, lambda v: kernel(v, **attrs))
+    rule.__name__ = f"{opname}_sparse"
+    return rule
+
+
+for _name in ZERO_PRESERVING:
+    sparse_rule(_name)(_values_rule(_name))
+
+
+def _scalar_rule(opname: str) -> Callable:
+    """Scalar operators on a sparse array: the storage is kept when f(0, scalar) == 0 (``x * 2``,
+    ``x == 1``), else the result is dense (``x + 1``, ``x == 0``), as MXNet's kernels give."""
+    kernel = get(opname).kernel
+
+    def rule(data: Tensor, **attrs: Any) -> Any:
+        if data.layout is _STRIDED:
+            return NotImplemented
+        zero = kernel(torch.zeros(1, dtype=data.dtype, device=data.device), **attrs)
+        if bool((zero == 0).all()):
+            return S.map_values(data, lambda v: kernel(v, **attrs))
+        return kernel(S.to_dense(data), **attrs)
+    rule.__name__ = f"{opname}_sparse"
+    return rule
+
+
+for _name in ("_plus_scalar", "_minus_scalar", "_rminus_scalar", "_equal_scalar", "_not_equal_scalar",
+              "_greater_scalar", "_greater_equal_scalar", "_lesser_scalar", "_lesser_equal_scalar",
+              "_maximum_scalar", "_minimum_scalar", "_power_scalar"):
+    sparse_rule(_name)(_scalar_rule(_name))
+
+
+@sparse_rule("take")
+def _take_sparse(a: Tensor, indices: Tensor, *, axis: int = 0, mode: str = "clip") -> Any:
+    """take of csr rows (axis 0) is csr, as MXNet's kernel."""
+    if a.layout is not _CSR or axis != 0:
+        return NotImplemented
+    return S.to_csr(get("take").kernel(S.to_dense(a), S.to_dense(indices), axis=axis, mode=mode))
+
+
+@sparse_rule("clip")
+def _clip_sparse(data: Tensor, *, a_min: float, a_max: float) -> Any:
+    """clip keeps the storage when 0 lies in [a_min, a_max] (zeros stay zeros)."""
+    if data.layout is _STRIDED or not a_min <= 0 <= a_max:
+        return NotImplemented
+    return S.map_values(data, lambda v: v.clamp(a_min, a_max))
+
+
+@sparse_rule("zeros_like")
+def _zeros_like_sparse(data: Tensor) -> Any:
+    """An all-zero array of the input's storage (no stored values)."""
+    if data.layout is _STRIDED:
+        return NotImplemented
+    if data.layout is _COO:
+        return S.rsp(data._values()[:0], torch.zeros(0, dtype=torch.int64, device=data.device), data.shape)
+    z = torch.zeros(data.shape[0] + 1, dtype=torch.int64, device=data.device)
+    return S.csr_tensor(z, z[:0], data.values()[:0], tuple(data.shape))
+
+
+@sparse_rule("cast_storage", from_dense=True)
+def _cast_storage_sparse(data: Tensor, *, stype: str) -> Tensor:
+    r = S.cast(data, stype)
+    return r.clone() if r is data else r
+
+
+# ---- binary elementwise -----------------------------------------------------------------------
+def _same_shape(op: str, a: Tensor, b: Tensor) -> None:
+    if tuple(a.shape) != tuple(b.shape):
+        raise MXNetError(f"{op}: sparse inputs must have the same shape, got {tuple(a.shape)} and "
+                         f"{tuple(b.shape)}")
+
+
+def _rsp_sum(terms: list) -> Tensor:
+    """Sum of row_sparse tensors as a row_sparse tensor (union of their rows)."""
+    out = terms[0]
+    for t in terms[1:]:
+        out = out + t
+    return out.coalesce()
+
+
+def _add_sub(name: str, sign: float) -> Callable:
+    def rule(lhs: Tensor, rhs: Tensor) -> Any:
+        _same_shape(name, lhs, rhs)
+        la, ra = lhs.layout, rhs.layout
+        if la is _COO and ra is _COO:
+            return _rsp_sum([S.to_rsp(lhs), S.to_rsp(rhs) * sign])
+        if la is _CSR and ra is _CSR:
+            return S.to_csr(S.to_dense(lhs) + sign * S.to_dense(rhs))
+        if la is _STRIDED or ra is _STRIDED:  # dense with sparse: dense (MXNet's kernel, no fallback)
+            return S.to_dense(lhs) + sign * S.to_dense(rhs)
+        return NotImplemented
+    rule.__name__ = f"{name}_sparse"
+    return rule
+
+
+sparse_rule("elemwise_add")(_add_sub("elemwise_add", 1.0))
+sparse_rule("elemwise_sub")(_add_sub("elemwise_sub", -1.0))
+
+
+def _rows_times_dense(sp: Tensor, dense: Tensor) -> Tensor:
+    """sparse * dense keeping the sparse pattern (elemwise_mul(rsp, dense) = rsp, csr likewise)."""
+    if sp.layout is _COO:
+        data, idx = S.rsp_parts(S.to_rsp(sp))
+        return torch.sparse_coo_tensor(idx.reshape(1, -1), data * dense[idx], tuple(sp.shape),
+                                       is_coalesced=True, check_invariants=False)
+    data, indices, indptr = S.csr_parts(sp)
+    rows = torch.repeat_interleave(torch.arange(sp.shape[0], device=sp.device), indptr[1:] - indptr[:-1])
+    return S.csr_tensor(indptr, indices, data * dense[rows, indices], tuple(sp.shape))
+
+
+@sparse_rule("elemwise_mul")
+def _elemwise_mul_sparse(lhs: Tensor, rhs: Tensor) -> Any:
+    _same_shape("elemwise_mul", lhs, rhs)
+    la, ra = lhs.layout, rhs.layout
+    if la is _COO and ra is _COO:
+        return (S.to_rsp(lhs) * S.to_rsp(rhs)).coalesce()
+    if la is _CSR and ra is _CSR:
+        return S.to_csr(S.to_dense(lhs) * S.to_dense(rhs))
+    if ra is _STRIDED:
+        return _rows_times_dense(lhs, rhs)
+    if la is _STRIDED:
+        return _rows_times_dense(rhs, lhs)
+    return NotImplemented
+
+
+@sparse_rule("add_n")
+def _add_n_sparse(*args: Tensor) -> Any:
+    """add_n of row_sparse arrays is row_sparse; any other mix is dense."""
+    if all(a.layout is _COO for a in args):
+        return _rsp_sum([S.to_rsp(a) for a in args])
+    out = S.to_dense(args[0])
+    for a in args[1:]:
+        out = out + S.to_dense(a)
+    return out
+
+
+# ---- dot ----------------------------------------------------------------------------------------
+def _mm(a: Tensor, b: Tensor) -> Tensor:
+    """a @ b for a 2-D csr/row_sparse/dense ``a`` and a dense ``b`` (torch's sparse kernels)."""
+    if a.layout is _STRIDED:
+        return a @ b
+    return torch.sparse.mm(a if a.layout is _CSR else S.to_rsp(a), b)
+
+
+@sparse_rule("dot")
+def _dot_sparse(lhs: Tensor, rhs: Tensor, *, transpose_a: bool = False, transpose_b: bool = False,
+                forward_stype: Any = None) -> Any:
+    """MXNet's sparse dot: dot(csr, dense|rsp) = dense, dot(csr.T, dense|rsp) = row_sparse,
+    dot(dense, csr) = csr, dot(dense, rsp) = dense; ``forward_stype`` overrides the result's
+    storage. Other combinations (and non-2-D inputs) fall back to dense."""
+    if lhs.dim() != 2 or rhs.dim() != 2:
+        return NotImplemented
+    la, ra = lhs.layout, rhs.layout
+    k_l = lhs.shape[0] if transpose_a else lhs.shape[1]
+    k_r = rhs.shape[1] if transpose_b else rhs.shape[0]
+    if k_l != k_r:
+        raise MXNetError(f"dot: shape mismatch lhs {tuple(lhs.shape)} x rhs {tuple(rhs.shape)} "
+                         f"(transpose_a={transpose_a}, transpose_b={transpose_b})")
+    if la is _CSR:
+        r = S.to_dense(rhs)
+        r = r.t() if transpose_b else r
+        if not transpose_a:
+            out = _mm(lhs, r)
+            stype = "default"
+        else:
+            data, indices, indptr = S.csr_parts(lhs)
+            rows = torch.repeat_interleave(torch.arange(lhs.shape[0], device=lhs.device), indptr[1:] - indptr[:-1])
+            t_coo = torch.sparse_coo_tensor(torch.stack([indices, rows]), data, (lhs.shape[1], lhs.shape[0]),
+                                            check_invariants=False)
+            out = torch.sparse.mm(t_coo, r)
+            kept = torch.unique(indices)
+            res = S.rsp(out[kept], kept, out.shape)
+            return res if forward_stype in (None, "row_sparse") else S.cast(res, forward_stype)
+    elif la is _STRIDED and ra is _CSR:
+        out = lhs.t() @ S.to_dense(rhs).t() if transpose_a and transpose_b else \
+            (lhs.t() if transpose_a else lhs) @ (S.to_dense(rhs).t() if transpose_b else S.to_dense(rhs))
+        stype = "csr"
+    elif la is _STRIDED and ra is _COO:
+        r = S.to_dense(rhs)
+        out = (lhs.t() if transpose_a else lhs) @ (r.t() if transpose_b else r)
+        stype = "default"
+    else:
+        return NotImplemented
+    stype = forward_stype or stype
+    return out if stype == "default" else S.cast(out, stype)
+
+
+# ---- reductions -------------------------------------------------------------------------------
+def _csr_reduce(opname: str) -> Callable:
+    kernel = get(opname).kernel
+
+    def rule(data: Tensor, **attrs: Any) -> Any:
+        """sum/mean of a csr array over axis 0 or 1 give a dense array (MXNet's csr kernel)."""
+        axis = attrs.get("axis")
+        axis = axis[0] if isinstance(axis, (tuple, list)) and len(axis) == 1 else axis
+        if data.layout is not _CSR or axis not in (0, 1, -1, -2) or attrs.get("exclude"):
+            return NotImplemented
+        return kernel(S.to_dense(data), **attrs)
+    rule.__name__ = f"{opname}_sparse"
+    return rule
+
+
+sparse_rule("sum")(_csr_reduce("sum"))
+sparse_rule("mean")(_csr_reduce("mean"))
+
+
+@sparse_rule("slice")
+def _slice_sparse(data: Tensor, *, begin: Any, end: Any, step: Any = ()) -> Any:
+    """slice of a csr array (no step) is csr, as in MXNet."""
+    begin, end = ((v,) if isinstance(v, int) else tuple(v) for v in (begin, end))
+    step = (step,) if isinstance(step, int) else tuple(step or ())
+    if data.layout is not _CSR or any(s not in (None, 1) for s in step):
+        return NotImplemented
+    idx = []
+    for ax, n in enumerate(data.shape):
+        b = begin[ax] if ax < len(begin) and begin[ax] is not None else 0
+        e = end[ax] if ax < len(end) and end[ax] is not None else n
+        b, e, _ = slice(b, e).indices(n)
+        idx.append(slice(b, max(b, e)))
+    return S.to_csr(S.to_dense(data)[tuple(idx)].contiguous())
+
+
+# ---- operators of sparse arrays ------------------------------------------------------------------
+def _np_retain(data: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(data)
+    keep = indices.astype(np.int64)
+    out[keep] = data[keep]
+    return out
+
+
+@register("_sparse_retain", differentiable=False, samples=lambda: [
+    Sample((np.arange(12.0).reshape(4, 3), np.array([0.0, 2.0])), ref=_np_retain, grad=False)])
+def sparse_retain(data: Tensor, indices: Tensor) -> Tensor:
+    """The rows of ``data`` whose numbers are in ``indices``; the other rows become zero
+    (MXNet's ``sparse.retain``; a row_sparse input gives a row_sparse result)."""
+    if indices is None:
+        raise MXNetError("sparse.retain: the indices input (row ids to keep) is required")
+    keep = torch.zeros(data.shape[0], dtype=torch.bool, device=data.device)
+    keep[indices.reshape(-1).to(torch.int64)] = True
+    shape = (-1,) + (1,) * (data.dim() - 1)
+    return torch.where(keep.reshape(shape), data, torch.zeros((), dtype=data.dtype, device=data.device))
+
+
+@sparse_rule("_sparse_retain")
+def _retain_sparse(data: Tensor, indices: Tensor) -> Any:
+    if data.layout is not _COO:
+        return NotImplemented
+    values, rows = S.rsp_parts(S.to_rsp(data))
+    want = S.to_dense(indices).reshape(-1).to(torch.int64)
+    mask = torch.isin(rows, want)
+    return S.rsp(values[mask], rows[mask], data.shape)
+
+
+def _np_getnnz(data: np.ndarray, axis: Any = None) -> np.ndarray:
+    nz = data != 0
+    return np.array([nz.sum()], dtype=np.int64) if axis is None else nz.sum(axis=axis).astype(np.int64)
+
+
+@register("_contrib_getnnz", differentiable=False, samples=lambda: [
+    Sample((np.array([[0.0, 1.0, 2.0], [0.0, 0.0, 3.0]]),), ref=_np_getnnz, grad=False),
+    Sample((np.array([[0.0, 1.0, 2.0], [0.0, 0.0, 3.0]]),), {"axis": 1}, ref=_np_getnnz, grad=False),
+    Sample((np.array([[0.0, 1.0, 2.0], [0.0, 0.0, 3.0]]),), {"axis": 0}, ref=_np_getnnz, grad=False)])
+def getnnz(data: Tensor, *, axis: Optional[int] = None) -> Tensor:
+    """Number of stored values of a csr array (all, or per row with axis=1 / per column with
+    axis=0), int64; for a dense array the number of non-zeros (MXNet's contrib.getnnz)."""
+    nz = S.to_dense(data) != 0
+    if axis is None:
+        return nz.sum().reshape(1).to(torch.int64)
+    return nz.sum(dim=axis).to(torch.int64)
+
+
+@sparse_rule("_contrib_getnnz")
+def _getnnz_sparse(data: Tensor, *, axis: Optional[int] = None) -> Any:
+    if data.layout is not _CSR:
+        return NotImplemented
+    _, indices, indptr = S.csr_parts(data)
+    if axis is None:
+        return torch.tensor([indices.numel()], dtype=torch.int64, device=data.device)
+    if axis in (1, -1):
+        return (indptr[1:] - indptr[:-1]).to(torch.int64)
+    return torch.bincount(indices, minlength=data.shape[1]).to(torch.int64)
