@@ -26,6 +26,7 @@ from ..compiler.cached_op import CachedOp
 from ..context import Context
 from ..ndarray.ndarray import NDArray
 from ..ndarray.sparse import dense_tensor
+from ..nesting import regroup as _regroup
 from ..profiler import recorder as _profiler
 from ..symbol.infer import infer_graph
 from ..symbol.symbol import Symbol
@@ -102,20 +103,6 @@ def _flatten(args: Any, inout_str: str) -> tuple:
         flat.extend(arg)
         fmts.append(fmt)
     return flat, fmts
-
-
-def _regroup(args: list, fmt: Any) -> tuple:
-    if isinstance(fmt, int):
-        if fmt == 0:
-            return args[0], args[1:]
-        if fmt == -1:
-            return None, args[1:]
-        return args[:fmt], args[fmt:]
-    ret = []
-    for i in fmt:
-        res, args = _regroup(args, i)
-        ret.append(res)
-    return ret, args
 
 
 def _input_kinds(args: Any) -> tuple:

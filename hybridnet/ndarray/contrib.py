@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any, Callable, Optional, Sequence
 
 from ..base import MXNetError
-
 from ..context import current_context
+from ..nesting import regroup as _regroup
 from ..ops.frontend import make_rand_zipfian
 from .random import uniform
 
@@ -98,18 +98,6 @@ def _flatten(args: Any, what: str) -> tuple:
         flat.extend(f)
         fmts.append(fmt)
     return flat, fmts
-
-
-def _regroup(args: list, fmt: Any) -> tuple:
-    if isinstance(fmt, int):
-        if fmt == 0:
-            return args[0], args[1:]
-        return args[:fmt], args[fmt:]
-    out = []
-    for f in fmt:
-        res, args = _regroup(args, f)
-        out.append(res)
-    return out, args
 
 
 def _stack_steps(op: str, k: int, parts: list, pad_to: int = 0) -> Any:

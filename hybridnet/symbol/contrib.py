@@ -18,6 +18,7 @@ from .. import name as _name
 from ..attribute import AttrScope
 from ..base import MXNetError
 from ..ir.graph import Graph, Node
+from ..nesting import regroup as _regroup
 from ..ops import registry as _reg
 from .symbol import Symbol, _hidden, sym_invoke, var
 
@@ -48,18 +49,6 @@ def _flatten(args: Any, what: str) -> tuple:
         flat.extend(f)
         fmts.append(fmt)
     return flat, fmts
-
-
-def _regroup(args: list, fmt: Any) -> tuple:
-    if isinstance(fmt, int):
-        if fmt == 0:
-            return args[0], args[1:]
-        return args[:fmt], args[fmt:]
-    out = []
-    for f in fmt:
-        res, args = _regroup(args, f)
-        out.append(res)
-    return out, args
 
 
 def _unique_subgraph_name(name: str) -> str:
