@@ -685,6 +685,11 @@ class HybridBlock(Block):
                              f"{self.name} was traced with input structure {self._in_format} but called "
                              f"with {fmt} (-1 stands for None); call hybridize() again to re-trace")
         real = [a for a in flat if a is not None]
+        contexts = {a.context for a in real if isinstance(a, NDArray)}
+        if len(contexts) > 1:
+            raise ValueError(f"{self.name}: the inputs are on several contexts {sorted(map(str, contexts))}; "
+                             f"a hybridized block runs on one context. Copy them to one with "
+                             f"x.as_in_context(ctx) (MXNet raises here too)")
         tensors = []
         for i in self._cached_data_pos:
             a = real[i]

@@ -436,3 +436,14 @@ def test_symbol_block_repr_like_mxnet():
     lines = str(gluon.SymbolBlock(mx.sym.Group([out, mx.sym.relu(out)]), data)).splitlines()
     assert lines[0] == "SymbolBlock(" and lines[2] == ")"
     assert lines[1].endswith(" : 1 -> 2")
+
+
+def test_hybridized_block_refuses_inputs_on_several_contexts():
+    class Add(gluon.HybridBlock):
+        def hybrid_forward(self, F, a, b):
+            return a + b
+    net = Add()
+    net.hybridize()
+    with pytest.raises(ValueError, match=r"several contexts \['cpu\(1\)', 'cpu\(2\)'\]"):
+        net(mx.nd.ones((2,), ctx=mx.cpu(1)), mx.nd.ones((2,), ctx=mx.cpu(2)))
+    np.testing.assert_array_equal(net(mx.nd.ones((2,)), mx.nd.ones((2,))).asnumpy(), [2, 2])
