@@ -22,6 +22,7 @@ import platform
 import sys
 import time
 import traceback
+import types
 from collections import OrderedDict
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Optional, Sequence
@@ -1092,9 +1093,7 @@ def rand_sparse_ndarray(shape: Sequence[int], stype: str, density: Optional[floa
         if len(shape) != 2:
             raise MXNetError(f"rand_sparse_ndarray: csr arrays are 2-D, got shape {tuple(shape)}")
         if distribution == "uniform":
-            import scipy.sparse as spsp
-            m = spsp.rand(shape[0], shape[1], density, dtype=np.dtype(dtype) if np.dtype(dtype).kind == "f"
-                          else np.float64, format="csr").astype(dtype)
+            m = _uniform_csr(int(shape[0]), int(shape[1]), density, dtype)
             if data_init is not None:
                 m.data.fill(data_init)
             if shuffle_csr_indices:
@@ -1131,6 +1130,22 @@ def create_sparse_array_zd(shape: Sequence[int], stype: str, density: float, dat
     return create_sparse_array(shape, stype, data_init=data_init, rsp_indices=rsp_indices, dtype=dtype,
                                modifier_func=modifier_func, density=density,
                                shuffle_csr_indices=shuffle_csr_indices)
+
+
+def _uniform_csr(rows: int, cols: int, density: float, dtype: Any) -> Any:
+    """What ``scipy.sparse.rand(rows, cols, density, format='csr')`` gives, without SciPy:
+    ``round(density * rows * cols)`` distinct positions drawn uniformly, values uniform in [0, 1)
+    (cast to ``dtype`` afterwards, as MXNet's helper does)."""
+    n = rows * cols
+    k = int(round(density * n))
+    picked = np.zeros(0, np.int64)
+    while picked.size < k:  # distinct positions without an O(rows * cols) permutation
+        picked = np.unique(np.concatenate([picked, np.random.randint(0, n, size=k - picked.size + 8)]))
+    flat = np.sort(np.random.permutation(picked)[:k]) if k else picked
+    row, col = flat // cols, flat % cols
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(row, minlength=rows))]).astype(np.int64)
+    data = np.random.rand(k).astype(dtype)
+    return types.SimpleNamespace(data=data, indices=col.astype(np.int64), indptr=indptr)
 
 
 def shuffle_csr_column_indices(csr: Any) -> None:

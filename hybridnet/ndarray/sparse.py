@@ -466,8 +466,13 @@ class CSRNDArray(BaseSparseNDArray):
                                                   (end - begin, self.shape[1])))
 
     def asscipy(self) -> Any:
-        """A ``scipy.sparse.csr_matrix`` with copies of data, indices and indptr."""
-        import scipy.sparse as spsp
+        """A ``scipy.sparse.csr_matrix`` with copies of data, indices and indptr (SciPy is an
+        optional dependency: ``pip install scipy``)."""
+        try:
+            import scipy.sparse as spsp
+        except ImportError:
+            raise ImportError("CSRNDArray.asscipy() needs SciPy: pip install scipy (or use "
+                              ".data/.indices/.indptr, or asnumpy() for a dense copy)") from None
         return spsp.csr_matrix((self.data.asnumpy(), self.indices.asnumpy(), self.indptr.asnumpy()),
                                shape=self.shape)
 
@@ -583,12 +588,19 @@ def csr_matrix(arg1: Any, shape: Any = None, ctx: Optional[Context] = None, dtyp
         t = _S.csr(_tensor(data, _dtype_of(data, dtype)), _tensor(indices, torch.int64),
                    _tensor(indptr, torch.int64), shape)
     elif isinstance(arg1, tuple) and len(arg1) == 2 and isinstance(arg1[1], tuple):
-        import scipy.sparse as spsp
         data, (row, col) = arg1
-        m = spsp.coo_matrix((np.asarray(_tensor(data)), (np.asarray(_tensor(row)), np.asarray(_tensor(col)))),
-                            shape=shape).tocsr()
-        m.sum_duplicates()
-        return csr_matrix(m, ctx=ctx, dtype=dtype if dtype is not None else _dtype_of(data, None))
+        values = _tensor(data, _dtype_of(data, dtype))
+        rc = torch.stack([_tensor(row, torch.int64).reshape(-1), _tensor(col, torch.int64).reshape(-1)])
+        if shape is None:
+            shape = tuple(int(d) + 1 for d in rc.max(dim=1).values) if rc.numel() else (0, 0)
+        # duplicates are summed (SciPy's COO -> CSR rule, which MXNet follows)
+        try:
+            m = torch.sparse_coo_tensor(rc, values.reshape(-1), tuple(shape),
+                                        check_invariants=True).coalesce().to_sparse_csr()
+        except RuntimeError as e:
+            raise MXNetError(f"csr_matrix: COO (row, col) indices do not fit shape {tuple(shape)}: "
+                             f"{str(e).splitlines()[0]}") from None
+        t = _S.csr(m.values(), m.col_indices(), m.crow_indices(), tuple(shape))
     elif isinstance(arg1, tuple) and len(arg1) == 2 and all(isinstance(d, (int, np.integer)) for d in arg1):
         t = zeros_tensor("csr", arg1, dtype_torch(dtype or "float32"), dev)
     elif _is_scipy_sparse(arg1):

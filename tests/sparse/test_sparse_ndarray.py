@@ -3,7 +3,11 @@ import warnings
 
 import numpy as np
 import pytest
-import scipy.sparse as spsp
+
+try:
+    import scipy.sparse as spsp
+except ImportError:  # SciPy is optional: only the SciPy interop checks need it
+    spsp = None
 
 import hybridnet as mx
 from hybridnet.base import MXNetError
@@ -21,17 +25,25 @@ def _sparse_dense(shape, density=0.4, rows_only=False):
     return a
 
 
-def test_csr_parts_match_scipy():
+def _np_csr(a):
+    """(indptr, indices, data) of a dense 2-D array, row by row."""
+    rows, cols = np.nonzero(a)
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=a.shape[0]))])
+    return indptr, cols, a[rows, cols]
+
+
+def test_csr_parts_match_a_numpy_reference():
     a = _sparse_dense((5, 7))
     c = nd.array(a).tostype("csr")
-    ref = spsp.csr_matrix(a)
+    indptr, indices, data = _np_csr(a)
     assert c.stype == "csr" and isinstance(c, nd.sparse.CSRNDArray) and isinstance(c, nd.sparse.BaseSparseNDArray)
-    np.testing.assert_array_equal(c.indptr.asnumpy(), ref.indptr)
-    np.testing.assert_array_equal(c.indices.asnumpy(), ref.indices)
-    np.testing.assert_array_equal(c.data.asnumpy(), ref.data)
+    np.testing.assert_array_equal(c.indptr.asnumpy(), indptr)
+    np.testing.assert_array_equal(c.indices.asnumpy(), indices)
+    np.testing.assert_array_equal(c.data.asnumpy(), data)
     assert c.indices.dtype == np.int64 and c.shape == (5, 7) and c.dtype == np.float32
     np.testing.assert_array_equal(c.asnumpy(), a)
-    np.testing.assert_array_equal(c.asscipy().toarray(), a)
+    if spsp is not None:
+        np.testing.assert_array_equal(c.asscipy().toarray(), a)
 
 
 def test_rsp_parts_and_roundtrip():
@@ -51,8 +63,9 @@ def test_constructors():
     np.testing.assert_array_equal(c.asnumpy(), [[1, 0, 2], [0, 0, 0], [0, 3, 0]])
     coo = nd.sparse.csr_matrix(([5.0, 6.0], ([0, 2], [1, 0])), shape=(3, 2))
     np.testing.assert_array_equal(coo.asnumpy(), [[0, 5], [0, 0], [6, 0]])
-    m = spsp.random(4, 6, density=0.3, format="csr", random_state=1)
-    np.testing.assert_allclose(nd.sparse.array(m).asnumpy(), m.toarray(), rtol=1e-6)
+    if spsp is not None:
+        m = spsp.random(4, 6, density=0.3, format="csr", random_state=1)
+        np.testing.assert_allclose(nd.sparse.array(m).asnumpy(), m.toarray(), rtol=1e-6)
     r = nd.sparse.row_sparse_array(([[1.0, 2.0], [3.0, 4.0]], [3, 1]), shape=(5, 2))
     assert r.indices.asnumpy().tolist() == [3, 1]  # kept as given, as MXNet
     np.testing.assert_array_equal(r.asnumpy()[[1, 3]], [[3, 4], [1, 2]])
@@ -185,7 +198,7 @@ def test_dot_storage_rules():
     t = nd.dot(c, nd.array(v), transpose_a=True)
     assert t.stype == "row_sparse"
     np.testing.assert_allclose(t.asnumpy(), a.T @ v, rtol=1e-5, atol=1e-6)
-    np.testing.assert_array_equal(t.indices.asnumpy(), np.unique(spsp.csr_matrix(a).indices))
+    np.testing.assert_array_equal(t.indices.asnumpy(), np.unique(np.nonzero(a)[1]))
     wr = nd.array(w).tostype("row_sparse")
     np.testing.assert_allclose(nd.dot(c, wr).asnumpy(), a @ w, rtol=1e-5, atol=1e-6)
     d = nd.dot(nd.array(v.T), c)
