@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from .registry import Sample, register
-from .shape_rules import same_shape_inputs
+from .shape_rules import first_input_shape, same_shape_inputs
 
 _rng = np.random.RandomState(0)
 
@@ -37,7 +37,8 @@ def _unary(name: str, fn: Callable, ref: Callable, lo: float = -2.0, hi: float =
     kernel.__name__ = name
     kernel.__doc__ = doc or f"Elementwise {name}."
     register(name, aliases=aliases, samples=_unary_samples(ref, lo, hi, grad),
-             differentiable=grad, infer_inputs=same_shape_inputs, listed_inputs=False)(kernel)
+             differentiable=grad, infer_inputs=same_shape_inputs, listed_inputs=False,
+             infer_shape=first_input_shape)(kernel)
 
 
 def _np_erfinv(x: np.ndarray) -> np.ndarray:
@@ -257,7 +258,7 @@ def _make_scalar(opname: str, fn: Callable, ref: Callable, grad: bool, lo: float
     kernel.__name__ = opname
     kernel.__doc__ = f"{opname}: elementwise with a Python scalar."
     register(opname, aliases=aliases, samples=_scalar_samples(ref, lo, hi, grad, scalar),
-             differentiable=grad)(kernel)
+             differentiable=grad, infer_shape=first_input_shape)(kernel)
 
 
 def _keep(fn: Callable) -> Callable:

@@ -22,7 +22,7 @@ from torch import Tensor
 from ..base import MXNetError, dtype_torch
 from .attrs import Dtype, OptFloat, OptInt, Shape
 from ._helpers import fill_shape as _fill, ints as _ints, per_dim as _per_dim
-from .shape_rules import same_shape_inputs
+from .shape_rules import first_input_shape, same_shape_inputs
 from .registry import Sample, register
 
 __all__: list = []  # operators are reached through the registry / nd.* / sym.*
@@ -548,7 +548,8 @@ def _act_samples() -> list:
     return [Sample((x,), {"act_type": a}, ref=lambda x, act_type: _NP_ACT[act_type](x)) for a in _NP_ACT]
 
 
-@register("Activation", infer_inputs=same_shape_inputs, listed_inputs=False, samples=_act_samples)
+@register("Activation", infer_inputs=same_shape_inputs, listed_inputs=False, infer_shape=first_input_shape,
+          samples=_act_samples)
 def Activation(data: Tensor, *,
                act_type: Literal["relu", "sigmoid", "softrelu", "softsign", "tanh"]
                ) -> Tensor:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Optional
 
 __all__ = ["concat_inputs", "rnn_param_concat_inputs", "reshape_input", "same_shape_inputs",
-           "unknown_until_inputs_known", "unknown_along_unknown_axes", "creation_shape"]
+           "unknown_until_inputs_known", "unknown_along_unknown_axes", "creation_shape",
+           "first_input_shape"]
 
 
 def _merged(shapes: list) -> Optional[tuple]:
@@ -108,3 +109,10 @@ def creation_shape(attrs: dict, shapes: list) -> list:
     if isinstance(shape, int):
         shape = (shape,)
     return [tuple(int(d) if int(d) > 0 else 0 for d in shape)]
+
+
+def first_input_shape(attrs: dict, shapes: list) -> list:
+    """The output has the (first) input's shape: elementwise operators. An explicit rule also
+    spares inference torch's meta run, whose first use of an elementwise kernel imports torch's
+    Python decompositions (about a second, once per process)."""
+    return [tuple(shapes[0])]

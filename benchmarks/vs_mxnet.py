@@ -1,0 +1,186 @@
+"""hybridnet vs real MXNet 1.9.1 on the same Gluon code, interleaved (issue 12's baseline).
+
+Each measurement runs in a fresh process of either framework (the same worker code below, with
+``import hybridnet as mx`` or ``import mxnet as mx``); processes alternate between the two
+frameworks round after round, and the table shows medians over everything and the ratio
+hybridnet / MXNet (below 1: hybridnet is faster). Both run hybridized with
+``static_alloc=True, static_shape=True`` (the seed code's flags) and the same thread count.
+
+Workloads: the seed MLP 512-256-128-2 at batch 1; the seed LeNet at batch 16 and 256 (inference
+and one SGD training step) and its first hybridized call (build + deferred init + trace +
+compile + run); resnet18_v1 and mobilenet1.0 at batch 32 on 3x32x32 (inference; resnet18_v1
+also a training step). ``--big`` adds the 3x224x224 inputs.
+
+Real MXNet comes from a side virtualenv (never a dependency):
+    python3 -m venv /tmp/mxvenv && /tmp/mxvenv/bin/pip install mxnet==1.9.1 "numpy<1.24"
+Run alone: python benchmarks/vs_mxnet.py [--rounds 3] [--big] [--mxnet-python PATH]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.abspath(__file__)
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+WORKLOADS = ["mlp_b1_infer", "lenet_b16_infer", "lenet_b16_train", "lenet_b256_infer",
+             "lenet_b256_train", "lenet_b16_first_call", "resnet18_b32_infer", "resnet18_b32_train",
+             "mobilenet_b32_infer"]
+BIG = ["resnet18_b32_224_infer", "mobilenet_b32_224_infer"]
+
+
+# ---- the worker: runs in either framework's interpreter ---------------------------------------
+def _run_worker(framework: str, workload: str, repeats: int) -> dict:
+    if framework == "hybridnet":
+        import hybridnet as mx
+    else:
+        import mxnet as mx  # type: ignore[import-not-found,no-redef]
+    import numpy as np
+    gluon, nn, autograd = mx.gluon, mx.gluon.nn, mx.autograd
+
+    class LeNet(gluon.HybridBlock):
+        """The seed tutorial's LeNet (examples/demo.py), written once for both frameworks."""
+
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            with self.name_scope():
+                self.conv1 = nn.Conv2D(6, kernel_size=5)
+                self.pool1 = nn.MaxPool2D(pool_size=2)
+                self.conv2 = nn.Conv2D(16, kernel_size=5)
+                self.pool2 = nn.MaxPool2D(pool_size=2)
+                self.fc1 = nn.Dense(120)
+                self.fc2 = nn.Dense(84)
+                self.fc3_weight = self.params.get("fc3_weight", shape=(10, 84))
+
+        def hybrid_forward(self, F, x, fc3_weight):
+            x = self.pool1(F.relu(self.conv1(x)))
+            x = self.pool2(F.relu(self.conv2(x)))
+            x = x.reshape((0, -1))
+            x = F.relu(self.fc1(x))
+            x = F.relu(self.fc2(x))
+            return F.dot(x, fc3_weight, transpose_b=True)
+
+    def mlp():
+        net = nn.HybridSequential()
+        net.add(nn.Dense(256, activation="relu"), nn.Dense(128, activation="relu"), nn.Dense(2))
+        return net
+
+    def zoo(name):
+        return mx.gluon.model_zoo.vision.get_model(name, classes=10)
+
+    rng = np.random.RandomState(0)
+    name = workload
+    if name.startswith("mlp"):
+        make, shape = mlp, (1, 512)
+    elif name.startswith("lenet"):
+        make, shape = LeNet, (int(name.split("_")[1][1:]), 1, 28, 28)
+    elif name.startswith("resnet18"):
+        make = lambda: zoo("resnet18_v1")  # noqa: E731
+        shape = (32, 3, 224, 224) if "_224_" in name else (32, 3, 32, 32)
+    else:
+        make = lambda: zoo("mobilenet1.0")  # noqa: E731
+        shape = (32, 3, 224, 224) if "_224_" in name else (32, 3, 32, 32)
+    mode = name.rsplit("_", 1)[1] if not name.endswith("first_call") else "first_call"
+    x = mx.nd.array(rng.rand(*shape).astype("float32"))
+    label = mx.nd.array(rng.randint(0, 2 if name.startswith("mlp") else 10, size=shape[0]).astype("float32"))
+
+    def build():
+        net = make()
+        net.initialize(mx.init.Xavier())
+        net.hybridize(static_alloc=True, static_shape=True)
+        return net
+
+    if mode == "first_call":
+        t0 = time.perf_counter()
+        net = build()
+        net(x).wait_to_read()
+        return {"seconds": [time.perf_counter() - t0]}
+    net = build()
+    if mode == "infer":
+        def step():
+            net(x).wait_to_read()
+    else:
+        loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+        trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.01})
+
+        def step():
+            with autograd.record():
+                loss = loss_fn(net(x), label)
+            loss.backward()
+            trainer.step(shape[0])
+            mx.nd.waitall()
+    for _ in range(5):
+        step()
+    number = max(1, int(0.3 / max(_time_one(step), 1e-6)))
+    seconds = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            step()
+        seconds.append((time.perf_counter() - t0) / number)
+    return {"seconds": seconds}
+
+
+def _time_one(step) -> float:
+    t0 = time.perf_counter()
+    step()
+    return time.perf_counter() - t0
+
+
+# ---- the driver ---------------------------------------------------------------------------------
+def _measure(python: str, framework: str, workload: str, repeats: int, env: dict) -> list:
+    cmd = [python, HERE, "--worker", framework, workload, str(repeats)]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+    if out.returncode != 0:
+        raise RuntimeError(f"{framework} {workload} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])["seconds"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--big", action="store_true", help="add the 3x224x224 workloads")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--mxnet-python", default=os.environ.get("HYBRIDNET_MXNET_PYTHON", "/tmp/mxvenv/bin/python"))
+    ap.add_argument("--only", nargs="*", help="run only these workloads")
+    ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        framework, workload, repeats = args.worker
+        print(json.dumps(_run_worker(framework, workload, int(repeats))))
+        return
+    if not os.path.exists(args.mxnet_python):
+        print(f"real MXNet not found at {args.mxnet_python}; make the side venv (see the docstring) "
+              f"or pass --mxnet-python. Skipping.")
+        return
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads),
+               PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    mx_env = dict(env, PYTHONPATH="")  # real MXNet must never see hybridnet's tree
+    workloads = args.only or (WORKLOADS + (BIG if args.big else []))
+    rows = []
+    for w in workloads:
+        samples: dict = {"hybridnet": [], "mxnet": []}
+        reps = 1 if w.endswith("first_call") else args.repeats
+        rounds = args.rounds * (3 if w.endswith("first_call") else 1)
+        for _ in range(rounds):
+            samples["hybridnet"] += _measure(sys.executable, "hybridnet", w, reps, env)
+            samples["mxnet"] += _measure(args.mxnet_python, "mxnet", w, reps, mx_env)
+        hyb, mxn = statistics.median(samples["hybridnet"]), statistics.median(samples["mxnet"])
+        rows.append((w, f"{hyb * 1e3:.3f}", f"{mxn * 1e3:.3f}", f"{hyb / mxn:.2f}"))
+        print(f"{w}: hybridnet {hyb * 1e3:.3f} ms, mxnet {mxn * 1e3:.3f} ms, ratio {hyb / mxn:.2f}",
+              flush=True)
+    sys.path.insert(0, os.path.dirname(HERE))
+    from _timing import table
+    print()
+    print(table(f"hybridnet vs MXNet 1.9.1 ({args.threads} threads; median ms per call; ratio < 1: "
+                f"hybridnet faster)", rows, ["workload", "hybridnet", "mxnet", "ratio"]))
+
+
+if __name__ == "__main__":
+    main()
