@@ -19,6 +19,10 @@ __all__ = ["planned_bytes"]
 def _greedy(order: list, size: Callable[[tuple], int], last_use: dict, keep: set) -> int:
     """Bytes allocated when each entry takes a free buffer of the same size or a new one, and
     gives it back after its last reader (entries in ``keep`` never give theirs back)."""
+    released: dict = {}  # step -> entries whose buffers come back after it
+    for e, last in last_use.items():
+        if e not in keep:
+            released.setdefault(last, []).append(e)
     free: dict = {}
     total = 0
     for step, entries in enumerate(order):
@@ -28,9 +32,8 @@ def _greedy(order: list, size: Callable[[tuple], int], last_use: dict, keep: set
                 free[nbytes] -= 1
             else:
                 total += nbytes
-        for e, last in last_use.items():
-            if last == step and e not in keep:
-                free[size(e)] = free.get(size(e), 0) + 1
+        for e in released.get(step, ()):
+            free[size(e)] = free.get(size(e), 0) + 1
     return total
 
 

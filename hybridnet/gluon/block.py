@@ -421,11 +421,16 @@ class Block:
                          "params= constructor argument")
 
 
-def _collect_hybrid_blocks(block: "Block", out: list) -> None:
-    if isinstance(block, HybridBlock):
-        out.append(block)
-    for child in block._children.values():
-        _collect_hybrid_blocks(child, out)
+def _input_names(flat: list) -> list:
+    """The graph's names for the non-None inputs: ``data``, or ``data0``, ``data1``..."""
+    n = sum(a is not None for a in flat)
+    return ["data"] if n == 1 else [f"data{i}" for i in range(n)]
+
+
+def _input_symbols(flat: list, names: list) -> list:
+    """A variable per non-None input (named by ``names``), None where the input is None."""
+    it = iter(names)
+    return [sym.var(next(it)) if a is not None else None for a in flat]
 
 
 def _brief(names: list, n: int = 20) -> str:
@@ -521,13 +526,12 @@ class HybridBlock(Block):
         their shapes only), computes nothing, changes no parameter and does not hybridize."""
         from ..symbol.symbol import TRACING
         flat, in_format = _flatten(list(args), "input")
+        names = _input_names(flat)
         real = [a for a in flat if a is not None]
-        names = ["data"] if len(real) == 1 else [f"data{i}" for i in range(len(real))]
         shapes = {n: a.shape for n, a in zip(names, real) if isinstance(a, NDArray)}
 
         def dry_trace() -> tuple:
-            it = iter(names)
-            inputs = [sym.var(next(it)) if a is not None else None for a in flat]
+            inputs = _input_symbols(flat, names)
             saved = (TRACING.report, TRACING.report_shapes, TRACING.created)
             TRACING.report, TRACING.report_shapes, TRACING.created = [], shapes, []
             try:
@@ -593,10 +597,7 @@ class HybridBlock(Block):
         with self._build_lock:  # concurrent first calls: one thread traces, the others wait
             if not self._cached_graph:
                 flat, in_format = _flatten(list(args), "input")
-                real = [a for a in flat if a is not None]
-                names = ["data"] if len(real) == 1 else [f"data{i}" for i in range(len(real))]
-                it = iter(names)
-                inputs = [sym.var(next(it)) if a is not None else None for a in flat]
+                inputs = _input_symbols(flat, _input_names(flat))
                 grouped, _ = _regroup(inputs, in_format)
                 from ..symbol.symbol import TRACING
                 outer, TRACING.created = TRACING.created, ([] if self._verify_left else None)
@@ -666,9 +667,7 @@ class HybridBlock(Block):
         self._cached_data_pos = data_pos
         self._cached_params = used_params
         self._cached_param_names = used_names
-        # flat NDArray inputs (no None, no nesting) take the fast path in forward(), once verified
-        self._fast_n = len(data_names) if self._in_format == [0] * len(data_names) and \
-            not self._verify_left else -1
+        self._fast_n = self._fast_path_arity() if not self._verify_left else -1
         self._single_out = self._out_format == 0
         if self._op_hook is not None:
             cached_op.set_op_hook(*self._op_hook)
@@ -713,6 +712,12 @@ class HybridBlock(Block):
         outs = [NDArray(o) for o in outs]
         return _regroup(outs, self._out_format)[0]
 
+    def _fast_path_arity(self) -> int:
+        """How many inputs forward()'s fast path takes: all of them when they are flat NDArrays
+        (no None, no nesting), else -1 (no fast path)."""
+        n = len(self._cached_graph[0])
+        return n if self._in_format == [0] * n else -1
+
     def _verify_call(self, args: tuple, tensors: list) -> tuple:
         """One call checked against the eager code (``hybridize(verify=N)``)."""
         from ..compiler.verify import verify_call
@@ -720,8 +725,8 @@ class HybridBlock(Block):
         cached_op = self._cached_op
         assert cached_op is not None
         self._verify_left -= 1
-        if not self._verify_left and self._in_format == [0] * len(self._cached_graph[0]):
-            self._fast_n = len(self._cached_graph[0])
+        if not self._verify_left:
+            self._fast_n = self._fast_path_arity()
         mode = _mode()
         data_vars, out = self._cached_graph
         graph = out._graph()
@@ -734,7 +739,7 @@ class HybridBlock(Block):
         for p, t in zip(self._cached_params, tensors[n_data:]):
             holders.append(next(a for a in p._data if a._t is t))
         blocks: list = []
-        _collect_hybrid_blocks(self, blocks)
+        self.apply(lambda b: blocks.append(b) if isinstance(b, HybridBlock) else None)
 
         def run_eager(param_copies: list) -> tuple:
             saved = [(h, h._t) for h in holders]

@@ -26,7 +26,9 @@ def test_outputs_are_reported_by_name_with_their_values():
     assert [(n, o) for n, o, _ in seen] == [("net_dense0_fwd_output", "FullyConnected"),
                                             ("net_relu0_fwd_output", "Activation")]
     np.testing.assert_allclose(seen[1][2], want, rtol=1e-6)
-    np.testing.assert_allclose(seen[0][2], np.maximum(seen[0][2], -np.inf))
+    dense = net[0]  # the hooked FullyConnected output is x W^T + b, before the relu
+    np.testing.assert_allclose(seen[0][2], x.asnumpy() @ dense.weight.data().asnumpy().T
+                               + dense.bias.data().asnumpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_monitor_all_reports_inputs_first():
