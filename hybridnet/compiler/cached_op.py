@@ -1,12 +1,22 @@
-"""CachedOp: the compiled function a hybridized block calls (MXNet's CachedOp).
+"""The compiled graph a hybridized block calls (MXNet's CachedOp).
 
-The traced graph is optimized by the passes and compiled once to a shape-generic Python
+``CachedGraph`` is the one object a HybridBlock or SymbolBlock holds after its first hybridized
+call: the traced graph, which of the block's inputs and parameters it reads, their formats, and
+compiled variants (``CachedOp``) keyed by the input signature: dtypes and devices, plus shapes
+under ``static_shape=True``. A miss compiles a new variant, says which input changed (logging;
+one warning per block when it keeps missing) and keeps at most ``max_cached`` variants (LRU).
+
+A ``CachedOp`` is one variant: the graph optimized by the passes and compiled to a Python
 function. A call passes data tensors then parameter tensors; outside ``autograd.record()`` it
 runs with torch's grad mode off so nothing is recorded. Outputs own their memory as eager
-results do (``aliasing``). A CachedOp holds no per-call state: threads may call one at once.
+results do (``aliasing``). Neither object holds per-call state: threads may call one at once.
 """
 from __future__ import annotations
 
+import logging
+import threading
+import warnings
+from collections import OrderedDict
 from typing import Any, Callable, Optional, Protocol, Sequence
 
 import torch
@@ -18,7 +28,10 @@ from .aliasing import OutputOwnership
 from .codegen import compile_graph
 from .passes import optimize
 
-__all__ = ["CachedOp"]
+__all__ = ["CachedGraph", "CachedOp", "DEFAULT_MAX_CACHED"]
+
+_log = logging.getLogger("hybridnet.hybridize")
+DEFAULT_MAX_CACHED = 8
 
 _set_grad = torch._C._set_grad_enabled
 _is_grad = torch.is_grad_enabled
@@ -33,9 +46,7 @@ class Mode(Protocol):
 class CachedOp:
     """Compiled graph with inputs ordered ``data_nodes + param_nodes``."""
 
-    def __init__(self, graph: Graph, data_nodes: Sequence[Node], param_nodes: Sequence[Node],
-                 flags: Any = None):
-        self.flags = dict(flags or {})
+    def __init__(self, graph: Graph, data_nodes: Sequence[Node], param_nodes: Sequence[Node]):
         self.graph = optimize(graph)
         order = list(data_nodes) + list(param_nodes)
         present = {id(v) for v in self.graph.variables()}
@@ -93,6 +104,143 @@ class CachedOp:
             raise explain_failure(self.graph, self.compiled.input_names, tensors, e,
                                   self.compiled.source) from e
         return outs if self._own is None else self._own(outs, tensors)
+
+
+Signature = tuple  # per data input: (dtype, device index) or (dtype, device index, shape)
+
+
+class CachedGraph:
+    """A block's traced graph with its compiled variants, keyed by the input signature.
+
+    ``data_names`` are all of the block's data inputs (``data``, ``data1``...), ``param_names``
+    the parameters the graph reads, in the order the caller appends their tensors; ``params``
+    are the caller's objects for them (opaque here: the block gathers their tensors). A call
+    passes the tensors of the data inputs at ``data_pos`` (the ones the graph uses) and then
+    the parameter tensors."""
+
+    def __init__(self, graph: Graph, data_names: Sequence[str], param_names: Sequence[str],
+                 params: Sequence[Any] = (), in_format: Any = None, out_format: Any = 0,
+                 owner: str = "graph", static_alloc: bool = False, static_shape: bool = False,
+                 max_cached: int = DEFAULT_MAX_CACHED, verify: int = 0, created: Sequence = ()):
+        by_name = {v.name: v for v in graph.variables()}
+        self.graph = graph
+        self.owner = owner
+        self.data_names = list(data_names)
+        self.data_pos = [i for i, n in enumerate(self.data_names) if n in by_name]
+        self.param_names = list(param_names)
+        self.params = list(params)
+        self.in_format = in_format if in_format is not None else [0] * len(self.data_names)
+        self.out_format = out_format
+        self.single_output = out_format == 0
+        n = len(self.data_names)
+        # forward()'s fast path takes flat NDArray inputs only (no None, no nesting), and not
+        # while verify still has calls to check
+        self.fast_arity = n if self.in_format == [0] * n and not verify else -1
+        self.static_alloc = static_alloc
+        self.static_shape = static_shape
+        self.max_cached = max_cached
+        self.verify_left = verify
+        self.created = list(created)  # where each traced node was created (for verify)
+        self.input_nodes = [by_name[self.data_names[i]] for i in self.data_pos] + \
+            [by_name[p] for p in self.param_names]
+        self._n_data = len(self.data_pos)
+        self._variants: "OrderedDict[Signature, CachedOp]" = OrderedDict()
+        self._lock = threading.Lock()
+        self._last_signature: Optional[Signature] = None
+        self._warned = False
+        self.compiles = 0
+        self._op_hook: Optional[tuple] = None
+
+    def signature(self, tensors: Sequence[torch.Tensor]) -> Signature:
+        """The cache key of a call: each data tensor's dtype and device, and its shape when
+        ``static_shape`` (the compiled code itself is shape-generic)."""
+        if self._n_data == 1:  # the common case, without a generator (this is the hot path)
+            t = tensors[0]
+            return ((t.dtype, t.get_device(), t.shape),) if self.static_shape else ((t.dtype, t.get_device()),)
+        if self.static_shape:
+            return tuple([(t.dtype, t.get_device(), t.shape) for t in tensors[:self._n_data]])
+        return tuple([(t.dtype, t.get_device()) for t in tensors[:self._n_data]])
+
+    def variant(self, tensors: Sequence[torch.Tensor]) -> "CachedOp":
+        """The compiled variant for the signature of ``tensors`` (compiled on a miss)."""
+        key = self.signature(tensors)
+        op = self._variants.get(key)
+        if op is not None:
+            if len(self._variants) > 1:
+                self._variants.move_to_end(key)
+            return op
+        with self._lock:  # concurrent misses compile once; the others wait for it
+            op = self._variants.get(key)
+            if op is None:
+                op = self._compile(key)
+        return op
+
+    def __call__(self, tensors: list, mode: "Mode") -> tuple:
+        return self.variant(tensors)(tensors, mode)
+
+    @property
+    def source(self) -> str:
+        """The generated source of the most recently compiled variant (what runs)."""
+        return self.latest().source
+
+    def latest(self) -> "CachedOp":
+        """The most recently used variant (compiled on first use with no signature: shape-generic)."""
+        if not self._variants:
+            with self._lock:
+                if not self._variants:
+                    return self._compile(())
+        return next(reversed(self._variants.values()))
+
+    def set_op_hook(self, callback: Optional[Callable[[str, str, Any], Any]], monitor_all: bool = False) -> None:
+        """Route every variant through ``CachedOp.set_op_hook`` (``None`` removes the hook)."""
+        self._op_hook = None if callback is None else (callback, monitor_all)
+        for op in list(self._variants.values()):
+            op.set_op_hook(callback, monitor_all)
+
+    def _compile(self, key: Signature) -> "CachedOp":
+        if self._variants and key:
+            self._report_miss(key)
+        op = CachedOp(self.graph, self.input_nodes[:self._n_data], self.input_nodes[self._n_data:])
+        if self._op_hook is not None:
+            op.set_op_hook(*self._op_hook)
+        self.compiles += 1
+        if key:
+            self._last_signature = key
+        self._variants[key] = op
+        while len(self._variants) > self.max_cached:
+            self._variants.popitem(last=False)
+        return op
+
+    def _report_miss(self, key: Signature) -> None:
+        """Log which input changed; warn once when the cache keeps missing (it is full)."""
+        old = self._last_signature or ()
+        names = [self.data_names[i] for i in self.data_pos]
+        changes = []
+        for name, a, b in zip(names, old, key):
+            for what, i, fmt in (("dtype", 0, _dtype_text), ("device", 1, _device_text),
+                                 ("shape", 2, tuple)):
+                if i < len(a) and a[i] != b[i]:
+                    changes.append(f"input {name!r} {what} {fmt(a[i])} -> {fmt(b[i])}")
+        what = "; ".join(changes) or "a new input signature"
+        msg = (f"{self.owner}: compiling the hybridized graph again ({len(self._variants) + 1} "
+               f"signatures so far): {what}")
+        _log.info(msg)
+        if len(self._variants) >= self.max_cached and not self._warned:
+            self._warned = True
+            hint = ("with static_shape=True every new input shape compiles a variant; pass "
+                    "static_shape=False for varying shapes, pad batches to a few sizes, or raise "
+                    "hybridize(max_cached=N)" if self.static_shape else
+                    "keep input dtypes and devices fixed, or raise hybridize(max_cached=N)")
+            warnings.warn(f"{msg}. It keeps recompiling: more than max_cached={self.max_cached} "
+                          f"signatures, so older ones are dropped; {hint}", stacklevel=5)
+
+
+def _dtype_text(d: Any) -> str:
+    return str(d).replace("torch.", "")
+
+
+def _device_text(index: int) -> str:
+    return "cpu" if index < 0 else f"gpu({index})"
 
 
 def explain_failure(graph: Graph, names: Sequence[str], tensors: Sequence[Any], err: Exception,

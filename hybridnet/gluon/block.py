@@ -22,7 +22,7 @@ from .. import name as _name
 from .. import ndarray as nd
 from .. import symbol as sym
 from ..base import MXNetError, dtype_name
-from ..compiler.cached_op import CachedOp
+from ..compiler.cached_op import DEFAULT_MAX_CACHED, CachedGraph
 from ..context import Context
 from ..ndarray.ndarray import NDArray
 from ..ndarray.sparse import dense_tensor
@@ -86,6 +86,18 @@ class _BlockScope:
 
 
 # ---- nested input/output structures (MXNet's _flatten / _regroup) ---------------------------
+class _TracedGraph(tuple):
+    """``(data input Symbols, output Symbol)`` as MXNet keeps it in ``_cached_graph``, plus where
+    each traced node was created (``TRACING.created``; for ``hybridize(verify=N)``)."""
+
+    created: list
+
+    def __new__(cls, inputs: list, output: Any, created: list) -> "_TracedGraph":
+        self = super().__new__(cls, (inputs, output))
+        self.created = created
+        return self
+
+
 def _flatten(args: Any, inout_str: str) -> tuple:
     if isinstance(args, Symbol):
         n = len(args)  # a grouped symbol stands for n outputs
@@ -162,7 +174,8 @@ class _BuildLock:
 # hybridize()'s flags: MXNet 1.9.1's keywords, plus backend_opts and partition_if_dynamic
 # (MXNet 2's spelling of the same knobs); there are no subgraph backends to take other options.
 _HYBRIDIZE_FLAGS = ("active", "backend", "backend_opts", "clear", "static_alloc", "static_shape",
-                    "inline_limit", "forward_bulk_size", "backward_bulk_size", "partition_if_dynamic")
+                    "inline_limit", "forward_bulk_size", "backward_bulk_size", "partition_if_dynamic",
+                    "max_cached", "verify")
 
 
 def _check_hybridize_flags(block: "Block", kwargs: dict) -> None:
@@ -442,19 +455,16 @@ class HybridBlock(Block):
 
     def __init__(self, prefix: Optional[str] = None, params: Optional[ParameterDict] = None):
         super().__init__(prefix=prefix, params=params)
+        # MXNet's names: the traced (inputs, output), its formats, and the compiled graph
         self._cached_graph: tuple = ()
-        self._cached_op: Optional[CachedOp] = None
+        self._cached_op: Optional[CachedGraph] = None
         self._out_format: Any = None
         self._in_format: Any = None
         self._active = False
-        self._flags: dict = {}
-        self._last_in_shapes: Optional[dict] = None
-        self._fast_n = -1
-        self._single_out = False
+        self._flags: dict = {}  # hybridize()'s options, read when the compiled graph is built
+        self._last_in_shapes: Optional[dict] = None  # what export() writes as input shapes
         self._build_lock = _BuildLock()
         self._op_hook: Optional[tuple] = None
-        self._verify_left = 0
-        self._trace_created: list = []
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
@@ -502,9 +512,13 @@ class HybridBlock(Block):
         if isinstance(verify, bool) or not isinstance(verify, int) or verify < 0:
             raise TypeError(f"hybridize(verify=...) takes the number of calls to check (an int >= 0), "
                             f"got {verify!r}")
-        self._verify_left = verify
+        max_cached = kwargs.get("max_cached", DEFAULT_MAX_CACHED)
+        if isinstance(max_cached, bool) or not isinstance(max_cached, int) or max_cached < 1:
+            raise TypeError(f"hybridize(max_cached=...) takes how many compiled signatures to keep "
+                            f"(an int >= 1), got {max_cached!r}")
         self._active = active
-        self._flags = {"static_alloc": static_alloc, "static_shape": static_shape, **kwargs}
+        self._flags = {"static_alloc": bool(static_alloc), "static_shape": bool(static_shape),
+                       "verify": verify, **kwargs}
         if clear:
             self._clear_cached_op()
         if active and (self._forward_hooks or self._forward_pre_hooks):
@@ -600,16 +614,17 @@ class HybridBlock(Block):
                 inputs = _input_symbols(flat, _input_names(flat))
                 grouped, _ = _regroup(inputs, in_format)
                 from ..symbol.symbol import TRACING
-                outer, TRACING.created = TRACING.created, ([] if self._verify_left else None)
+                outer, TRACING.created = TRACING.created, ([] if self._flags.get("verify") else None)
                 try:
                     out = self._trace(*grouped)
-                    self._trace_created = TRACING.created or []
+                    created = TRACING.created or []
                 finally:
                     TRACING.created = outer
                 out_flat, self._out_format = _flatten(out, "output")
                 self._in_format = in_format
-                self._cached_graph = ([i for i in inputs if i is not None],
-                                      sym.Group(out_flat) if len(out_flat) > 1 else out_flat[0])
+                self._cached_graph = _TracedGraph([i for i in inputs if i is not None],
+                                                  sym.Group(out_flat) if len(out_flat) > 1 else out_flat[0],
+                                                  created)
         return self._cached_graph
 
     def _infer_attrs(self, *args: Any) -> None:
@@ -661,82 +676,67 @@ class HybridBlock(Block):
             p._check_initialized()
         flat = _flatten(list(args), "input")[0]
         self._last_in_shapes = {d: a.shape for d, a in zip(data_names, [a for a in flat if a is not None])}
-        data_pos = [data_names.index(n) for n in data_names if n in by_name]
-        cached_op = CachedOp(graph, [by_name[data_names[i]] for i in data_pos],
-                             [by_name[n] for n in used_names], self._flags)
-        self._cached_data_pos = data_pos
-        self._cached_params = used_params
-        self._cached_param_names = used_names
-        self._fast_n = self._fast_path_arity() if not self._verify_left else -1
-        self._single_out = self._out_format == 0
+        flags = self._flags
+        cached = CachedGraph(graph, data_names, used_names, used_params, self._in_format, self._out_format,
+                             owner=f"{type(self).__name__} '{self.name}'",
+                             static_alloc=flags.get("static_alloc", False),
+                             static_shape=flags.get("static_shape", False),
+                             max_cached=flags.get("max_cached", DEFAULT_MAX_CACHED),
+                             verify=flags.get("verify", 0),
+                             created=getattr(self._cached_graph, "created", ()))
         if self._op_hook is not None:
-            cached_op.set_op_hook(*self._op_hook)
-        self._cached_op = cached_op  # published last: lock-free callers see a complete build
+            cached.set_op_hook(*self._op_hook)
+        self._cached_op = cached  # published last: lock-free callers see a complete build
 
     def _call_cached_op(self, *args: Any) -> Any:
+        """A hybridized call with any input structure (the general path; see ``_run_fast``)."""
         if self._cached_op is None:
             with self._build_lock:  # concurrent first calls build once; the others wait for it
                 if self._cached_op is None:
                     self._build_cache(*args)
+        cached = self._cached_op
+        assert cached is not None
         flat, fmt = _flatten(list(args), "input")
-        if fmt != self._in_format and not _formats_match_but_trailing_none(fmt, self._in_format):
+        if fmt != cached.in_format and not _formats_match_but_trailing_none(fmt, cached.in_format):
             raise ValueError(f"The argument structure of HybridBlock does not match the cached version: "
-                             f"{self.name} was traced with input structure {self._in_format} but called "
+                             f"{self.name} was traced with input structure {cached.in_format} but called "
                              f"with {fmt} (-1 stands for None); call hybridize() again to re-trace")
         real = [a for a in flat if a is not None]
+        if len(real) != len(cached.data_names):
+            raise ValueError(f"{self.name} expects {len(cached.data_names)} inputs, got {len(real)}")
         contexts = {a.context for a in real if isinstance(a, NDArray)}
         if len(contexts) > 1:
             raise ValueError(f"{self.name}: the inputs are on several contexts {sorted(map(str, contexts))}; "
                              f"a hybridized block runs on one context. Copy them to one with "
                              f"x.as_in_context(ctx) (MXNet raises here too)")
         tensors = []
-        for i in self._cached_data_pos:
+        for i in cached.data_pos:
             a = real[i]
             if not isinstance(a, NDArray):
                 raise TypeError(f"{self.name}: input {i} must be an NDArray, got {type(a).__name__}")
             tensors.append(dense_tensor(a))  # graphs compute on dense storage (MXNet's fallback)
-        if len(real) != len(self._cached_graph[0]):
-            raise ValueError(f"{self.name} expects {len(self._cached_graph[0])} inputs, got {len(real)}")
-        ctx_idx = 0
-        for p in self._cached_params:
-            data = p._data
-            if data is None:
-                p._check_initialized()
-            if len(data) > 1:
-                ctx_idx = p._ctx_list.index(Context.from_torch(tensors[0].device)) if tensors else 0
-            tensors.append(data[ctx_idx]._t)
-        if self._verify_left:
-            outs = self._verify_call(args, tensors)
+        device = tensors[0].device if tensors else None
+        for p in cached.params:
+            tensors.append(_param_tensor(p, device))
+        if cached.verify_left:
+            outs = self._verify_call(cached, args, tensors)
         else:
-            outs = self._cached_op(tensors, _mode())
+            outs = cached(tensors, _mode())
         outs = [NDArray(o) for o in outs]
-        return _regroup(outs, self._out_format)[0]
+        return _regroup(outs, cached.out_format)[0]
 
-    def _fast_path_arity(self) -> int:
-        """How many inputs forward()'s fast path takes: all of them when they are flat NDArrays
-        (no None, no nesting), else -1 (no fast path)."""
-        n = len(self._cached_graph[0])
-        return n if self._in_format == [0] * n else -1
-
-    def _verify_call(self, args: tuple, tensors: list) -> tuple:
+    def _verify_call(self, cached: CachedGraph, args: tuple, tensors: list) -> tuple:
         """One call checked against the eager code (``hybridize(verify=N)``)."""
         from ..compiler.verify import verify_call
         from ..ndarray import ndarray as _ndarray_mod
-        cached_op = self._cached_op
-        assert cached_op is not None
-        self._verify_left -= 1
-        if not self._verify_left:
-            self._fast_n = self._fast_path_arity()
+        variant = cached.variant(tensors)
+        cached.verify_left -= 1
+        if not cached.verify_left:
+            cached.fast_arity = _fast_path_arity(cached.in_format)
         mode = _mode()
-        data_vars, out = self._cached_graph
-        graph = out._graph()
-        by_name = {v.name: v for v in graph.variables()}
-        data_names = [d.name for d in data_vars]
-        input_vars = [by_name[data_names[i]] for i in self._cached_data_pos] + \
-            [by_name[n] for n in self._cached_param_names]
-        n_data = len(self._cached_data_pos)
+        n_data = len(cached.data_pos)
         holders = []  # the NDArray each parameter tensor came from
-        for p, t in zip(self._cached_params, tensors[n_data:]):
+        for p, t in zip(cached.params, tensors[n_data:]):
             holders.append(next(a for a in p._data if a._t is t))
         blocks: list = []
         self.apply(lambda b: blocks.append(b) if isinstance(b, HybridBlock) else None)
@@ -763,31 +763,34 @@ class HybridBlock(Block):
             return tuple(o._t for o in _flatten(res, "output")[0]), recorder.records
 
         return verify_call(f"{type(self).__name__} '{self.name}'",
-                           lambda: cached_op(tensors, mode), graph, input_vars, self._trace_created,
-                           tensors[:n_data], tensors[n_data:],
-                           [p.name for p in self._cached_params], mode.training, mode.recording,
-                           run_eager)
+                           lambda: variant(tensors, mode), cached.graph, cached.input_nodes, cached.created,
+                           tensors[:n_data], tensors[n_data:], [p.name for p in cached.params],
+                           mode.training, mode.recording, run_eager)
 
     def _run_fast(self, x: NDArray, args: tuple) -> Any:
-        """The hot path of a hybridized call with flat NDArray inputs."""
+        """The hot path of a hybridized call with flat NDArray inputs on one context."""
+        cached = self._cached_op
+        assert cached is not None
         tensors = [x._t]
         for a in args:
             tensors.append(a._t)
-        for p in self._cached_params:
+        for p in cached.params:
             data = p._data
             if data is None or len(data) != 1:
                 return self._call_cached_op(x, *args)
             tensors.append(data[0]._t)
-        if len(self._cached_data_pos) != self._fast_n:
-            tensors = [tensors[i] for i in self._cached_data_pos] + tensors[self._fast_n:]
-        outs = self._cached_op(tensors, _mode())  # type: ignore[misc]
-        if self._single_out:
+        n = cached.fast_arity
+        if len(cached.data_pos) != n:
+            tensors = [tensors[i] for i in cached.data_pos] + tensors[n:]
+        outs = cached(tensors, _mode())
+        if cached.single_output:
             return NDArray(outs[0])
-        return _regroup([NDArray(o) for o in outs], self._out_format)[0]
+        return _regroup([NDArray(o) for o in outs], cached.out_format)[0]
 
     def forward(self, x: Any, *args: Any) -> Any:
         """Eager (NDArray), cached-graph (hybridized) or symbolic (Symbol inputs) forward."""
-        if self._active and self._cached_op is not None and len(args) + 1 == self._fast_n \
+        cached = self._cached_op
+        if self._active and cached is not None and len(args) + 1 == cached.fast_arity \
                 and x.__class__ is NDArray and all(a.__class__ is NDArray for a in args):
             return self._run_fast(x, args)
         has_sym, has_nd = _input_kinds([x, *args])
@@ -957,7 +960,8 @@ class SymbolBlock(HybridBlock):
             (k[len(common):], v) for k, v in self._params.items()))
 
     def forward(self, x: Any, *args: Any) -> Any:
-        if self._cached_op is not None and len(args) + 1 == self._fast_n \
+        cached = self._cached_op
+        if cached is not None and len(args) + 1 == cached.fast_arity \
                 and x.__class__ is NDArray and all(a.__class__ is NDArray for a in args):
             return self._run_fast(x, args)
         flat = _flatten([x, *args], "input")[0]
@@ -991,6 +995,24 @@ class SymbolBlock(HybridBlock):
 
     def hybrid_forward(self, F: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
+
+
+def _fast_path_arity(in_format: Any) -> int:
+    """How many inputs forward()'s fast path takes: all of them when they are flat NDArrays
+    (no None, no nesting), else -1 (no fast path)."""
+    n = len(in_format)
+    return n if in_format == [0] * n else -1
+
+
+def _param_tensor(p: Parameter, device: Any) -> Any:
+    """The tensor of parameter ``p`` on ``device`` (its only copy when it lives on one context)."""
+    data = p._data
+    if data is None:
+        p._check_initialized()
+        raise AssertionError("unreachable: _check_initialized raises for uninitialized parameters")
+    if len(data) == 1 or device is None:
+        return data[0]._t
+    return data[p._ctx_list.index(Context.from_torch(device))]._t
 
 
 def _shape_complete(shape: Optional[tuple]) -> bool:

@@ -20,14 +20,17 @@ class CachedOp:
     single-output symbol, else a list of NDArrays."""
 
     def __init__(self, sym: Any, flags: Any = ()) -> None:
-        from ..compiler.cached_op import CachedOp as _Compiled
+        from ..compiler.cached_op import CachedGraph
         from .symbol import Symbol
         if not isinstance(sym, Symbol):
             raise TypeError(f"CachedOp expects a Symbol, got {type(sym).__name__}")
         graph = sym._graph()
         self._input_names = [v.name for v in graph.variables()]
         self._num_outputs = len(graph.outputs)
-        self._compiled = _Compiled(graph, graph.variables(), [], dict(flags or ()))
+        options = {k: _flag_value(v) for k, v in dict(flags or ()).items()}
+        self._compiled = CachedGraph(graph, self._input_names, [], owner="CachedOp",
+                                     static_alloc=bool(options.get("static_alloc", False)),
+                                     static_shape=bool(options.get("static_shape", False)))
 
     def __call__(self, *args: NDArray, out: Any = None, default_ctx: Any = None) -> Any:
         if len(args) != len(self._input_names):
@@ -45,3 +48,14 @@ class CachedOp:
                 _write_out(o, r._t)
             return out
         return outs[0] if self._num_outputs == 1 else outs
+
+
+def _flag_value(v: Any) -> Any:
+    """MXNet passes CachedOp flags as strings ("true", "1"); Python values pass through."""
+    if isinstance(v, str):
+        low = v.strip().lower()
+        if low in ("true", "1"):
+            return True
+        if low in ("false", "0"):
+            return False
+    return v

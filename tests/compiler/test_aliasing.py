@@ -97,10 +97,10 @@ def test_ordinary_graphs_check_nothing_at_run_time():
     net(nd.ones((3, 5)))
     # the outputs are made by Dense (fresh memory), Flatten of an intermediate does not reach a
     # variable: no run-time check, no copy
-    assert net._cached_op._own is None
+    assert net._cached_op.latest()._own is None
     b = _block(CASES["reshape"])
     b(nd.ones((2, 3)))
-    assert b._cached_op._own is not None
+    assert b._cached_op.latest()._own is not None
 
 
 def test_output_ownership_analysis():

@@ -46,7 +46,7 @@ def test_verification_stops_after_n_calls_and_the_fast_path_returns():
     net.hybridize(verify=1)
     x = mx.nd.ones((2, 5))
     net(x)
-    assert net._verify_left == 0 and net._fast_n == 1
+    assert net._cached_op.verify_left == 0 and net._cached_op.fast_arity == 1
     net(x)
 
 

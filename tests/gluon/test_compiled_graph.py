@@ -1,0 +1,153 @@
+"""The compiled-graph object of a hybridized block: signature cache, retrace diagnostics, LRU."""
+import logging
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import hybridnet as mx
+from hybridnet import nd
+from hybridnet.compiler.cached_op import CachedGraph
+from hybridnet.gluon import nn
+
+
+def _net(**flags):
+    net = nn.HybridSequential()
+    net.add(nn.Dense(4, activation="relu"), nn.Dense(3))
+    net.initialize(mx.init.Xavier())
+    net.hybridize(**flags)
+    return net
+
+
+def _eager(net, x):
+    """The block's output computed without its compiled graph."""
+    saved = [(b, b._active) for b in _hybrid_blocks(net)]
+    for b, _ in saved:
+        b._active = False
+    try:
+        return net(x).asnumpy()
+    finally:
+        for b, a in saved:
+            b._active = a
+
+
+def _hybrid_blocks(net):
+    found = []
+    net.apply(lambda b: found.append(b) if isinstance(b, mx.gluon.HybridBlock) else None)
+    return found
+
+
+def test_one_compiled_graph_object_serves_every_batch_size_without_static_shape():
+    net = _net()
+    for b in (1, 5, 7, 5):
+        x = nd.array(np.random.RandomState(b).randn(b, 6))
+        out = net(x).asnumpy()
+        np.testing.assert_allclose(out, _eager(net, x), rtol=1e-6, atol=1e-6)
+    cached = net._cached_op
+    assert isinstance(cached, CachedGraph)
+    assert cached.compiles == 1  # the generated code is shape-generic
+
+
+def test_static_shape_compiles_one_variant_per_shape_and_reuses_them():
+    net = _net(static_shape=True, static_alloc=True)
+    outs = {}
+    for b in (2, 3, 2, 3, 2):
+        x = nd.array(np.random.RandomState(b).randn(b, 6))
+        outs.setdefault(b, []).append(net(x).asnumpy())
+    assert net._cached_op.compiles == 2
+    for b, got in outs.items():
+        np.testing.assert_array_equal(got[0], got[-1])
+
+
+def test_a_miss_logs_which_input_changed(caplog):
+    net = _net(static_shape=True)
+    net(nd.ones((2, 6)))
+    with caplog.at_level(logging.INFO, logger="hybridnet.hybridize"):
+        net(nd.ones((5, 6)))
+    assert "input 'data' shape (2, 6) -> (5, 6)" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="hybridnet.hybridize"):
+        net(nd.ones((5, 6), dtype="float64").astype("float32"))  # same signature: no message
+    assert caplog.text == ""
+
+
+def test_dtype_change_is_a_new_signature_named_in_the_log(caplog):
+    class Twice(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return x * 2
+
+    b = Twice()
+    b.hybridize()
+    b(nd.ones((2, 2)))
+    with caplog.at_level(logging.INFO, logger="hybridnet.hybridize"):
+        out = b(nd.ones((2, 2), dtype="float64"))
+    assert out.dtype == np.float64 and out.asnumpy().sum() == 8
+    assert "input 'data' dtype float32 -> float64" in caplog.text
+    assert b._cached_op.compiles == 2
+
+
+def test_keeps_at_most_max_cached_and_warns_once_naming_the_input():
+    net = _net(static_shape=True, max_cached=2)
+    net(nd.ones((1, 6)))
+    net(nd.ones((2, 6)))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        net(nd.ones((3, 6)))
+        net(nd.ones((4, 6)))
+    msgs = [str(x.message) for x in w if "recompiling" in str(x.message)]
+    assert len(msgs) == 1
+    assert "input 'data' shape (2, 6) -> (3, 6)" in msgs[0] and "max_cached=2" in msgs[0]
+    assert len(net._cached_op._variants) == 2
+    # the least recently used (batch 1 and 2) were dropped; batch 1 compiles again
+    before = net._cached_op.compiles
+    net(nd.ones((4, 6)))
+    assert net._cached_op.compiles == before
+    net(nd.ones((1, 6)))
+    assert net._cached_op.compiles == before + 1
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 1.5, "8"])
+def test_max_cached_must_be_a_positive_int(bad):
+    net = _net()
+    with pytest.raises(TypeError, match="max_cached"):
+        net.hybridize(max_cached=bad)
+
+
+def test_unknown_hybridize_flag_is_an_error_naming_the_close_one():
+    net = _net()
+    with pytest.raises(TypeError, match="static_alloc"):
+        net.hybridize(static_aloc=True)
+
+
+def test_eight_threads_share_one_compiled_graph_with_one_set_of_weights():
+    net = _net(static_shape=True, static_alloc=True)
+    xs = [nd.array(np.random.RandomState(i).randn(1 + i % 3, 6)) for i in range(8)]
+    expected = [_eager(net, x) for x in xs]
+    net(xs[0])
+    cached = net._cached_op
+    results: list = [None] * 8
+    barrier = threading.Barrier(8)
+
+    def work(i):
+        barrier.wait()
+        for _ in range(20):
+            results[i] = net(xs[i]).asnumpy()
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert net._cached_op is cached and cached.compiles == 3  # batch sizes 1, 2, 3
+    for got, want in zip(results, expected):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_nd_cached_op_takes_mxnet_string_flags():
+    data = mx.sym.var("data")
+    op = nd.CachedOp(data * 3, flags=[("static_alloc", "true"), ("static_shape", "1")])
+    assert op._compiled.static_alloc and op._compiled.static_shape
+    np.testing.assert_array_equal(op(nd.ones((2,))).asnumpy(), [3, 3])
+    np.testing.assert_array_equal(op(nd.ones((3,))).asnumpy(), [3, 3, 3])
+    assert op._compiled.compiles == 2
