@@ -167,7 +167,10 @@ class CachedGraph:
         op = self._variants.get(key)
         if op is not None:
             if len(self._variants) > 1:
-                self._variants.move_to_end(key)
+                try:
+                    self._variants.move_to_end(key)
+                except KeyError:  # another thread's compile just evicted it: the op still runs
+                    pass
             return op
         with self._lock:  # concurrent misses compile once; the others wait for it
             op = self._variants.get(key)

@@ -24,6 +24,7 @@ from .. import symbol as sym
 from ..base import MXNetError, dtype_name
 from ..compiler.cached_op import DEFAULT_MAX_CACHED, CachedGraph
 from ..context import Context
+from ..ndarray import ndarray as _ndarray_mod
 from ..ndarray.ndarray import NDArray
 from ..ndarray.sparse import dense_tensor
 from ..nesting import regroup as _regroup
@@ -715,20 +716,21 @@ class HybridBlock(Block):
             if not isinstance(a, NDArray):
                 raise TypeError(f"{self.name}: input {i} must be an NDArray, got {type(a).__name__}")
             tensors.append(dense_tensor(a))  # graphs compute on dense storage (MXNet's fallback)
-        device = tensors[0].device if tensors else None
+        ctx = next(iter(contexts)) if contexts else None
         for p in cached.params:
-            tensors.append(_param_tensor(p, device))
+            tensors.append(_param_tensor(p, ctx))
         if cached.verify_left:
             outs = self._verify_call(cached, args, tensors)
         else:
             outs = cached(tensors, _mode())
         outs = [NDArray(o) for o in outs]
+        if _ndarray_mod._labelled:
+            _ndarray_mod._carry_context(real, outs)
         return _regroup(outs, cached.out_format)[0]
 
     def _verify_call(self, cached: CachedGraph, args: tuple, tensors: list) -> tuple:
         """One call checked against the eager code (``hybridize(verify=N)``)."""
         from ..compiler.verify import verify_call
-        from ..ndarray import ndarray as _ndarray_mod
         variant = cached.variant(tensors)
         cached.verify_left -= 1
         if not cached.verify_left:
@@ -783,6 +785,10 @@ class HybridBlock(Block):
         if len(cached.data_pos) != n:
             tensors = [tensors[i] for i in cached.data_pos] + tensors[n:]
         outs = cached(tensors, _mode())
+        if _ndarray_mod._labelled:  # some array lives on cpu(i): results keep the input's label
+            results = [NDArray(o) for o in outs]
+            _ndarray_mod._carry_context((x,), results)
+            return results[0] if cached.single_output else _regroup(results, cached.out_format)[0]
         if cached.single_output:
             return NDArray(outs[0])
         return _regroup([NDArray(o) for o in outs], cached.out_format)[0]
@@ -804,14 +810,15 @@ class HybridBlock(Block):
             return self._trace(x, *args)
         if self._active:
             return self._call_cached_op(x, *args)
+        ctx = x.context if isinstance(x, NDArray) else None  # MXNet reads parameters on x's context
         try:
-            params = {k: v.data() for k, v in self._reg_params.items()}
+            params = {k: v.data(ctx) for k, v in self._reg_params.items()}
         except DeferredInitializationError:
             with self._build_lock:  # concurrent first calls initialize once
                 self._deferred_infer_shape(x, *args)
                 for p in self.params.values():
                     p._finish_deferred_init()
-            params = {k: v.data() for k, v in self._reg_params.items()}
+            params = {k: v.data(ctx) for k, v in self._reg_params.items()}
         try:
             return self.hybrid_forward(nd, x, *args, **params)
         except MXNetError as e:
@@ -1004,15 +1011,15 @@ def _fast_path_arity(in_format: Any) -> int:
     return n if in_format == [0] * n else -1
 
 
-def _param_tensor(p: Parameter, device: Any) -> Any:
-    """The tensor of parameter ``p`` on ``device`` (its only copy when it lives on one context)."""
+def _param_tensor(p: Parameter, ctx: Optional[Context]) -> Any:
+    """The tensor of parameter ``p`` on context ``ctx`` (its only copy when it lives on one)."""
     data = p._data
     if data is None:
         p._check_initialized()
         raise AssertionError("unreachable: _check_initialized raises for uninitialized parameters")
-    if len(data) == 1 or device is None:
+    if len(data) == 1 or ctx is None:
         return data[0]._t
-    return data[p._ctx_list.index(Context.from_torch(device))]._t
+    return data[p._index(ctx)]._t
 
 
 def _shape_complete(shape: Optional[tuple]) -> bool:

@@ -76,9 +76,25 @@ def _device(ctx: Optional[Context]) -> torch.device:
 def placed(arr: "NDArray", ctx: Optional[Context]) -> "NDArray":
     """``arr`` labelled with ``ctx`` when torch's device cannot say it (a CPU context other than
     cpu(0): MXNet keeps cpu(1), cpu_pinned(0), cpu_shared(0) apart, and so must ``.context``)."""
+    global _labelled
     if ctx is not None and ctx.device_typeid != 2 and (ctx.device_typeid != 1 or ctx.device_id != 0):
         arr._cpuctx = ctx
+        _labelled = True
     return arr
+
+
+# Whether any array was ever labelled by ``placed``: until then operators skip looking for labels
+_labelled = False
+
+
+def _carry_context(inputs: Sequence, outs: Sequence["NDArray"]) -> None:
+    """Label operator results with their first input's CPU context (cpu(1) in, cpu(1) out)."""
+    for x in inputs:
+        ctx = getattr(x, "_cpuctx", None)
+        if ctx is not None:
+            for o in outs:
+                o._cpuctx = ctx
+            return
 
 
 # ---- the imperative dispatch path ------------------------------------------------------------
@@ -181,6 +197,8 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
             res = _write_out(out, res)
         else:
             res = NDArray(res)
+            if _labelled:
+                _carry_context(inputs, (res,))
         if guard and _mode().recording:
             _ag.record_history(op, attrs, inputs, [res])
         if op_recorder is not None:
@@ -191,6 +209,8 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
         for o, r in zip(out if isinstance(out, (list, tuple)) else [out], outs):
             _write_out(o, r._t)
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    elif _labelled:
+        _carry_context(inputs, outs)
     if guard and _mode().recording:
         _ag.record_history(op, attrs, inputs, outs)
     if op_recorder is not None:

@@ -151,3 +151,20 @@ def test_nd_cached_op_takes_mxnet_string_flags():
     np.testing.assert_array_equal(op(nd.ones((2,))).asnumpy(), [3, 3])
     np.testing.assert_array_equal(op(nd.ones((3,))).asnumpy(), [3, 3, 3])
     assert op._compiled.compiles == 2
+
+
+def test_results_keep_a_cpu_i_context_and_blocks_read_parameters_on_the_input_context():
+    a = nd.ones((2, 3), ctx=mx.cpu(1))
+    assert (a * 2 + a).context == mx.cpu(1) and nd.dot(a, a.T).context == mx.cpu(1)
+    assert nd.ones((2,)).context == mx.cpu(0)
+    for hybrid in (False, True):
+        net = nn.Dense(2, in_units=3)
+        net.initialize(mx.init.One(), ctx=[mx.cpu(1), mx.cpu(2)])
+        net.weight.data(mx.cpu(2))[:] = 2
+        if hybrid:
+            net.hybridize()
+        out1 = net(nd.ones((1, 3), ctx=mx.cpu(1)))
+        out2 = net(nd.ones((1, 3), ctx=mx.cpu(2)))
+        np.testing.assert_array_equal(out1.asnumpy(), [[3, 3]])
+        np.testing.assert_array_equal(out2.asnumpy(), [[6, 6]])
+        assert out1.context == mx.cpu(1) and out2.context == mx.cpu(2)
