@@ -257,6 +257,16 @@ _BUILDERS: Dict[str, Callable[[torch.nn.Module, tuple], Callable]] = {
 }
 
 
+def _data_independent_outputs(graph: Graph, data_nodes: Sequence[Node]) -> List[int]:
+    """Outputs computed from parameters alone: freezing turns them into constants, which the
+    program would hand out (and let callers write into) on every call."""
+    depends = {id(v) for v in data_nodes}
+    for n in graph.nodes:
+        if any(id(src) in depends for src, _ in n.inputs):
+            depends.add(id(n))
+    return [i for i, (n, _) in enumerate(graph.outputs) if id(n) not in depends]
+
+
 def _probe(t: torch.Tensor) -> torch.Tensor:
     """Other valid values for ``t``: the same elements reversed along the batch axis (or the last
     axis for a batch of one), so indices stay in range and statistics stay alike."""
@@ -321,7 +331,8 @@ def lower(backend: str, graph: Graph, input_nodes: Sequence[Node], n_data: int,
     module = _Baked(compiled.fn, _bake(params, channels_last), channels_last).eval()
     data_copy = tuple(d.detach().clone() for d in data)
     program = _BUILDERS[name](module, data_copy)
-    copy_outputs = [i for i, *_ in OutputOwnership(graph, input_nodes).checks]
+    copy_outputs = sorted({i for i, *_ in OutputOwnership(graph, input_nodes).checks}
+                          | set(_data_independent_outputs(graph, input_nodes[:n_data])))
     lowered = LoweredGraph(name, program, n_data, _signature(data), snapshot, copy_outputs,
                            channels_last, 0.0)
     with torch.no_grad():
@@ -386,7 +397,133 @@ class BackgroundLowering:
                           f"{type(self.error).__name__}: {self.error}", RuntimeWarning, stacklevel=2)
         return self._result
 
+    def join(self, timeout: Optional[float] = None) -> bool:
+        """Block until the build finished (or ``timeout``); whether it did. Reports nothing."""
+        return self._done.wait(timeout)
+
     def wait(self, timeout: Optional[float] = None) -> Optional[Callable]:
         """Block until the build finished (or ``timeout``), then ``ready()``."""
-        self._done.wait(timeout)
+        self.join(timeout)
         return self.ready()
+
+
+class TierRunner:
+    """The lowered tier of one compiled graph, as a compiled-graph object calls it.
+
+    ``runner(tensors)`` (data tensors then parameter tensors, predict mode) returns the lowered
+    program's outputs, or :data:`FALLBACK` (None) when no program fits these tensors yet: the
+    caller runs the default tier. On such a miss the runner lowers for the current data
+    signature and parameters, in the background by default (the default tier serves meanwhile)
+    or at once with ``background=False``. It keeps up to ``max_signatures`` programs (one per data
+    signature), drops programs whose parameters changed, and disables itself (``disabled`` holds
+    why) after ``max_unused_builds`` programs went stale before serving a single call (weights
+    that change between every prediction) or after a build failed (warned once).
+
+    Raises :class:`TierRefused` at construction for backends and graphs it cannot lower."""
+
+    def __init__(self, backend: str, graph: Graph, input_nodes: Sequence[Node], n_data: int, *,
+                 background: bool = True, max_signatures: int = 4, max_unused_builds: int = 3,
+                 channels_last: Optional[bool] = None):
+        self.backend = check_backend(backend)
+        if self.backend == "default":
+            raise TierRefused("backend 'default' has no lowered tier")
+        reason = refusal_reason(graph)
+        if reason is not None:
+            raise TierRefused(f"{self.backend}: {reason}")
+        self.graph = graph
+        self.input_nodes = list(input_nodes)
+        self.n_data = n_data
+        self.background = background
+        self.max_signatures = max_signatures
+        self.max_unused_builds = max_unused_builds
+        self.channels_last = channels_last
+        self.disabled: Optional[str] = None
+        self.builds = 0
+        self._programs: List[LoweredGraph] = []  # most recently built first
+        self._used: Dict[int, bool] = {}  # id(program) -> served a call
+        self._pending: Optional[BackgroundLowering] = None
+        self._unused_builds = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, tensors: Sequence[torch.Tensor]) -> Optional[tuple]:
+        for program in self._programs:
+            if program.matches(tensors):
+                self._used[id(program)] = True
+                return program.run(tensors[:self.n_data])
+        if self.disabled is not None:
+            return FALLBACK
+        return self._miss(tensors)
+
+    def _miss(self, tensors: Sequence[torch.Tensor]) -> Optional[tuple]:
+        with self._lock:
+            self._collect()
+            self._drop_stale(tensors[self.n_data:])
+            if self.disabled is not None:
+                return FALLBACK
+            for program in self._programs:
+                if program.matches(tensors):
+                    self._used[id(program)] = True
+                    return program.run(tensors[:self.n_data])
+            if self._pending is not None:
+                return FALLBACK  # one build at a time; the next miss schedules the next
+            data = [t.detach().clone() for t in tensors[:self.n_data]]
+            example = data + list(tensors[self.n_data:])
+            self.builds += 1
+            if self.background:
+                self._pending = BackgroundLowering(lambda: self._lower(example))
+                return FALLBACK
+            try:
+                program = self._lower(example)
+            except Exception as e:  # noqa: BLE001 - the default tier keeps serving
+                self._disable(e)
+                return FALLBACK
+            self._add(program)
+        return self(tensors)
+
+    def _lower(self, example: List[torch.Tensor]) -> LoweredGraph:
+        return lower(self.backend, self.graph, self.input_nodes, self.n_data, example,
+                     channels_last=self.channels_last)
+
+    def _collect(self) -> None:
+        pending = self._pending
+        if pending is None or not pending.done():
+            return
+        self._pending = None
+        if pending.error is not None:
+            self._disable(pending.error)
+        else:
+            program = pending.ready()
+            assert isinstance(program, LoweredGraph)
+            self._add(program)
+
+    def _add(self, program: LoweredGraph) -> None:
+        self._programs = ([program] + [p for p in self._programs
+                                       if p.signature != program.signature])[:self.max_signatures]
+        self._used = {id(p): self._used.get(id(p), False) for p in self._programs}
+
+    def _drop_stale(self, params: Sequence[torch.Tensor]) -> None:
+        keep = []
+        for p in self._programs:
+            if p.snapshot.matches(params):
+                keep.append(p)
+            elif not self._used.get(id(p)):
+                self._unused_builds += 1
+        self._programs = keep
+        self._used = {id(p): self._used.get(id(p), False) for p in keep}
+        if self._unused_builds >= self.max_unused_builds and self.disabled is None:
+            self.disabled = (f"{self.max_unused_builds} lowered programs went stale before serving "
+                             "a call: the parameters change between predictions")
+
+    def _disable(self, error: BaseException) -> None:
+        self.disabled = f"{type(error).__name__}: {error}"
+        self._programs = []
+        warnings.warn(f"hybridnet: {self.backend} lowering failed, the default tier keeps running: "
+                      f"{self.disabled}", RuntimeWarning, stacklevel=3)
+
+    def wait(self, timeout: Optional[float] = None) -> None:
+        """Block until a background build in flight finished (tests, benchmarks)."""
+        pending = self._pending
+        if pending is not None:
+            pending.join(timeout)
+        with self._lock:
+            self._collect()
