@@ -24,6 +24,11 @@ adds the policy a compiled-graph object needs: it keeps a few lowered signatures
 the background after the parameters changed or a new data signature appeared, and stops
 lowering (for good) after builds that keep going stale before they are used.
 
+Layout: ``channels_last=True`` runs 4-d data and convolution weights in channels-last memory
+inside the program (transparent: same values, outputs contiguous). Measured on this 2-core CPU
+(benchmarks/tiers.py) it did not pay for the oneDNN tier (resnet18_v1 / mobilenet1.0 at b32,
+3x32x32: equal within noise; 3x224x224: 1.1x / 1.5x slower), so it is off by default.
+
 Graphs that cannot be lowered are refused with :class:`TierRefused` (its message is the reason,
 for the caller to log): control flow (``_foreach``, ``_while_loop``, ``_cond``), random
 operators (``Dropout`` only in ``mode='always'``: in predict mode otherwise it is the identity),
@@ -46,7 +51,7 @@ from torch.overrides import TorchFunctionMode
 from ..base import MXNetError
 from ..ir.graph import Graph, Node
 from .aliasing import OutputOwnership
-from .codegen import compile_graph
+from .codegen import CompiledGraph, compile_graph
 from .param_guard import ParameterSnapshot
 
 __all__ = ["BACKENDS", "FALLBACK", "TierRefused", "check_backend", "refusal_reason", "lower",
@@ -145,11 +150,15 @@ def _has_bool_tensor(index: Any) -> bool:
 def value_reads(graph: Graph, input_nodes: Sequence[Node], tensors: Sequence[torch.Tensor]) -> Dict[str, str]:
     """``{node name: what}`` for the nodes whose kernels read tensor values in Python (or make
     shapes from them) when the default function runs on ``tensors``: a trace would freeze those."""
-    compiled = compile_graph(graph, input_nodes, "probe_graph")
+    return _run_recording(compile_graph(graph, input_nodes, "probe_graph"), tensors)[0]
+
+
+def _run_recording(compiled: CompiledGraph, tensors: Sequence[torch.Tensor]) -> Tuple[Dict[str, str], tuple]:
+    """The value reads of one predict-mode run of ``compiled``, and its outputs."""
     recorder = _ValueReadRecorder(compiled.source)
     with torch.no_grad(), recorder:
-        compiled.fn(*tensors, _train=False)
-    return recorder.reads
+        outs = compiled.fn(*tensors, _train=False)
+    return recorder.reads, outs
 
 
 def _signature(tensors: Sequence[torch.Tensor]) -> tuple:
@@ -292,15 +301,16 @@ def _agree(got: Sequence[torch.Tensor], want: Sequence[torch.Tensor]) -> Optiona
 
 
 def lower(backend: str, graph: Graph, input_nodes: Sequence[Node], n_data: int,
-          example_tensors: Sequence[torch.Tensor], channels_last: Optional[bool] = None) -> LoweredGraph:
+          example_tensors: Sequence[torch.Tensor], channels_last: bool = False) -> LoweredGraph:
     """Lower ``graph`` (predict mode) for ``backend``; see the module docstring.
 
     ``input_nodes`` are the graph variables in the order the callable receives tensors (the
     first ``n_data`` are data, the rest parameters), ``example_tensors`` one such list: the data
     signature and parameter values the program is specialised to (parameters are copied, the
     snapshot is taken first, so a write during the build makes the result stale, never wrong).
-    ``channels_last`` (None: when :func:`prefers_channels_last` says so) runs 4-d data and
-    weights in channels-last memory inside the program; results are returned contiguous.
+    ``channels_last`` runs 4-d data and weights in channels-last memory inside the program
+    (results are returned contiguous, values unchanged); off by default because it measured
+    slower or no faster on CPU for resnet18_v1 and mobilenet1.0 (benchmarks/tiers.py).
     Raises :class:`TierRefused` (with the reason) for graphs or backends it cannot lower and
     for programs whose results disagree with the default tier on the example and a probe."""
     name = check_backend(backend)
@@ -320,43 +330,27 @@ def lower(backend: str, graph: Graph, input_nodes: Sequence[Node], n_data: int,
     data, params = tensors[:n_data], tensors[n_data:]
     snapshot = ParameterSnapshot(params)
     t0 = time.perf_counter()
-    reads = value_reads(graph, input_nodes, tensors)
+    compiled = compile_graph(graph, input_nodes, "lowered_graph")
+    data_copy = tuple(d.detach().clone() for d in data)
+    reads, want = _run_recording(compiled, list(data_copy) + params)
     if reads:
         listed = "; ".join(f"{node} ({what})" for node, what in list(reads.items())[:5])
         raise TierRefused(f"{name}: kernels read tensor values in Python, which a lowered program "
                           f"would freeze: {listed}")
-    compiled = compile_graph(graph, input_nodes, "lowered_graph")
-    if channels_last is None:
-        channels_last = prefers_channels_last(graph)
     module = _Baked(compiled.fn, _bake(params, channels_last), channels_last).eval()
-    data_copy = tuple(d.detach().clone() for d in data)
     program = _BUILDERS[name](module, data_copy)
     copy_outputs = sorted({i for i, *_ in OutputOwnership(graph, input_nodes).checks}
                           | set(_data_independent_outputs(graph, input_nodes[:n_data])))
     lowered = LoweredGraph(name, program, n_data, _signature(data), snapshot, copy_outputs,
                            channels_last, 0.0)
     with torch.no_grad():
-        for probe in (data_copy, tuple(_probe(d) for d in data_copy)):
-            want = compiled.fn(*probe, *params, _train=False)
-            why = _agree(lowered.run(probe), want)
+        probe = tuple(_probe(d) for d in data_copy)
+        for inputs, expected in ((data_copy, want), (probe, compiled.fn(*probe, *params, _train=False))):
+            why = _agree(lowered.run(inputs), expected)
             if why is not None:
                 raise TierRefused(f"{name}: the lowered program disagrees with the default tier: {why}")
     lowered.build_seconds = time.perf_counter() - t0
     return lowered
-
-
-# graphs with this many convolutions (or more) run channels-last inside a lowered tier; set from
-# the measurements in benchmarks/tiers.py (see prefers_channels_last)
-_CHANNELS_LAST_MIN_CONVS: Optional[int] = None
-
-
-def prefers_channels_last(graph: Graph) -> bool:
-    """Whether a lowered tier should run ``graph`` in channels-last memory (measured: see
-    benchmarks/tiers.py ``--layout``)."""
-    if _CHANNELS_LAST_MIN_CONVS is None:
-        return False
-    convs = sum(1 for n in graph.nodes if n.op is not None and n.op.name == "Convolution")
-    return convs >= _CHANNELS_LAST_MIN_CONVS
 
 
 class BackgroundLowering:
@@ -423,7 +417,7 @@ class TierRunner:
 
     def __init__(self, backend: str, graph: Graph, input_nodes: Sequence[Node], n_data: int, *,
                  background: bool = True, max_signatures: int = 4, max_unused_builds: int = 3,
-                 channels_last: Optional[bool] = None):
+                 channels_last: bool = False):
         self.backend = check_backend(backend)
         if self.backend == "default":
             raise TierRefused("backend 'default' has no lowered tier")
