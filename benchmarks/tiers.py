@@ -3,9 +3,9 @@
 Workloads: the seed LeNet at batch 16 and 256, resnet18_v1 and mobilenet1.0 at batch 32 on
 3x32x32 (``--big`` adds 3x224x224). Tiers: ``eager`` (the block not hybridized), ``default``
 (the generated Python function of ``compiler/codegen``), ``MKLDNN`` (frozen TorchScript with
-oneDNN fusion), ``MKLDNN-CL`` (the same run in channels-last memory: the layout question of
-issue 12) and ``inductor`` (torch.compile with freezing; ``--no-inductor`` skips it, it compiles
-for seconds per workload). Prints the median ms per call of interleaved repeats, the speedup
+oneDNN fusion), ``inductor`` (torch.compile with freezing; ``--no-inductor`` skips it, it
+compiles for seconds per workload) and, for the zoo conv nets, ``MKLDNN-CL`` / ``inductor-CL``
+(the same run in channels-last memory: the layout question of issue 12). Prints the median ms per call of interleaved repeats, the speedup
 over the default tier and the build time of each tier.
 Run alone: python benchmarks/tiers.py [--big] [--no-inductor] [--repeats 7]
 """
@@ -65,6 +65,8 @@ def run_workload(name: str, make, shape: tuple, args: argparse.Namespace) -> lis
         variants.append(("MKLDNN-CL", "MKLDNN", True))
     if not args.no_inductor:
         variants.append(("inductor", "inductor", False))
+        if len(shape) == 4 and not name.startswith("lenet"):
+            variants.append(("inductor-CL", "inductor", True))
     for label, backend, channels_last in variants:
         t0 = time.perf_counter()
         try:

@@ -32,10 +32,13 @@ inside the program (transparent: same values, outputs contiguous). Measured on t
 Graphs that cannot be lowered are refused with :class:`TierRefused` (its message is the reason,
 for the caller to log): control flow (``_foreach``, ``_while_loop``, ``_cond``), random
 operators (``Dropout`` only in ``mode='always'``: in predict mode otherwise it is the identity),
-``Custom`` (arbitrary Python), sparse tensors, and any graph whose trace disagrees with the
-default tier on the example data or on a second probe (the example reversed along its batch
-axis), which catches kernels whose Python logic reads tensor *values* (``.item()``, data-
-dependent branches) that a trace would freeze.
+``Custom`` (arbitrary Python), sparse tensors, graphs whose kernels read tensor *values* in
+Python (``.item()``, ``.tolist()``, ``bool(t)``, data-dependent output shapes such as boolean
+masks: a trace would freeze them; found by running the default function once under a
+``TorchFunctionMode`` that records them, see :func:`value_reads`), and any program whose results
+disagree with the default tier on the example data or on a probe (the example reversed along
+its batch axis). Shape logic in kernels (``if x.shape[1] != n``) is fine: the data signature is
+guarded exactly, so a shape-specialised trace is exact for every call it serves.
 """
 from __future__ import annotations
 
@@ -43,6 +46,7 @@ import sys
 import threading
 import time
 import warnings
+from types import FrameType
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -54,7 +58,7 @@ from .aliasing import OutputOwnership
 from .codegen import CompiledGraph, compile_graph
 from .param_guard import ParameterSnapshot
 
-__all__ = ["BACKENDS", "FALLBACK", "TierRefused", "check_backend", "refusal_reason", "lower",
+__all__ = ["BACKENDS", "FALLBACK", "TierRefused", "check_backend", "refusal_reason", "value_reads", "lower",
            "LoweredGraph", "BackgroundLowering", "TierRunner"]
 
 # accepted names (case-insensitive) -> the canonical name ``check_backend`` returns
@@ -132,7 +136,7 @@ class _ValueReadRecorder(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
     def _node(self) -> str:
-        frame = sys._getframe(2)
+        frame: Optional[FrameType] = sys._getframe(2)
         while frame is not None:
             if frame.f_code.co_filename.startswith("<hybridnet graph"):
                 line = self._lines[frame.f_lineno - 1] if 0 < frame.f_lineno <= len(self._lines) else ""
@@ -409,9 +413,10 @@ class TierRunner:
     caller runs the default tier. On such a miss the runner lowers for the current data
     signature and parameters, in the background by default (the default tier serves meanwhile)
     or at once with ``background=False``. It keeps up to ``max_signatures`` programs (one per data
-    signature), drops programs whose parameters changed, and disables itself (``disabled`` holds
-    why) after ``max_unused_builds`` programs went stale before serving a single call (weights
-    that change between every prediction) or after a build failed (warned once).
+    signature, least recently built dropped first), drops programs whose parameters changed, and
+    disables itself (``disabled`` holds why) after ``max_unused_builds`` programs were dropped
+    before serving a single call (weights or shapes that change between predictions) or after a
+    build failed (warned once).
 
     Raises :class:`TierRefused` at construction for backends and graphs it cannot lower."""
 
@@ -472,7 +477,7 @@ class TierRunner:
                 self._disable(e)
                 return FALLBACK
             self._add(program)
-        return self(tensors)
+        return self(tensors) if program.matches(tensors) else FALLBACK
 
     def _lower(self, example: List[torch.Tensor]) -> LoweredGraph:
         return lower(self.backend, self.graph, self.input_nodes, self.n_data, example,
@@ -491,22 +496,23 @@ class TierRunner:
             self._add(program)
 
     def _add(self, program: LoweredGraph) -> None:
-        self._programs = ([program] + [p for p in self._programs
-                                       if p.signature != program.signature])[:self.max_signatures]
-        self._used = {id(p): self._used.get(id(p), False) for p in self._programs}
+        self._keep(([program] + [p for p in self._programs
+                                 if p.signature != program.signature])[:self.max_signatures])
 
     def _drop_stale(self, params: Sequence[torch.Tensor]) -> None:
-        keep = []
-        for p in self._programs:
-            if p.snapshot.matches(params):
-                keep.append(p)
-            elif not self._used.get(id(p)):
-                self._unused_builds += 1
-        self._programs = keep
-        self._used = {id(p): self._used.get(id(p), False) for p in keep}
+        self._keep([p for p in self._programs if p.snapshot.matches(params)])
+
+    def _keep(self, programs: List[LoweredGraph]) -> None:
+        """Keep ``programs``; count the dropped ones that never served a call, and disable the
+        runner when too many did (weights or input shapes change between predictions)."""
+        kept = {id(p) for p in programs}
+        self._unused_builds += sum(1 for p in self._programs
+                                   if id(p) not in kept and not self._used.get(id(p)))
+        self._programs = programs
+        self._used = {id(p): self._used.get(id(p), False) for p in programs}
         if self._unused_builds >= self.max_unused_builds and self.disabled is None:
-            self.disabled = (f"{self.max_unused_builds} lowered programs went stale before serving "
-                             "a call: the parameters change between predictions")
+            self.disabled = (f"{self._unused_builds} lowered programs were dropped before serving a "
+                             "call: parameters or input shapes change between predictions")
 
     def _disable(self, error: BaseException) -> None:
         self.disabled = f"{type(error).__name__}: {error}"

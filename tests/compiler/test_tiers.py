@@ -166,6 +166,17 @@ def test_other_batch_size_falls_back_then_relowers(lenet):
     assert runner.builds == 2  # both signatures kept
 
 
+def test_runner_keeps_at_most_max_signatures_programs(lenet):
+    runner = tiers.TierRunner("MKLDNN", lenet.graph, lenet.inputs, 1, background=False,
+                              max_signatures=2)
+    for batch in (1, 2, 3, 1, 2):
+        x = torch.rand(batch, 1, 28, 28)
+        assert_same(runner(lenet.tensors(x)), lenet.expected(lenet.tensors(x)))
+        assert len(runner._programs) <= 2
+    assert runner.builds == 5  # 1 was evicted by 3, 2 by 1
+    assert runner.disabled is None  # every program served the call it was built for
+
+
 def test_runner_disables_itself_when_weights_change_every_call(lenet):
     runner = tiers.TierRunner("MKLDNN", lenet.graph, lenet.inputs, 1, background=True,
                               max_unused_builds=2)
@@ -178,7 +189,7 @@ def test_runner_disables_itself_when_weights_change_every_call(lenet):
         runner.wait()
         table[name].data()[:] = table[name].data() * 0.99
     runner(lenet.tensors())
-    assert runner.disabled is not None and "stale" in runner.disabled
+    assert runner.disabled is not None and "dropped before serving" in runner.disabled
     assert runner(lenet.tensors()) is tiers.FALLBACK
 
 
@@ -220,6 +231,23 @@ def test_refuses_kernels_that_read_values():
     with pytest.raises(tiers.TierRefused, match="read tensor values") as e:
         tiers.lower("MKLDNN", graph, inputs, 2, [tensors[v.name] for v in inputs])
     assert "boolean" in str(e.value)
+
+
+def test_runner_warns_once_when_a_build_fails_and_keeps_falling_back():
+    data, index = mx.sym.var("data"), mx.sym.var("index")
+    graph = mx.sym.contrib.boolean_mask(data, index)._graph()
+    inputs = graph.variables()
+    tensors = [{"data": torch.rand(4, 3), "index": torch.tensor([1.0, 0.0, 1.0, 1.0])}[v.name]
+               for v in inputs]
+    runner = tiers.TierRunner("MKLDNN", graph, inputs, 2)  # refused only when built
+    assert runner(tensors) is tiers.FALLBACK
+    with pytest.warns(RuntimeWarning, match="read tensor values"):
+        runner.wait()
+    assert runner.disabled is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert runner(tensors) is tiers.FALLBACK
+    assert runner.builds == 1
 
 
 def test_parameter_only_output_is_a_fresh_copy():
