@@ -67,7 +67,7 @@ BACKENDS: Tuple[str, ...] = ("MKLDNN", "ONEDNN", "inductor", "default")
 
 FALLBACK = None  # what a lowered callable returns when the caller must run the default tier
 
-# operators whose predict-mode result does not depend only on the inputs' values and attributes
+# control-flow operators: their kernels loop in Python over subgraph functions
 _CONTROL_FLOW = frozenset({"_foreach", "_while_loop", "_cond"})
 
 # relative/absolute tolerance of the build-time check against the default tier (float32; oneDNN
