@@ -1,0 +1,301 @@
+"""Lowered predict-mode tiers (compiler/tiers.py) against the default compiled function."""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import hybridnet as mx
+from hybridnet.base import MXNetError
+from hybridnet.compiler import tiers
+from hybridnet.compiler.codegen import compile_graph
+from hybridnet.gluon.model_zoo.vision import get_model
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+from demo import Net as LeNet  # noqa: E402  (the seed tutorial's LeNet)
+
+RTOL, ATOL = 1e-4, 1e-5
+
+
+class Case:
+    """A net after one eager forward, its traced graph and the default tier's function."""
+
+    def __init__(self, net: mx.gluon.HybridBlock, shape: tuple):
+        net.initialize()
+        self.net = net
+        x = mx.nd.random.uniform(-1, 1, shape=shape)
+        net(x)
+        self.graph = net(mx.sym.var("data"))._graph()
+        variables = self.graph.variables()
+        self.data_node = next(v for v in variables if v.name == "data")
+        self.param_nodes = [v for v in variables if v is not self.data_node]
+        self.inputs = [self.data_node] + self.param_nodes
+        self.default = compile_graph(self.graph, self.inputs)
+        self.x = x._t
+
+    def params(self) -> list:
+        table = self.net.collect_params()
+        return [table[v.name].data()._t for v in self.param_nodes]
+
+    def tensors(self, x: torch.Tensor = None) -> list:
+        return [self.x if x is None else x] + self.params()
+
+    def expected(self, tensors: list) -> tuple:
+        with torch.no_grad():
+            return self.default(*tensors)
+
+
+def assert_same(got: tuple, want: tuple) -> None:
+    assert got is not None, "the tier fell back where it should have run"
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=RTOL, atol=ATOL)
+
+
+MODELS = {
+    "lenet": (lambda: LeNet(), (4, 1, 28, 28)),
+    "resnet18_v1": (lambda: get_model("resnet18_v1", classes=10), (2, 3, 32, 32)),
+    "mobilenet1.0": (lambda: get_model("mobilenet1.0", classes=10), (2, 3, 32, 32)),
+    "mobilenetv2_0.25": (lambda: get_model("mobilenetv2_0.25", classes=10), (2, 3, 32, 32)),
+    "squeezenet1.0": (lambda: get_model("squeezenet1.0", classes=10), (1, 3, 224, 224)),
+    "vgg11_bn": (lambda: get_model("vgg11_bn", classes=10), (2, 3, 32, 32)),
+    "alexnet": (lambda: get_model("alexnet", classes=10), (1, 3, 63, 63)),  # smallest valid size
+}
+
+
+@pytest.fixture(scope="module")
+def lenet() -> Case:
+    mx.random.seed(0)
+    return Case(LeNet(), (4, 1, 28, 28))
+
+
+# ---- names --------------------------------------------------------------------------------
+def test_check_backend_names_and_aliases():
+    assert tiers.check_backend("MKLDNN") == "MKLDNN"
+    assert tiers.check_backend("onednn") == "MKLDNN"
+    assert tiers.check_backend("OneDNN") == "MKLDNN"
+    assert tiers.check_backend("Inductor") == "inductor"
+    assert tiers.check_backend("default") == "default"
+    with pytest.raises(MXNetError) as e:
+        tiers.check_backend("TensorRT")
+    for name in ("'TensorRT'", "'MKLDNN'", "'ONEDNN'", "'inductor'", "'default'"):
+        assert name in str(e.value)
+
+
+def test_unknown_backend_in_lower_and_runner(lenet):
+    with pytest.raises(MXNetError, match="unknown backend 'tvm'"):
+        tiers.lower("tvm", lenet.graph, lenet.inputs, 1, lenet.tensors())
+    with pytest.raises(MXNetError, match="unknown backend"):
+        tiers.TierRunner("tvm", lenet.graph, lenet.inputs, 1)
+    with pytest.raises(tiers.TierRefused, match="'default' has no lowered tier"):
+        tiers.TierRunner("default", lenet.graph, lenet.inputs, 1)
+
+
+# ---- results equal the default tier ----------------------------------------------------------
+@pytest.mark.parametrize("name", list(MODELS))
+def test_torchscript_tier_matches_default(name):
+    mx.random.seed(1)
+    make, shape = MODELS[name]
+    case = Case(make(), shape)
+    lowered = tiers.lower("ONEDNN", case.graph, case.inputs, 1, case.tensors())
+    assert_same(lowered(case.tensors()), case.expected(case.tensors()))
+    other = torch.rand(shape) * 2 - 1  # values the trace never saw
+    assert_same(lowered(case.tensors(other)), case.expected(case.tensors(other)))
+    # outputs are fresh memory: writing into one does not change the next call's result
+    first = lowered(case.tensors())
+    first[0].fill_(123.0)
+    assert_same(lowered(case.tensors()), case.expected(case.tensors()))
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_channels_last_keeps_values_and_layout(channels_last):
+    mx.random.seed(2)
+    case = Case(get_model("resnet18_v1", classes=10), (2, 3, 32, 32))
+    lowered = tiers.lower("MKLDNN", case.graph, case.inputs, 1, case.tensors(),
+                          channels_last=channels_last)
+    assert lowered.channels_last is channels_last
+    got = lowered(case.tensors())
+    assert all(o.is_contiguous() for o in got)
+    assert_same(got, case.expected(case.tensors()))
+
+
+# ---- guards: parameters and data signature ------------------------------------------------------
+def test_parameter_change_in_place_and_set_data_is_seen():
+    mx.random.seed(3)
+    case = Case(LeNet(), (4, 1, 28, 28))
+    lowered = tiers.lower("MKLDNN", case.graph, case.inputs, 1, case.tensors())
+    assert lowered(case.tensors()) is not None
+    table = case.net.collect_params()
+    weight = table[case.param_nodes[0].name]
+    weight.data()[:] = weight.data() * 0.5  # in place: same tensor, new version
+    assert lowered(case.tensors()) is tiers.FALLBACK
+    relowered = tiers.lower("MKLDNN", case.graph, case.inputs, 1, case.tensors())
+    assert_same(relowered(case.tensors()), case.expected(case.tensors()))
+    bias = table[case.param_nodes[1].name]
+    bias.set_data(mx.nd.ones(bias.shape))  # a new tensor
+    assert relowered(case.tensors()) is tiers.FALLBACK
+
+
+def test_runner_relowers_after_parameter_change(lenet):
+    runner = tiers.TierRunner("MKLDNN", lenet.graph, lenet.inputs, 1, background=False)
+    assert_same(runner(lenet.tensors()), lenet.expected(lenet.tensors()))
+    table = lenet.net.collect_params()
+    name = lenet.param_nodes[-1].name  # fc3_weight, the last layer
+    before = runner(lenet.tensors())[0].clone()
+    table[name].data()[:] = table[name].data() + 1.0
+    got = runner(lenet.tensors())
+    assert_same(got, lenet.expected(lenet.tensors()))
+    assert not torch.allclose(got[0], before)
+    assert runner.builds == 2
+
+
+def test_other_batch_size_falls_back_then_relowers(lenet):
+    lowered = tiers.lower("MKLDNN", lenet.graph, lenet.inputs, 1, lenet.tensors())
+    x7 = torch.rand(7, 1, 28, 28)
+    assert lowered(lenet.tensors(x7)) is tiers.FALLBACK
+    assert lowered(lenet.tensors(lenet.x.double())) is tiers.FALLBACK  # dtype is part of it
+    runner = tiers.TierRunner("MKLDNN", lenet.graph, lenet.inputs, 1, background=False)
+    assert_same(runner(lenet.tensors()), lenet.expected(lenet.tensors()))
+    assert_same(runner(lenet.tensors(x7)), lenet.expected(lenet.tensors(x7)))
+    assert_same(runner(lenet.tensors()), lenet.expected(lenet.tensors()))
+    assert runner.builds == 2  # both signatures kept
+
+
+def test_runner_keeps_at_most_max_signatures_programs(lenet):
+    runner = tiers.TierRunner("MKLDNN", lenet.graph, lenet.inputs, 1, background=False,
+                              max_signatures=2)
+    for batch in (1, 2, 3, 1, 2):
+        x = torch.rand(batch, 1, 28, 28)
+        assert_same(runner(lenet.tensors(x)), lenet.expected(lenet.tensors(x)))
+        assert len(runner._programs) <= 2
+    assert runner.builds == 5  # 1 was evicted by 3, 2 by 1
+    assert runner.disabled is None  # every program served the call it was built for
+
+
+def test_runner_disables_itself_when_weights_change_every_call(lenet):
+    runner = tiers.TierRunner("MKLDNN", lenet.graph, lenet.inputs, 1, background=True,
+                              max_unused_builds=2)
+    table = lenet.net.collect_params()
+    name = lenet.param_nodes[-1].name
+    for _ in range(8):
+        out = runner(lenet.tensors())
+        if out is not None:
+            assert_same(out, lenet.expected(lenet.tensors()))
+        runner.wait()
+        table[name].data()[:] = table[name].data() * 0.99
+    runner(lenet.tensors())
+    assert runner.disabled is not None and "dropped before serving" in runner.disabled
+    assert runner(lenet.tensors()) is tiers.FALLBACK
+
+
+# ---- refusals ------------------------------------------------------------------------------------
+def _lower_symbol(out: mx.sym.Symbol, shapes: dict) -> tiers.LoweredGraph:
+    graph = out._graph()
+    inputs = graph.variables()
+    tensors = [torch.rand(shapes[v.name]) for v in inputs]
+    return tiers.lower("MKLDNN", graph, inputs, 1, tensors)
+
+
+def test_refuses_random_operators():
+    data = mx.sym.var("data")
+    with pytest.raises(tiers.TierRefused, match="random operator"):
+        _lower_symbol(data + mx.sym.random.uniform(shape=(2, 3)), {"data": (2, 3)})
+    with pytest.raises(tiers.TierRefused, match="Dropout\\(mode='always'\\)"):
+        _lower_symbol(mx.sym.Dropout(data, p=0.5, mode="always"), {"data": (2, 3)})
+
+
+def test_predict_mode_dropout_is_lowered():
+    data = mx.sym.var("data")
+    lowered = _lower_symbol(mx.sym.Dropout(data * 2, p=0.5), {"data": (2, 3)})
+    x = torch.rand(2, 3)
+    assert_same(lowered([x]), (x * 2,))
+
+
+def test_refuses_control_flow():
+    data = mx.sym.var("data")
+    outs, _ = mx.sym.contrib.foreach(lambda x, s: (x * 2, s), data, [])
+    with pytest.raises(tiers.TierRefused, match="control flow"):
+        _lower_symbol(outs, {"data": (3, 2)})
+
+
+def test_refuses_kernels_that_read_values():
+    data, index = mx.sym.var("data"), mx.sym.var("index")
+    graph = mx.sym.contrib.boolean_mask(data, index)._graph()
+    inputs = graph.variables()
+    tensors = {"data": torch.rand(4, 3), "index": torch.tensor([1.0, 0.0, 1.0, 1.0])}
+    with pytest.raises(tiers.TierRefused, match="read tensor values") as e:
+        tiers.lower("MKLDNN", graph, inputs, 2, [tensors[v.name] for v in inputs])
+    assert "boolean" in str(e.value)
+
+
+def test_runner_warns_once_when_a_build_fails_and_keeps_falling_back():
+    data, index = mx.sym.var("data"), mx.sym.var("index")
+    graph = mx.sym.contrib.boolean_mask(data, index)._graph()
+    inputs = graph.variables()
+    tensors = [{"data": torch.rand(4, 3), "index": torch.tensor([1.0, 0.0, 1.0, 1.0])}[v.name]
+               for v in inputs]
+    runner = tiers.TierRunner("MKLDNN", graph, inputs, 2)  # refused only when built
+    assert runner(tensors) is tiers.FALLBACK
+    with pytest.warns(RuntimeWarning, match="read tensor values"):
+        runner.wait()
+    assert runner.disabled is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert runner(tensors) is tiers.FALLBACK
+    assert runner.builds == 1
+
+
+def test_parameter_only_output_is_a_fresh_copy():
+    data, weight = mx.sym.var("data"), mx.sym.var("weight")
+    out = mx.sym.Group([mx.sym.FullyConnected(data, weight, num_hidden=3, no_bias=True), weight * 2])
+    graph = out._graph()
+    inputs = [v for v in graph.variables() if v.name == "data"] + \
+             [v for v in graph.variables() if v.name == "weight"]
+    x, w = torch.rand(2, 4), torch.rand(3, 4)
+    lowered = tiers.lower("MKLDNN", graph, inputs, 1, [x, w])
+    first = lowered([x, w])
+    first[1].zero_()
+    assert_same(lowered([x, w]), (x @ w.T, w * 2))
+
+
+# ---- background lowering --------------------------------------------------------------------------
+def test_background_runner_swaps_in(lenet):
+    runner = tiers.TierRunner("MKLDNN", lenet.graph, lenet.inputs, 1)  # background by default
+    assert runner(lenet.tensors()) is tiers.FALLBACK  # the default tier serves the first call
+    runner.wait()
+    assert_same(runner(lenet.tensors()), lenet.expected(lenet.tensors()))
+
+
+def test_background_lowering_reports_a_failure_once():
+    def build():
+        raise RuntimeError("no compiler here")
+    job = tiers.BackgroundLowering(build)
+    job.join(10)
+    with pytest.warns(RuntimeWarning, match="no compiler here"):
+        assert job.ready() is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert job.ready() is None  # no second warning
+
+
+def test_background_lowering_returns_the_build():
+    job = tiers.BackgroundLowering(lambda: (lambda tensors: tuple(tensors)))
+    fn = job.wait(10)
+    assert fn is not None and fn([1, 2]) == (1, 2)
+
+
+# ---- Inductor: one tiny model (compiles for seconds) ----------------------------------------------
+def test_inductor_tier_matches_default():
+    mx.random.seed(4)
+    net = mx.gluon.nn.HybridSequential()
+    net.add(mx.gluon.nn.Dense(8, activation="relu"), mx.gluon.nn.Dense(3))
+    case = Case(net, (4, 5))
+    lowered = tiers.lower("inductor", case.graph, case.inputs, 1, case.tensors())
+    other = torch.rand(4, 5)
+    assert_same(lowered(case.tensors(other)), case.expected(case.tensors(other)))
+    assert lowered(case.tensors(torch.rand(6, 5))) is tiers.FALLBACK
