@@ -1,8 +1,8 @@
 """Lowered predict-mode tiers (compiler/tiers.py) against the default compiled function."""
 from __future__ import annotations
-import shutil
 
 import os
+import shutil
 import sys
 import warnings
 
