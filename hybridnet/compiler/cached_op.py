@@ -27,8 +27,10 @@ from ..profiler import recorder as _profiler
 from .aliasing import OutputOwnership
 from .codegen import compile_graph
 from .passes import optimize
+from .predict import PredictPlan
+from .tiers import TierRefused, TierRunner, check_backend
 
-__all__ = ["CachedGraph", "CachedOp", "DEFAULT_MAX_CACHED"]
+__all__ = ["CachedGraph", "CachedOp", "DEFAULT_MAX_CACHED", "lowering_backend"]
 
 _log = logging.getLogger("hybridnet.hybridize")
 DEFAULT_MAX_CACHED = 8
@@ -44,9 +46,17 @@ class Mode(Protocol):
 
 
 class CachedOp:
-    """Compiled graph with inputs ordered ``data_nodes + param_nodes``."""
+    """One compiled variant of a graph, inputs ordered ``data_nodes + param_nodes``.
 
-    def __init__(self, graph: Graph, data_nodes: Sequence[Node], param_nodes: Sequence[Node]):
+    Every call may run the generated function (``compiled``). Predict-mode calls (not recording,
+    not training) may instead run, first choice first: a lowered tier (``backend``: frozen
+    TorchScript/oneDNN or Inductor, built in the background, see ``tiers``) and the predict plan
+    (``predict=True``: BatchNorm folded, identities removed, parameter-only work computed once
+    per parameter change, see ``predict``). Both give the default function's results to float
+    rounding and fall back to it whenever they cannot serve a call."""
+
+    def __init__(self, graph: Graph, data_nodes: Sequence[Node], param_nodes: Sequence[Node],
+                 predict: bool = False, backend: Optional[str] = None):
         self.graph = optimize(graph)
         order = list(data_nodes) + list(param_nodes)
         present = {id(v) for v in self.graph.variables()}
@@ -58,14 +68,26 @@ class CachedOp:
         self._fn = self.compiled.fn
         ownership = OutputOwnership(self.graph, inputs)
         self._own = ownership.apply if ownership else None
+        self.predict_plan: Optional[PredictPlan] = PredictPlan(graph, data_nodes, param_nodes) if predict else None
+        self.tier: Optional[TierRunner] = None
+        self.tier_refused: Optional[str] = None  # why ``backend`` could not lower this graph
+        if backend is not None:
+            n_data = sum(1 for i in self._keep if i < len(data_nodes))
+            try:
+                self.tier = TierRunner(backend, self.graph, inputs, n_data)
+            except TierRefused as e:
+                self.tier_refused = str(e)
+                _log.info("the %s tier is not used: %s", backend, e)
+        self._fast_predict = self.tier is not None or self.predict_plan is not None
 
     def set_op_hook(self, callback: Optional[Callable[[str, str, Any], Any]], monitor_all: bool = False) -> None:
         """Call ``callback(name, op_name, tensor)`` on every operator output (``<node>_output``)
         and, with ``monitor_all``, first on its inputs (``<node>_<input>``), as MXNet's op hooks
-        do. The graph then runs node by node (``ir.interpreter``); ``None`` restores the
-        generated function."""
+        do. The graph then runs node by node (``ir.interpreter``), never through a predict-mode
+        tier; ``None`` restores the generated function."""
         if callback is None:
             self._fn = self.compiled.fn
+            self._fast_predict = self.tier is not None or self.predict_plan is not None
             return
         interpreter = Interpreter(self.graph, self._inputs)
 
@@ -79,15 +101,21 @@ class CachedOp:
 
         def run(*tensors: Any, _train: bool = False) -> tuple:
             return interpreter.run(*tensors, _train=_train, hook=on_node)
+        self._fast_predict = False
         self._fn = run
 
     @property
     def source(self) -> str:
-        """The generated Python source (what actually runs)."""
+        """The generated Python source of the default function (what runs unless a predict-mode
+        tier serves the call)."""
         return self.compiled.source
 
     def __call__(self, tensors: list, mode: Mode) -> tuple:
         """Run on ``tensors`` under ``mode`` (the caller's ``autograd.current_mode()``)."""
+        if self._fast_predict and not mode.recording and not mode.training and not _profiler.running:
+            outs = self._predict(tensors)
+            if outs is not None:
+                return outs
         if not self._all:
             tensors = [tensors[i] for i in self._keep]
         fn = self._fn if not _profiler.running else _profiler.timed_graph(self.compiled)
@@ -105,6 +133,27 @@ class CachedOp:
                                   self.compiled.source) from e
         return outs if self._own is None else self._own(outs, tensors)
 
+    def _predict(self, tensors: list) -> Optional[tuple]:
+        """Outputs from the lowered tier or the predict plan; None: run the default function."""
+        if self.tier is not None:
+            kept = tensors if self._all else [tensors[i] for i in self._keep]
+            outs = self.tier(kept)
+            if outs is not None:
+                return outs
+        plan = self.predict_plan
+        if plan is None:
+            return None
+        try:
+            return plan(tensors)
+        except (RuntimeError, ValueError, IndexError, TypeError) as e:
+            raise explain_failure(self.graph, [v.name for v in plan.data_nodes + plan.param_nodes],
+                                  tensors, e, plan.source) from e
+
+    def wait_for_tier(self, timeout: Optional[float] = None) -> None:
+        """Block until a lowered tier being built in the background is ready (or failed)."""
+        if self.tier is not None:
+            self.tier.wait(timeout)
+
 
 Signature = tuple  # per data input: (dtype, device index) or (dtype, device index, shape)
 
@@ -121,7 +170,8 @@ class CachedGraph:
     def __init__(self, graph: Graph, data_names: Sequence[str], param_names: Sequence[str],
                  params: Sequence[Any] = (), in_format: Any = None, out_format: Any = 0,
                  owner: str = "graph", static_alloc: bool = False, static_shape: bool = False,
-                 max_cached: int = DEFAULT_MAX_CACHED, verify: int = 0, created: Sequence = ()):
+                 max_cached: int = DEFAULT_MAX_CACHED, verify: int = 0, created: Sequence = (),
+                 backend: Optional[str] = None):
         by_name = {v.name: v for v in graph.variables()}
         self.graph = graph
         self.owner = owner
@@ -138,6 +188,7 @@ class CachedGraph:
         self.fast_arity = n if self.in_format == [0] * n and not verify else -1
         self.static_alloc = static_alloc
         self.static_shape = static_shape
+        self.backend = lowering_backend(backend, static_alloc, static_shape)
         self.max_cached = max_cached
         self.verify_left = verify
         self.created = list(created)  # where each traced node was created (for verify)
@@ -203,7 +254,8 @@ class CachedGraph:
     def _compile(self, key: Signature) -> "CachedOp":
         if self._variants and key:
             self._report_miss(key)
-        op = CachedOp(self.graph, self.input_nodes[:self._n_data], self.input_nodes[self._n_data:])
+        op = CachedOp(self.graph, self.input_nodes[:self._n_data], self.input_nodes[self._n_data:],
+                      predict=self.static_alloc, backend=self.backend)
         if self._op_hook is not None:
             op.set_op_hook(*self._op_hook)
         self.compiles += 1
@@ -236,6 +288,19 @@ class CachedGraph:
                     "keep input dtypes and devices fixed, or raise hybridize(max_cached=N)")
             warnings.warn(f"{msg}. It keeps recompiling: more than max_cached={self.max_cached} "
                           f"signatures, so older ones are dropped; {hint}", stacklevel=5)
+
+
+def lowering_backend(backend: Optional[str], static_alloc: bool, static_shape: bool) -> Optional[str]:
+    """The lowered tier predict-mode calls use: the one ``backend`` names (MXNet's names,
+    checked: an unknown one raises naming the valid ones), none for ``'default'``, and with no
+    backend named, frozen TorchScript/oneDNN when the user allowed both static allocation and
+    static shapes (MXNet's flags for "fixed shapes, make it fast"), else none."""
+    if backend is None or backend == "":
+        return "MKLDNN" if static_alloc and static_shape else None
+    if not isinstance(backend, str):
+        raise TypeError(f"backend must be a string such as 'ONEDNN', got {type(backend).__name__}")
+    name = check_backend(backend)
+    return None if name == "default" else name
 
 
 def _dtype_text(d: Any) -> str:

@@ -22,7 +22,7 @@ from .. import name as _name
 from .. import ndarray as nd
 from .. import symbol as sym
 from ..base import MXNetError, dtype_name
-from ..compiler.cached_op import DEFAULT_MAX_CACHED, CachedGraph
+from ..compiler.cached_op import DEFAULT_MAX_CACHED, CachedGraph, lowering_backend
 from ..context import Context
 from ..ndarray import ndarray as _ndarray_mod
 from ..ndarray.ndarray import NDArray
@@ -517,9 +517,10 @@ class HybridBlock(Block):
         if isinstance(max_cached, bool) or not isinstance(max_cached, int) or max_cached < 1:
             raise TypeError(f"hybridize(max_cached=...) takes how many compiled signatures to keep "
                             f"(an int >= 1), got {max_cached!r}")
+        lowering_backend(backend, bool(static_alloc), bool(static_shape))  # unknown names raise now
         self._active = active
         self._flags = {"static_alloc": bool(static_alloc), "static_shape": bool(static_shape),
-                       "verify": verify, **kwargs}
+                       "verify": verify, "backend": backend, **kwargs}
         if clear:
             self._clear_cached_op()
         if active and (self._forward_hooks or self._forward_pre_hooks):
@@ -684,7 +685,8 @@ class HybridBlock(Block):
                              static_shape=flags.get("static_shape", False),
                              max_cached=flags.get("max_cached", DEFAULT_MAX_CACHED),
                              verify=flags.get("verify", 0),
-                             created=getattr(self._cached_graph, "created", ()))
+                             created=getattr(self._cached_graph, "created", ()),
+                             backend=flags.get("backend"))
         if self._op_hook is not None:
             cached.set_op_hook(*self._op_hook)
         self._cached_op = cached  # published last: lock-free callers see a complete build
@@ -855,9 +857,25 @@ class HybridBlock(Block):
                 warnings.warn(f'Parameter "{name}" is not found in the graph. ', stacklevel=2)
         nd.save(f"{path}-{epoch:04d}.params", arg_dict)
 
-    def optimize_for(self, x: Any, *args: Any, backend: Any = None, **kwargs: Any) -> None:
-        self.hybridize(True, **kwargs)
-        self(x, *args)
+    def optimize_for(self, x: Any, *args: Any, backend: Any = None, clear: bool = True,
+                     **kwargs: Any) -> None:
+        """Hybridize with ``backend`` and build the compiled graph for inputs like ``x`` now
+        (MXNet 1.9.1). Here the lowered tier (``'ONEDNN'``/``'MKLDNN'``: frozen TorchScript with
+        oneDNN fusion; ``'inductor'``: torch.compile) is also built for ``x``'s signature before
+        returning, by one predict-mode call, so the next predictions use it."""
+        if not backend:
+            raise ValueError('Must specify "backend" to optimize_for (one of '
+                             "'ONEDNN', 'MKLDNN', 'inductor', 'default')")
+        self.hybridize(True, backend=backend, clear=clear, **kwargs)
+        with _ag.predict_mode(), _ag.pause():
+            self(x, *args)
+        cached = self._cached_op
+        if cached is not None:
+            flat = [a for a in _flatten([x, *args], "input")[0] if a is not None]
+            tensors = [dense_tensor(flat[i]) for i in cached.data_pos]
+            device_ctx = flat[0].context if flat else None
+            tensors += [_param_tensor(p, device_ctx) for p in cached.params]
+            cached.variant(tensors).wait_for_tier()
 
 
 def _declared_shape(hint: Any) -> Optional[tuple]:
