@@ -38,14 +38,19 @@ def inference_graph(graph: Graph, dtypes: Optional[dict] = None) -> Graph:
 
 
 class _Program:
-    """The compiled prologue and main function for one set of parameter dtypes."""
+    """The compiled prologue and main function for one set of parameter dtypes.
 
-    __slots__ = ("dtypes", "prologue", "main", "own")
+    ``prologue_pos`` are the positions (among the parameters) of those the prologue reads: only
+    they can make its results stale (main reads its parameters afresh on every call)."""
 
-    def __init__(self, dtypes: tuple, prologue: Optional[CompiledGraph], main: CompiledGraph,
+    __slots__ = ("dtypes", "prologue", "prologue_pos", "main", "own")
+
+    def __init__(self, dtypes: tuple, prologue: Optional[CompiledGraph], prologue_pos: tuple,
+                 main: CompiledGraph,
                  own: Optional[Callable[[Sequence[torch.Tensor], Sequence[torch.Tensor]], tuple]]):
         self.dtypes = dtypes
         self.prologue = prologue
+        self.prologue_pos = prologue_pos
         self.main = main
         self.own = own
 
@@ -66,11 +71,11 @@ class PredictPlan:
 
     ``tensors`` are the data tensors then the parameter tensors, in the order of ``data_nodes``
     and ``param_nodes`` (CachedOp's convention; every variable of ``graph`` is one of them).
-    The plan is built at the first call (folding needs the parameters' dtypes) and rebuilt only
-    if those dtypes change; the prologue reruns only when a parameter tensor is replaced or
-    written in place. It runs without gradients, so call it only when not recording and not
-    training. Threads may call one plan at once: the only state is the prologue cache, replaced
-    as a whole.
+    The plan is built at the first call (folding needs the parameters' dtypes); the prologue
+    reruns, and the plan is rebuilt if the dtypes changed, only when a parameter the prologue
+    reads is replaced or written in place. It runs without gradients, so call it only when not
+    recording and not training. Threads may call one plan at once: the only state is the
+    prologue cache, replaced as a whole.
     """
 
     def __init__(self, graph: Graph, data_nodes: Sequence[Node], param_nodes: Sequence[Node]):
@@ -90,38 +95,52 @@ class PredictPlan:
         """Passes, prologue split and compilation for parameters of ``dtypes``."""
         graph = inference_graph(self.graph, {v.name: d for v, d in zip(self.param_nodes, dtypes)})
         split = split_parameter_prologue(graph, self.param_nodes)
-        prologue = None if split.prologue is None else \
-            compile_graph(split.prologue, self.param_nodes, "predict_prologue")
+        prologue: Optional[CompiledGraph] = None
+        pos: tuple = ()
+        if split.prologue is not None:
+            read = {id(v) for v in split.prologue.variables()}
+            pos = tuple(i for i, v in enumerate(self.param_nodes) if id(v) in read)
+            prologue = compile_graph(split.prologue, [self.param_nodes[i] for i in pos], "predict_prologue")
         inputs = self.data_nodes + self.param_nodes + list(split.folded)
         main = compile_graph(split.main, inputs, "predict_main")
         ownership = OutputOwnership(split.main, inputs)
-        return _Program(dtypes, prologue, main, ownership.apply if ownership else None)
+        return _Program(dtypes, prologue, pos, main, ownership.apply if ownership else None)
 
     def _refresh(self, params: Sequence[torch.Tensor]) -> _Folded:
-        """Recompute (and publish) the prologue's results for ``params``."""
-        snapshot = ParameterSnapshot(params)  # taken first: a write during the run shows next call
+        """Rebuild the program if the parameter dtypes changed, recompute the prologue's results
+        for ``params`` and publish both as one object."""
         dtypes = tuple(t.dtype for t in params)
         current = self._folded
         program = current.program if current is not None and current.program.dtypes == dtypes \
             else self._build(dtypes)
+        read = [params[i] for i in program.prologue_pos]
+        snapshot = ParameterSnapshot(read)  # taken first: a write during the run shows next call
         values: tuple = ()
         if program.prologue is not None:
             with torch.no_grad():
-                values = program.prologue.fn(*params)
+                values = program.prologue.fn(*read)
         folded = _Folded(snapshot, values, program)
         self._folded = folded
+        return folded
+
+    def _current(self, params: Sequence[torch.Tensor]) -> _Folded:
+        """The published prologue results, refreshed first if ``params`` made them stale."""
+        folded = self._folded
+        if folded is None:
+            return self._refresh(params)
+        pos = folded.program.prologue_pos
+        if pos and not folded.snapshot.matches([params[i] for i in pos]):
+            return self._refresh(params)
         return folded
 
     def __call__(self, tensors: Sequence[torch.Tensor]) -> tuple:
         """The graph's outputs for ``tensors`` (data then parameters), each a tensor the caller
         owns (copied where it would share memory with an input, a folded value or another
         output)."""
-        params = tensors[self._n_data:]
-        folded = self._folded
-        if folded is None or not folded.snapshot.matches(params):
-            folded = self._refresh(params)
+        folded = self._current(tensors[self._n_data:])
         program = folded.program
-        args = list(tensors) + list(folded.values)
+        args = list(tensors)
+        args.extend(folded.values)
         if _is_grad():
             _set_grad(False)
             try:
@@ -135,10 +154,8 @@ class PredictPlan:
     def program_for(self, params: Sequence[torch.Tensor]) -> tuple:
         """(prologue, main) compiled graphs used for ``params`` (prologue None when nothing is
         hoisted): what runs, for tests and ``source`` listings."""
-        folded = self._folded
-        if folded is None or not folded.snapshot.matches(params):
-            folded = self._refresh(params)
-        return folded.program.prologue, folded.program.main
+        program = self._current(params).program
+        return program.prologue, program.main
 
     def __repr__(self) -> str:
         state = "not built" if self._folded is None else \

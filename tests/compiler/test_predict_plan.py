@@ -235,3 +235,53 @@ def test_concurrent_calls_agree():
     for t in threads:
         t.join()
     assert errors == []
+
+
+def _conv_bn_dense():
+    net = nn.HybridSequential()
+    net.add(nn.Conv2D(4, 3, in_channels=3), nn.BatchNorm(in_channels=4), nn.Dense(5, in_units=4 * 6 * 6))
+    return net
+
+
+def _ops_of(compiled):
+    return [n.op.name for n in compiled.graph.nodes if n.op is not None]
+
+
+def test_float16_network_keeps_float32_batchnorm_unfolded():
+    """Gluon keeps BatchNorm parameters float32 in a float16 network: folding them into the
+    float16 convolution would change its dtype, so the plan leaves that BatchNorm alone."""
+    s = _setup(_conv_bn_dense(), (2, 3, 8, 8), dtype="float16")
+    assert s.params[[k for k in s.params.keys() if k.endswith("gamma")][0]].data().dtype == np.float32
+    s.check(rtol=1e-3)
+    _, main = s.plan.program_for(s.tensors()[1:])
+    assert "BatchNorm" in _ops_of(main)
+
+
+def test_parameter_dtype_change_rebuilds_the_plan():
+    net = _conv_bn_dense()
+    s = _setup(net, (2, 3, 8, 8))
+    s.check(rtol=1e-5)
+    assert "BatchNorm" not in _ops_of(s.plan.program_for(s.tensors()[1:])[1])
+    net.cast("float64")
+    s.x = s.x.double()
+    s.check(rtol=1e-12)
+    prologue, main = s.plan.program_for(s.tensors()[1:])
+    assert "BatchNorm" not in _ops_of(main)
+    assert all(t.dtype == torch.float64 for t in prologue(*[s.tensors()[1:][i] for i in
+                                                            s.plan._folded.program.prologue_pos]))
+    net.cast("float16")  # BatchNorm stays float32: no longer folded
+    s.x = s.x.half()
+    s.check(rtol=1e-3)
+    assert "BatchNorm" in _ops_of(s.plan.program_for(s.tensors()[1:])[1])
+
+
+def test_graph_without_foldable_parameters_checks_no_snapshot():
+    """The seed LeNet has nothing parameter-only to precompute: no prologue, and the plan still
+    sees parameter changes (main reads parameters on every call)."""
+    s = _setup(_seed_lenet(), (2, 1, 28, 28))
+    prologue, _ = s.plan.program_for(s.tensors()[1:])
+    assert prologue is None
+    s.check(rtol=1e-5)
+    fc3 = [p for k, p in s.params.items() if k.endswith("fc3_weight")][0]
+    fc3.data()[:] = 0.5
+    s.check(rtol=1e-5)
