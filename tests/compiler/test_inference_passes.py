@@ -271,3 +271,15 @@ def test_split_keeps_the_input_graph():
     before = g.text()
     split_parameter_prologue(g, _split_nodes(g, {"data"})[1])
     assert g.text() == before and isinstance(g, Graph)
+
+
+def test_values_written_into_stay_copies_and_per_call():
+    """An optimizer update writes into its ``mom`` (auxiliary) input: a copy feeding it stays a
+    copy, and a parameter-only value feeding it is not hoisted into the cached prologue."""
+    w, g, mom = sym.var("w"), sym.var("g"), sym.var("mom")
+    out = sym.sgd_mom_update(w, g, sym.identity(mom), lr=0.1, momentum=0.9)
+    graph = out._graph()
+    assert _ops(remove_inference_identities(graph)) == _ops(graph)
+    hoisted = sym.sgd_mom_update(w, g, sym.exp(mom), lr=0.1, momentum=0.9)._graph()
+    split = split_parameter_prologue(hoisted, [v for v in hoisted.variables() if v.name in ("mom", "w")])
+    assert split.prologue is None and split.main is hoisted

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple, Sequence, cast
 from ...ir.graph import Graph, Node, transform
 from ...ops.registry import OpDef
 
-__all__ = ["ParameterPrologue", "split_parameter_prologue", "hoistable"]
+__all__ = ["ParameterPrologue", "split_parameter_prologue", "hoistable", "mutated_inputs"]
 
 
 class ParameterPrologue(NamedTuple):
@@ -29,15 +29,33 @@ class ParameterPrologue(NamedTuple):
     folded: tuple
 
 
+def _writes_inputs(op: OpDef) -> bool:
+    """Optimizer updates and ``reset_arrays`` write into their inputs."""
+    return op.name.endswith("_update") or op.name == "reset_arrays"
+
+
 def hoistable(node: Node) -> bool:
     """Whether ``node`` computes the same value from the same inputs on every predict-mode call
     and changes nothing else: not random, no auxiliary (mutated) state, not train-aware (that
     covers BatchNorm, Dropout, RNN, Custom and control flow), no optimizer update and no
-    ``reset_arrays`` (they write into their inputs)."""
+    ``reset_arrays``."""
     op = cast(OpDef, node.op)
     if op.random or op.train_aware or node.subgraphs or node.aux_slots():
         return False
-    return not (op.name.endswith("_update") or op.name == "reset_arrays")
+    return not _writes_inputs(op)
+
+
+def mutated_inputs(graph: Graph) -> set:
+    """ids of the nodes whose outputs some node may write into: those read in an auxiliary slot
+    or by an operator that writes into its inputs. Such a value must stay computed per call (a
+    hoisted one would be overwritten in the cache) and must stay a copy if it is one."""
+    out: set = set()
+    for node in graph.nodes:
+        if node.op is None:
+            continue
+        slots = range(len(node.inputs)) if _writes_inputs(node.op) else node.aux_slots()
+        out.update(id(node.inputs[i][0]) for i in slots)
+    return out
 
 
 def split_parameter_prologue(graph: Graph, param_nodes: Sequence[Node]) -> ParameterPrologue:
@@ -45,17 +63,18 @@ def split_parameter_prologue(graph: Graph, param_nodes: Sequence[Node]) -> Param
 
     A node is hoisted when ``hoistable`` and every input is a parameter variable (one of
     ``param_nodes``) or another hoisted node; operators without inputs (``_zeros``, ``_arange``)
-    are hoisted too. The prologue's outputs are the hoisted values that a remaining node or a
+    are hoisted too, except values some node writes into (``mutated_inputs``). The prologue's outputs are the hoisted values that a remaining node or a
     graph output reads; each becomes a new variable of ``main`` (``_folded<k>_<node name>``).
     Only valid in predict mode: the graph must not be differentiated with respect to the
     parameters (the prologue runs without gradients)."""
     params = {id(v) for v in param_nodes}
+    pinned = mutated_inputs(graph)
     constant: set = set()
     for node in graph.nodes:
         if node.op is None:
             if id(node) in params:
                 constant.add(id(node))
-        elif hoistable(node) and all(id(src) in constant for src, _ in node.inputs):
+        elif id(node) not in pinned and hoistable(node) and all(id(src) in constant for src, _ in node.inputs):
             constant.add(id(node))
 
     # hoisted entries read by a remaining node or returned: the prologue's outputs

@@ -17,6 +17,7 @@ from typing import Any, Mapping, Optional, cast
 from ...ir.graph import Entry, Graph, Node, transform
 from ...ops import registry as _reg
 from ...ops.registry import OpDef
+from .constfold import mutated_inputs
 
 __all__ = ["remove_inference_identities", "fold_batchnorm", "INFERENCE_IDENTITY_OPS"]
 
@@ -56,10 +57,13 @@ def remove_inference_identities(graph: Graph) -> Graph:
     mode='always' and p > 0 stays: MXNet drops in predict mode too. Casts stay: whether one is
     a no-op depends on the input's dtype, which the graph does not say.
 
+    A copy that some node writes into (an auxiliary slot, an optimizer update) stays a copy.
     A removed ``_copy`` may leave an output sharing memory with an input or another output;
     the caller's ``OutputOwnership`` (as CachedOp and PredictPlan apply it) copies those."""
+    written = mutated_inputs(graph)
+
     def visit(node: Node, inputs: tuple) -> Any:
-        if node.subgraphs or not _is_inference_identity(node):
+        if node.subgraphs or id(node) in written or not _is_inference_identity(node):
             return None
         return [inputs[0]]
 
