@@ -7,9 +7,12 @@ from ...ir.graph import Graph, GraphError
 from .cse import cse, distinct_outputs
 from .fuse import fuse_softmax_ce
 from .export import broadcast_where_shapes_differ, remove_amp_cast
+from .inference import fold_batchnorm, remove_inference_identities
+from .constfold import ParameterPrologue, split_parameter_prologue
 
 __all__ = ["run_passes", "optimize", "export_graph", "cse", "distinct_outputs", "fuse_softmax_ce", "remove_amp_cast",
-           "broadcast_where_shapes_differ", "DEFAULT_PASSES"]
+           "broadcast_where_shapes_differ", "DEFAULT_PASSES", "fold_batchnorm", "remove_inference_identities",
+           "ParameterPrologue", "split_parameter_prologue"]
 
 DEFAULT_PASSES: tuple = (cse, fuse_softmax_ce)
 

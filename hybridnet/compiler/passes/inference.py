@@ -1,0 +1,173 @@
+"""Rewrites valid only in predict mode (not recording, not training).
+
+A graph compiled for ``autograd.predict_mode()`` may drop what only matters for training:
+Dropout that is off outside training, gradient markers (``BlockGrad``, ``make_loss``...), and
+BatchNorm, which then normalizes with its moving statistics and is an affine map per channel that
+folds into the Convolution or FullyConnected feeding it. Each pass is ``Graph -> Graph`` and
+never changes its input; none of them may run on a graph that will train (the graph they leave
+computes different gradients and no longer updates BatchNorm's moving statistics).
+
+Folded weights are new graph nodes computed from the parameter variables only, so
+``constfold.split_parameter_prologue`` can hoist them out of the per-call path.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional, cast
+
+from ...ir.graph import Entry, Graph, Node, transform
+from ...ops import registry as _reg
+from ...ops.registry import OpDef
+from .constfold import mutated_inputs
+
+__all__ = ["remove_inference_identities", "fold_batchnorm", "INFERENCE_IDENTITY_OPS"]
+
+# Operators whose predict-mode, no-gradient forward returns its (first) input's values unchanged
+# whatever the attributes: copies (``_copy``/identity), gradient markers and loss heads (their
+# forward is the identity; only their backward differs), shape-constraint markers. Dropout is
+# handled apart: it is the identity only for mode='training' (or p <= 0).
+INFERENCE_IDENTITY_OPS = frozenset({
+    "_copy", "BlockGrad", "make_loss", "MakeLoss", "_identity_with_attr_like_rhs",
+})
+
+_BATCHNORMS = frozenset({"BatchNorm", "BatchNorm_v1"})
+
+
+def _attr(node: Node, key: str) -> Any:
+    """The node's attribute ``key``, or the operator's default when the node leaves it out."""
+    op = cast(OpDef, node.op)
+    if key in node.attrs:
+        return node.attrs[key]
+    return op.attrs[key].default
+
+
+def _is_inference_identity(node: Node) -> bool:
+    name = cast(OpDef, node.op).name
+    if name in INFERENCE_IDENTITY_OPS:
+        return True
+    if name == "Dropout":
+        # MXNet: mode='training' drops only while training; mode='always' drops in predict too
+        return _attr(node, "mode") == "training" or float(_attr(node, "p")) <= 0.0
+    return False
+
+
+def remove_inference_identities(graph: Graph) -> Graph:
+    """Bypass the nodes that are the identity in predict mode without gradients: ``_copy`` /
+    ``identity``, ``BlockGrad`` / ``stop_gradient``, ``make_loss``, ``MakeLoss``,
+    ``_identity_with_attr_like_rhs`` and Dropout with mode='training' (or p <= 0). Dropout with
+    mode='always' and p > 0 stays: MXNet drops in predict mode too. Casts stay: whether one is
+    a no-op depends on the input's dtype, which the graph does not say.
+
+    A copy that some node writes into (an auxiliary slot, an optimizer update) stays a copy.
+    A removed ``_copy`` may leave an output sharing memory with an input or another output;
+    the caller's ``OutputOwnership`` (as CachedOp and PredictPlan apply it) copies those."""
+    written = mutated_inputs(graph)
+
+    def visit(node: Node, inputs: tuple) -> Any:
+        if node.subgraphs or id(node) in written or not _is_inference_identity(node):
+            return None
+        return [inputs[0]]
+
+    return Graph(transform(graph.outputs, visit))
+
+
+# ---- BatchNorm folding ------------------------------------------------------------------------
+def _channels_last(layout: Any) -> bool:
+    """MXNet's NWC / NHWC / NDHWC layouts (None and 'None' mean channels-first)."""
+    return isinstance(layout, str) and len(layout) > 2 and layout[-1] == "C"
+
+
+def _channel_axis_matches(producer: Node, bn: Node) -> bool:
+    """Whether BatchNorm's axis is the output-channel axis of the Convolution/FullyConnected."""
+    axis = 1 if cast(OpDef, bn.op).name == "BatchNorm_v1" else int(_attr(bn, "axis"))
+    if cast(OpDef, producer.op).name == "Convolution":
+        ndim = len(tuple(_attr(producer, "kernel"))) + 2
+        channel = ndim - 1 if _channels_last(_attr(producer, "layout")) else 1
+        return axis % ndim == channel if -ndim <= axis < ndim else False
+    if _attr(producer, "flatten"):
+        return axis in (1, -1)  # the output is (batch, num_hidden)
+    return axis == -1  # the output's rank is unknown here: only the last axis is certain
+
+
+def _dtype_of(entry: Entry, dtypes: Mapping[str, Any]) -> Any:
+    node = entry[0]
+    return dtypes.get(node.name) if node.op is None else None
+
+
+def _same_dtype(entries: list, dtypes: Optional[Mapping[str, Any]]) -> bool:
+    """With ``dtypes`` (variable name -> dtype), every entry is a variable of one known dtype:
+    the folded weight then keeps the convolution's dtype (a float16 network keeps float32
+    BatchNorm parameters, and mixing them would change the convolution's dtype)."""
+    if dtypes is None:
+        return True
+    found = {_dtype_of(e, dtypes) for e in entries}
+    return len(found) == 1 and None not in found
+
+
+class _Builder:
+    """Makes the new nodes of one fold, named after the BatchNorm they replace."""
+
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+        self.count = 0
+
+    def __call__(self, opname: str, inputs: list, attrs: Optional[dict] = None) -> Entry:
+        self.count += 1
+        return (Node(_reg.get(opname), f"{self.prefix}_fold{self.count}", attrs or {}, inputs), 0)
+
+
+def _fold(producer: Node, pinputs: tuple, bn: Node, bninputs: tuple) -> Node:
+    """The producer with weight ``W * scale`` and bias ``(b - mean) * scale + beta``."""
+    make = _Builder(bn.name)
+    _, gamma, beta, mean, var = bninputs
+    eps = float(_attr(bn, "eps"))
+    inv_std = make("rsqrt", [make("_plus_scalar", [var], {"scalar": eps})])
+    # fix_gamma: MXNet treats gamma as 1 whatever it holds
+    scale = inv_std if _attr(bn, "fix_gamma") else make("elemwise_mul", [gamma, inv_std])
+    is_conv = cast(OpDef, producer.op).name == "Convolution"
+    wdim = len(tuple(_attr(producer, "kernel"))) + 2 if is_conv else 2
+    # the weight's output channels come first in every layout (NCHW: OIHW, NHWC: OHWI, FC: OI)
+    column = make("Reshape", [scale], {"shape": (-1,) + (1,) * (wdim - 1)})
+    weight = make("broadcast_mul", [pinputs[1], column])
+    has_bias = not _attr(producer, "no_bias")
+    shifted = make("elemwise_sub", [pinputs[2], mean]) if has_bias else make("negative", [mean])
+    bias = make("elemwise_add", [make("elemwise_mul", [shifted, scale]), beta])
+    attrs = {**producer.attrs, "no_bias": False}
+    return Node(producer.op, producer.name, attrs, (pinputs[0], weight, bias))
+
+
+def fold_batchnorm(graph: Graph, dtypes: Optional[Mapping[str, Any]] = None) -> Graph:
+    """Fold each predict-mode BatchNorm into the Convolution / FullyConnected before it.
+
+    Folds when the BatchNorm reads output 0 of a Convolution or FullyConnected that nothing else
+    reads (not a graph output either), normalizes that producer's channel axis (axis 1, or the
+    last axis for channels-last layouts and FullyConnected), and has one output (not
+    ``output_mean_var``). In predict mode BatchNorm is ``(x - moving_mean) / sqrt(moving_var +
+    eps) * gamma + beta`` whatever ``use_global_stats`` says, so with ``scale = gamma /
+    sqrt(moving_var + eps)`` (``1 / sqrt(...)`` when ``fix_gamma``) the producer gets weight
+    ``W * scale`` (per output channel) and bias ``(b - moving_mean) * scale + beta``
+    (``b`` = 0 without bias). ``dtypes`` (variable name -> dtype), when given, limits folding to
+    producers whose weight, bias and BatchNorm parameters are variables of one dtype.
+    """
+    users = graph.users()
+    outputs = {id(n) for n, _ in graph.outputs}
+    fold_src = {"Convolution", "FullyConnected"}
+
+    def foldable(bn: Node) -> bool:
+        if cast(OpDef, bn.op).name not in _BATCHNORMS or bn.num_outputs() != 1:
+            return False
+        producer, k = bn.inputs[0]
+        if producer.op is None or producer.op.name not in fold_src or k != 0:
+            return False
+        if len(users[id(producer)]) != 1 or id(producer) in outputs:
+            return False
+        if not _channel_axis_matches(producer, bn):
+            return False
+        return _same_dtype(list(producer.inputs[1:]) + list(bn.inputs[1:]), dtypes)
+
+    def visit(node: Node, inputs: tuple) -> Any:
+        if not foldable(node):
+            return None
+        producer = inputs[0][0]  # the producer as rebuilt (its inputs may have been rewritten)
+        return [(_fold(producer, producer.inputs, node, inputs), 0)]
+
+    return Graph(transform(graph.outputs, visit))

@@ -1,0 +1,163 @@
+"""The predict-mode plan of a hybridized graph: inference passes, a parameter prologue, two
+compiled functions.
+
+Outside ``autograd.record()`` and ``train_mode()`` (MXNet's ``is_recording() == False`` and
+``is_training() == False``) a graph may be rewritten in ways that would be wrong for training
+(``passes.inference``), and whatever depends on the parameters only is computed once per
+parameter change instead of once per call (``passes.constfold``): BatchNorm folded into the
+Convolution before it costs nothing per call. Parameter changes are noticed by identity and
+version counter (``param_guard.ParameterSnapshot``): ``Trainer.step``, ``p.data()[:] = ...``,
+``p.set_data`` and ``load_parameters`` all show.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional, Sequence
+
+import torch
+
+from ..ir.graph import Graph, Node
+from .aliasing import OutputOwnership
+from .codegen import CompiledGraph, compile_graph
+from .param_guard import ParameterSnapshot
+from .passes import optimize, run_passes
+from .passes.constfold import split_parameter_prologue
+from .passes.inference import fold_batchnorm, remove_inference_identities
+
+__all__ = ["PredictPlan", "inference_graph"]
+
+_set_grad = torch._C._set_grad_enabled
+_is_grad = torch.is_grad_enabled
+
+
+def inference_graph(graph: Graph, dtypes: Optional[dict] = None) -> Graph:
+    """``graph`` rewritten for predict mode: identities removed, BatchNorm folded (where the
+    parameters named in ``dtypes`` share one dtype; see ``fold_batchnorm``), then the default
+    passes (common subexpressions, fused cross-entropy)."""
+    return optimize(run_passes(graph, [remove_inference_identities,
+                                       lambda g: fold_batchnorm(g, dtypes)]))
+
+
+class _Program:
+    """The compiled prologue and main function for one set of parameter dtypes.
+
+    ``prologue_pos`` are the positions (among the parameters) of those the prologue reads: only
+    they can make its results stale (main reads its parameters afresh on every call)."""
+
+    __slots__ = ("dtypes", "prologue", "prologue_pos", "main", "own")
+
+    def __init__(self, dtypes: tuple, prologue: Optional[CompiledGraph], prologue_pos: tuple,
+                 main: CompiledGraph,
+                 own: Optional[Callable[[Sequence[torch.Tensor], Sequence[torch.Tensor]], tuple]]):
+        self.dtypes = dtypes
+        self.prologue = prologue
+        self.prologue_pos = prologue_pos
+        self.main = main
+        self.own = own
+
+
+class _Folded:
+    """Prologue results for the parameters a snapshot describes (published as one object)."""
+
+    __slots__ = ("snapshot", "values", "program")
+
+    def __init__(self, snapshot: ParameterSnapshot, values: tuple, program: _Program):
+        self.snapshot = snapshot
+        self.values = values
+        self.program = program
+
+
+class PredictPlan:
+    """A graph compiled for predict mode; ``plan(tensors) -> tuple`` of fresh output tensors.
+
+    ``tensors`` are the data tensors then the parameter tensors, in the order of ``data_nodes``
+    and ``param_nodes`` (CachedOp's convention; every variable of ``graph`` is one of them).
+    The plan is built at the first call (folding needs the parameters' dtypes); the prologue
+    reruns, and the plan is rebuilt if the dtypes changed, only when a parameter the prologue
+    reads is replaced or written in place. It runs without gradients, so call it only when not
+    recording and not training. Threads may call one plan at once: the only state is the
+    prologue cache, replaced as a whole.
+    """
+
+    def __init__(self, graph: Graph, data_nodes: Sequence[Node], param_nodes: Sequence[Node]):
+        order = list(data_nodes) + list(param_nodes)
+        given = {id(v) for v in order}
+        missing = [v.name for v in graph.variables() if id(v) not in given]
+        if missing:
+            raise ValueError(f"PredictPlan: graph variables {missing} are neither data nor parameter "
+                             f"nodes; pass every variable of the graph in data_nodes or param_nodes")
+        self.graph = graph
+        self.data_nodes = list(data_nodes)
+        self.param_nodes = list(param_nodes)
+        self._n_data = len(self.data_nodes)
+        self._folded: Optional[_Folded] = None
+
+    def _build(self, dtypes: tuple) -> _Program:
+        """Passes, prologue split and compilation for parameters of ``dtypes``."""
+        graph = inference_graph(self.graph, {v.name: d for v, d in zip(self.param_nodes, dtypes)})
+        split = split_parameter_prologue(graph, self.param_nodes)
+        prologue: Optional[CompiledGraph] = None
+        pos: tuple = ()
+        if split.prologue is not None:
+            read = {id(v) for v in split.prologue.variables()}
+            pos = tuple(i for i, v in enumerate(self.param_nodes) if id(v) in read)
+            prologue = compile_graph(split.prologue, [self.param_nodes[i] for i in pos], "predict_prologue")
+        inputs = self.data_nodes + self.param_nodes + list(split.folded)
+        main = compile_graph(split.main, inputs, "predict_main")
+        ownership = OutputOwnership(split.main, inputs)
+        return _Program(dtypes, prologue, pos, main, ownership.apply if ownership else None)
+
+    def _refresh(self, params: Sequence[torch.Tensor]) -> _Folded:
+        """Rebuild the program if the parameter dtypes changed, recompute the prologue's results
+        for ``params`` and publish both as one object."""
+        dtypes = tuple(t.dtype for t in params)
+        current = self._folded
+        program = current.program if current is not None and current.program.dtypes == dtypes \
+            else self._build(dtypes)
+        read = [params[i] for i in program.prologue_pos]
+        snapshot = ParameterSnapshot(read)  # taken first: a write during the run shows next call
+        values: tuple = ()
+        if program.prologue is not None:
+            with torch.no_grad():
+                values = program.prologue.fn(*read)
+        folded = _Folded(snapshot, values, program)
+        self._folded = folded
+        return folded
+
+    def _current(self, params: Sequence[torch.Tensor]) -> _Folded:
+        """The published prologue results, refreshed first if ``params`` made them stale."""
+        folded = self._folded
+        if folded is None:
+            return self._refresh(params)
+        pos = folded.program.prologue_pos
+        if pos and not folded.snapshot.matches([params[i] for i in pos]):
+            return self._refresh(params)
+        return folded
+
+    def __call__(self, tensors: Sequence[torch.Tensor]) -> tuple:
+        """The graph's outputs for ``tensors`` (data then parameters), each a tensor the caller
+        owns (copied where it would share memory with an input, a folded value or another
+        output)."""
+        folded = self._current(tensors[self._n_data:])
+        program = folded.program
+        args = list(tensors)
+        args.extend(folded.values)
+        if _is_grad():
+            _set_grad(False)
+            try:
+                outs = program.main.fn(*args)
+            finally:
+                _set_grad(True)
+        else:
+            outs = program.main.fn(*args)
+        return outs if program.own is None else program.own(outs, args)
+
+    def program_for(self, params: Sequence[torch.Tensor]) -> tuple:
+        """(prologue, main) compiled graphs used for ``params`` (prologue None when nothing is
+        hoisted): what runs, for tests and ``source`` listings."""
+        program = self._current(params).program
+        return program.prologue, program.main
+
+    def __repr__(self) -> str:
+        state = "not built" if self._folded is None else \
+            f"main {len(self._folded.program.main.graph.nodes)} nodes"
+        return f"<PredictPlan {len(self.graph.nodes)} nodes, {state}>"
