@@ -58,6 +58,11 @@ from .aliasing import OutputOwnership
 from .codegen import CompiledGraph, compile_graph
 from .param_guard import ParameterSnapshot
 
+# Tracing our kernels warns where they branch on shapes (``if w.shape[0] != num_hidden``); the
+# data signature is guarded exactly, so those warnings say nothing to a user: silence them, for
+# warnings raised from hybridnet's own modules only.
+warnings.filterwarnings("ignore", category=torch.jit.TracerWarning, module=r"hybridnet\.")
+
 __all__ = ["BACKENDS", "FALLBACK", "TierRefused", "check_backend", "refusal_reason", "value_reads", "lower",
            "LoweredGraph", "BackgroundLowering", "TierRunner"]
 

@@ -168,3 +168,106 @@ def test_results_keep_a_cpu_i_context_and_blocks_read_parameters_on_the_input_co
         np.testing.assert_array_equal(out1.asnumpy(), [[3, 3]])
         np.testing.assert_array_equal(out2.asnumpy(), [[6, 6]])
         assert out1.context == mx.cpu(1) and out2.context == mx.cpu(2)
+
+
+# ---- predict-mode tiers behind hybridize()'s flags ---------------------------------------------
+def _conv_net(dropout=0.5):
+    mx.random.seed(3)
+    net = nn.HybridSequential()
+    net.add(nn.Conv2D(8, 3, padding=1), nn.BatchNorm(), nn.Activation("relu"),
+            nn.Conv2D(4, 3), nn.BatchNorm(), nn.Dropout(dropout), nn.Flatten(), nn.Dense(5))
+    net.initialize(mx.init.Xavier())
+    x = nd.array(np.random.RandomState(0).randn(4, 3, 8, 8))
+    with mx.autograd.record():  # moving statistics away from 0/1, so folding has work to do
+        net(x)
+    return net, x
+
+
+def _tensors(net, x):
+    cached = net._cached_op
+    return [x._t] + [p.data()._t for p in cached.params]
+
+
+def test_static_alloc_runs_the_predict_plan_with_batchnorm_folded():
+    net, x = _conv_net()
+    want = _eager(net, x)
+    net.hybridize(static_alloc=True)
+    np.testing.assert_allclose(net(x).asnumpy(), want, rtol=1e-5, atol=1e-5)
+    variant = net._cached_op.variant(_tensors(net, x))
+    assert variant.tier is None and variant.predict_plan is not None
+    _, main = variant.predict_plan.program_for(_tensors(net, x)[1:])
+    ops = [n.op.name for n in main.graph.nodes if n.op is not None]
+    assert "BatchNorm" not in ops and "Dropout" not in ops and ops.count("Convolution") == 2
+
+
+def test_plain_hybridize_keeps_the_generated_function_only():
+    net, x = _conv_net()
+    net.hybridize()
+    net(x)
+    variant = net._cached_op.variant(_tensors(net, x))
+    assert variant.tier is None and variant.predict_plan is None
+
+
+def test_static_alloc_and_static_shape_swap_in_the_onednn_tier_and_keep_results():
+    net, x = _conv_net()
+    want = _eager(net, x)
+    net.hybridize(static_alloc=True, static_shape=True)
+    np.testing.assert_allclose(net(x).asnumpy(), want, rtol=1e-5, atol=1e-5)  # default tier serves
+    variant = net._cached_op.variant(_tensors(net, x))
+    assert variant.tier is not None and variant.tier.backend == "MKLDNN"
+    variant.wait_for_tier(120)
+    np.testing.assert_allclose(net(x).asnumpy(), want, rtol=1e-4, atol=1e-5)
+    assert variant.tier.disabled is None and variant.tier._programs
+    assert any(variant.tier._used.values())  # the lowered program served that call
+
+
+def test_tiers_see_a_trainer_step_and_training_calls_use_the_default_function():
+    net, x = _conv_net()
+    net.hybridize(static_alloc=True, static_shape=True)
+    net(x)
+    net._cached_op.variant(_tensors(net, x)).wait_for_tier(120)
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    with mx.autograd.record():
+        loss = net(x).sum()
+    loss.backward()
+    trainer.step(4)
+    np.testing.assert_allclose(net(x).asnumpy(), _eager(net, x), rtol=1e-5, atol=1e-5)
+
+
+def test_gradients_through_a_static_graph_match_eager():
+    net, x = _conv_net(dropout=0.0)
+    params = list(net.collect_params().values())
+
+    def grads(hybrid):
+        if hybrid:
+            net.hybridize(static_alloc=True, static_shape=True)
+        with mx.autograd.record():
+            out = net(x)
+        out.backward()
+        return out.asnumpy(), [p.grad().asnumpy().copy() for p in params if p.grad_req != "null"]
+
+    eager_out, eager_grads = grads(False)
+    hyb_out, hyb_grads = grads(True)
+    np.testing.assert_allclose(hyb_out, eager_out, rtol=1e-5, atol=1e-5)
+    for a, b in zip(hyb_grads, eager_grads):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_optimize_for_builds_the_named_tier_before_returning():
+    net, x = _conv_net()
+    want = _eager(net, x)
+    net.optimize_for(x, backend="ONEDNN")
+    variant = net._cached_op.variant(_tensors(net, x))
+    assert variant.tier is not None and variant.tier._programs  # built, not pending
+    np.testing.assert_allclose(net(x).asnumpy(), want, rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="backend"):
+        net.optimize_for(x)
+
+
+def test_unknown_backend_names_the_valid_ones_and_default_turns_lowering_off():
+    net, x = _conv_net()
+    with pytest.raises(mx.base.MXNetError, match="ONEDNN"):
+        net.hybridize(backend="TensorRT")
+    net.hybridize(static_alloc=True, static_shape=True, backend="default")
+    net(x)
+    assert net._cached_op.variant(_tensors(net, x)).tier is None
