@@ -157,6 +157,13 @@ class PredictPlan:
         program = self._current(params).program
         return program.prologue, program.main
 
+    @property
+    def source(self) -> str:
+        """The generated source of the main function now in use ('' before the first call);
+        ``cached_op.explain_failure`` reads the failing node's name off it."""
+        folded = self._folded
+        return "" if folded is None else folded.program.main.source
+
     def __repr__(self) -> str:
         state = "not built" if self._folded is None else \
             f"main {len(self._folded.program.main.graph.nodes)} nodes"
