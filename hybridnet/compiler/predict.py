@@ -32,9 +32,10 @@ _is_grad = torch.is_grad_enabled
 def inference_graph(graph: Graph, dtypes: Optional[dict] = None) -> Graph:
     """``graph`` rewritten for predict mode: identities removed, BatchNorm folded (where the
     parameters named in ``dtypes`` share one dtype; see ``fold_batchnorm``), then the default
-    passes (common subexpressions, fused cross-entropy)."""
+    passes (common subexpressions, fused cross-entropy). The inference passes are not linted
+    here (their tests lint what they leave); ``optimize`` lints the result."""
     return optimize(run_passes(graph, [remove_inference_identities,
-                                       lambda g: fold_batchnorm(g, dtypes)]))
+                                       lambda g: fold_batchnorm(g, dtypes)], lint=False))
 
 
 class _Program:
