@@ -32,9 +32,10 @@ _is_grad = torch.is_grad_enabled
 def inference_graph(graph: Graph, dtypes: Optional[dict] = None) -> Graph:
     """``graph`` rewritten for predict mode: identities removed, BatchNorm folded (where the
     parameters named in ``dtypes`` share one dtype; see ``fold_batchnorm``), then the default
-    passes (common subexpressions, fused cross-entropy)."""
+    passes (common subexpressions, fused cross-entropy). The inference passes are not linted
+    here (their tests lint what they leave); ``optimize`` lints the result."""
     return optimize(run_passes(graph, [remove_inference_identities,
-                                       lambda g: fold_batchnorm(g, dtypes)]))
+                                       lambda g: fold_batchnorm(g, dtypes)], lint=False))
 
 
 class _Program:
@@ -156,6 +157,13 @@ class PredictPlan:
         hoisted): what runs, for tests and ``source`` listings."""
         program = self._current(params).program
         return program.prologue, program.main
+
+    @property
+    def source(self) -> str:
+        """The generated source of the main function now in use ('' before the first call);
+        ``cached_op.explain_failure`` reads the failing node's name off it."""
+        folded = self._folded
+        return "" if folded is None else folded.program.main.source
 
     def __repr__(self) -> str:
         state = "not built" if self._folded is None else \

@@ -283,3 +283,12 @@ def test_values_written_into_stay_copies_and_per_call():
     hoisted = sym.sgd_mom_update(w, g, sym.exp(mom), lr=0.1, momentum=0.9)._graph()
     split = split_parameter_prologue(hoisted, [v for v in hoisted.variables() if v.name in ("mom", "w")])
     assert split.prologue is None and split.main is hoisted
+
+
+def test_fold_batchnorm_v1():
+    data = sym.var("data")
+    c = sym.Convolution(data, kernel=(3, 3), num_filter=4, pad=(1, 1), name="conv")
+    g = sym.BatchNorm_v1(c, fix_gamma=False, name="bn")._graph()
+    g2 = fold_batchnorm(g)
+    assert "BatchNorm_v1" not in _ops(g2) and len(g2.nodes) == len(g.nodes) - 1 + 8
+    _same(g2, g, _values(g, np.random.RandomState(7), _CONV_SHAPES))

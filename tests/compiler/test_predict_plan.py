@@ -101,6 +101,13 @@ def test_zoo_model_float32(name, size):
     s.check(rtol=1e-5)
 
 
+@pytest.mark.parametrize("name,size", [("densenet121", 224), ("inceptionv3", 299)])
+def test_zoo_model_fixed_input_size(name, size):
+    """The nets whose last pooling fixes the input size: one image each (about 2 s apiece)."""
+    s = _setup(vision.get_model(name), (1, 3, size, size))
+    s.check(rtol=1e-5)
+
+
 @pytest.mark.parametrize("name", ["resnet18_v1", "mobilenetv2_0.25"])
 def test_zoo_model_float64(name):
     s = _setup(vision.get_model(name), (2, 3, 32, 32), dtype="float64")
@@ -115,7 +122,9 @@ def test_seed_lenet_float32_and_float64():
 
 def test_resnet18_v1_batchnorm_folded_away():
     s = _setup(vision.get_model("resnet18_v1"), (1, 3, 32, 32))
+    assert s.plan.source == ""  # built at the first call
     prologue, main = s.plan.program_for(s.tensors()[1:])
+    assert s.plan.source.startswith("def predict_main(") and "BatchNorm(" not in s.plan.source
     assert sum(n.op is not None and n.op.name == "BatchNorm" for n in s.graph.nodes) == 20
     main_ops = [n.op.name for n in main.graph.nodes if n.op is not None]
     assert "BatchNorm" not in main_ops and main_ops.count("Convolution") == 20
