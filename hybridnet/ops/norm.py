@@ -384,7 +384,13 @@ def _np_lrn(x, alpha=1e-4, beta=0.75, knorm=2.0, nsize=1):
     return out
 
 
-@register("LRN", total_outputs=2, output_names=("output", "tmp_norm"), samples=lambda: [
+def _lrn_shape(attrs: dict, shapes: _ShapeList) -> Optional[list]:
+    """The data's shape (LRN needs a channel axis and at least one spatial axis)."""
+    data = tuple(shapes[0])
+    return [data] if len(data) >= 3 and int(attrs["nsize"]) >= 1 else None
+
+
+@register("LRN", total_outputs=2, output_names=("output", "tmp_norm"), infer_shape=_lrn_shape, samples=lambda: [
     Sample((np.random.RandomState(37).randn(2, 5, 3, 2),), {"nsize": 3}, ref=_np_lrn),
     Sample((np.random.RandomState(37).randn(1, 6, 2, 2),), {"nsize": 5, "alpha": 0.1, "beta": 0.5,
                                                            "knorm": 1.0}, ref=_np_lrn)])

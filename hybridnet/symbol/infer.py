@@ -313,11 +313,14 @@ def _run(n: Node, shapes: list, dtypes: list) -> tuple:
     """Output shapes and dtypes of ``n`` for fully known input shapes (its rule or a meta run)."""
     op = cast(OpDef, n.op)
     attrs = n.kernel_attrs()
-    if op.infer_shape_rule is not None:
+    # a rule knows shapes, not type promotion: inputs of several dtypes (and no dtype rule) go
+    # to the meta run, which promotes (or rejects) them as the kernel does
+    if op.infer_shape_rule is not None and (op.infer_type_rule is not None or _one_dtype(dtypes)):
         outs = op.infer_shape_rule(attrs, list(shapes))
-        first = next((d for d in dtypes if d is not None), None)
-        return ([tuple(s) if s is not None else None for s in outs],
-                _dtypes_without_shapes(n, dtypes, first or "float32", n.num_outputs()))
+        if outs is not None:
+            first = next((d for d in dtypes if d is not None), None)
+            return ([tuple(s) if s is not None else None for s in outs],
+                    _dtypes_without_shapes(n, dtypes, first or "float32", n.num_outputs()))
     key = None
     if not op.open_attrs and not n.subgraphs:
         try:
@@ -340,6 +343,10 @@ def _run(n: Node, shapes: list, dtypes: list) -> tuple:
             _META_RUNS.clear()
         _META_RUNS[key] = (tuple(res[0]), tuple(res[1]))
     return res
+
+
+def _one_dtype(dtypes: list) -> bool:
+    return len({d for d in dtypes if d is not None}) <= 1
 
 
 # Meta runs by (operator, attributes, input shapes, dtypes): binding an unrolled RNN infers the
@@ -472,7 +479,8 @@ def _collect_known(sym: Any, args: Sequence, kwargs: dict, what: str) -> dict:
 
 
 def _unknown_creation_shape(n: Node) -> bool:
-    if n.op is None or n.inputs or n.op.infer_shape_rule is not creation_shape:
+    rule = n.op.infer_shape_rule if n.op is not None else None
+    if rule is None or n.inputs or getattr(rule, "__wrapped__", None) is not creation_shape:
         return False
     return 0 in creation_shape(n.kernel_attrs(), [])[0]
 
