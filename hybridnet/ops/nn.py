@@ -859,7 +859,8 @@ def _softmax_shape(attrs: dict, shapes: _ShapeList) -> Optional[list]:
     """softmax / log_softmax / softmin: the data's shape (``axis`` must name one of its axes;
     with ``use_length`` the kernel checks the length input)."""
     data = tuple(shapes[0])
-    if attrs["use_length"] or not data or not -len(data) <= int(attrs["axis"]) < len(data):
+    nd = max(len(data), 1)  # torch takes axis 0 or -1 for a scalar
+    if attrs["use_length"] or not -nd <= int(attrs["axis"]) < nd:
         return None
     return [data]
 

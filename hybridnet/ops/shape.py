@@ -141,9 +141,10 @@ def _reshape_out_shape(attrs: dict, shapes: list) -> Optional[list]:
     if not spec:
         return None
     try:
-        return [_reshape_shape_cached(tuple(shapes[0]), tuple(spec), bool(attrs["reverse"]))]
+        out = _reshape_shape_cached(tuple(shapes[0]), tuple(spec), bool(attrs["reverse"]))
     except MXNetError:
         return None
+    return [out] if all(d >= 0 for d in out) else None
 
 
 @register("Reshape", aliases=("reshape",), infer_inputs=reshape_input, infer_shape=_reshape_out_shape, samples=lambda: [
