@@ -157,14 +157,16 @@ def _bn_samples() -> list:
 
 
 
-def _bn_shapes(attrs: dict, shapes: _ShapeList) -> list:
+def _bn_shapes(attrs: dict, shapes: _ShapeList) -> Optional[list]:
     """Output shape = data shape (+ per-channel mean/var): no meta-device run needed, which
     for BatchNorm goes through torch's slow decomposition."""
     data = tuple(shapes[0])
-    if not attrs.get("output_mean_var", False):
-        return [data]
-    c = (data[attrs.get("axis", 1) % len(data)],)
-    return [data, c, c]
+    if len(data) < 2 or not -len(data) <= int(attrs["axis"]) < len(data):
+        return None  # (the kernel normalizes no 1-D array)
+    c = (data[int(attrs["axis"]) % len(data)],)
+    if any(s is not None and tuple(s) != c for s in shapes[1:5]):
+        return None  # parameters of another size: the kernel's error
+    return [data, c, c] if attrs["output_mean_var"] else [data]
 
 
 @register("BatchNorm", aux=("moving_mean", "moving_var"), num_outputs=_bn_nout, total_outputs=3,

@@ -509,7 +509,18 @@ def _apply_slice(data: torch.Tensor, axis: int, b: int, e: int, s: int) -> torch
     return data.index_select(axis, idx)
 
 
-@register("slice", aliases=("crop",), partial_outputs=unknown_along_unknown_axes, samples=lambda: [
+def _slice_shape(attrs: dict, shapes: list) -> Optional[list]:
+    """The number of elements each sliced axis keeps (``slice_ranges``: MXNet's bounds rules)."""
+    d = tuple(shapes[0])
+    try:
+        ranges = slice_ranges(d, attrs["begin"], attrs["end"], attrs["step"])
+    except MXNetError:
+        return None
+    sizes = [max(0, (e - b + s - 1) // s) if s > 0 else max(0, (b - e - s - 1) // -s) for b, e, s in ranges]
+    return None if 0 in sizes else [tuple(sizes) + d[len(sizes):]]
+
+
+@register("slice", aliases=("crop",), partial_outputs=unknown_along_unknown_axes, infer_shape=_slice_shape, samples=lambda: [
     Sample((_u(3, 4, 5),), {"begin": (0, 1), "end": (2, 4)}, ref=_np_slice),
     Sample((_u(3, 4, 5),), {"begin": (None, None, 1), "end": (None, 3, None), "step": (None, 2, 2)}, ref=_np_slice),
     Sample((_u(3, 4),), {"begin": (-1, None), "end": (None, None), "step": (-1, -2)}, ref=_np_slice),

@@ -300,6 +300,15 @@ def test_shape_operator_grids() -> None:
             attrs["axis"] = axis
         return _choice(rng, ["sum", "mean", "max", "prod"]), attrs, [tuple(rng.randint(1, 4) for _ in range(nd))]
 
+    def make_slice(rng):
+        nd = rng.randint(1, 4)
+        k = rng.randint(1, nd + 2)
+        pick = lambda: _choice(rng, [None, rng.randint(-5, 6)])  # noqa: E731
+        attrs = {"begin": tuple(pick() for _ in range(k)), "end": tuple(pick() for _ in range(k))}
+        if rng.rand() < 0.6:
+            attrs["step"] = tuple(_choice(rng, [None, 1, 2, -1, -2, 0]) for _ in range(k))
+        return "slice", attrs, [tuple(rng.randint(1, 6) for _ in range(nd))]
+
     def make_flatten(rng):
         return "Flatten", {}, [tuple(rng.randint(1, 4) for _ in range(rng.randint(0, 5)))]
 
@@ -310,6 +319,7 @@ def test_shape_operator_grids() -> None:
     assert _grid(11, 200, make_slice_axis) > 30
     assert _grid(12, 300, make_reduce) > 80
     assert _grid(13, 40, make_flatten) == 40
+    assert _grid(15, 400, make_slice) > 40
 
 
 def test_activation_family_grid() -> None:
@@ -334,6 +344,20 @@ def test_activation_family_grid() -> None:
             return name, {"input_dim": 5, "output_dim": 3}, [data, (5, 3)]
         return name, {"p": 0.5}, [data]
     assert _grid(14, 400, make) > 150
+
+
+def test_batch_norm_grid() -> None:
+    def make(rng):
+        nd = rng.randint(1, 5)
+        data = tuple(rng.randint(1, 4) for _ in range(nd))
+        axis = rng.randint(-nd - 1, nd + 1)
+        c = data[axis % nd]
+        params = [(c,)] * 4 if rng.rand() < 0.7 else [(_choice(rng, [c, c + 1, 1]),) for _ in range(4)]
+        attrs = {"axis": axis, "output_mean_var": bool(rng.randint(2)), "fix_gamma": bool(rng.randint(2))}
+        # an axis out of range or parameters of another size are MXNet's errors; the kernel may
+        # still run (fix_gamma ignores gamma): the rule leaves them to the meta run
+        return "BatchNorm", attrs, [data] + params, -nd <= axis < nd and all(p == (c,) for p in params)
+    assert _grid(16, 300, make) > 100
 
 
 # ---- the registry fills defaults; dtypes the rule cannot see ----------------------------------
