@@ -74,7 +74,6 @@ class OpDef:
         # type rule (see symbol/infer.py), which infers the subgraphs themselves
         self.num_subgraphs = num_subgraphs
         self.check_subgraphs = check_subgraphs
-        self.infer_subgraphs_rule = infer_subgraphs
         # input slot -> MXNet ``__init__`` text a variable feeding it gets when it has none
         # (MXNet's FSetInputVarAttrOnCompose: PReLU's gamma starts at 0.25, not gamma's 1)
         self.input_init: dict = dict(input_init or {})
@@ -158,6 +157,7 @@ class OpDef:
         # the outputs MXNet reports (some operators say less than the runs could: ``where``
         # nothing until every input is known, ``slice`` no size along an unknown axis)
         self.partial_outputs_rule = self._with_defaults(partial_outputs)
+        self.infer_subgraphs_rule = self._with_defaults(infer_subgraphs)
 
     def complete_attrs(self, attrs: dict) -> dict:
         """``attrs`` with every attribute it leaves out set to the kernel's default."""

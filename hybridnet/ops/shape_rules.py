@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 __all__ = ["concat_inputs", "rnn_param_concat_inputs", "reshape_input", "same_shape_inputs",
            "unknown_until_inputs_known", "unknown_along_unknown_axes", "creation_shape",
-           "first_input_shape", "broadcast_shape", "broadcast_shapes", "torch_spatial"]
+           "first_input_shape", "first_input_dtype", "broadcast_shape", "broadcast_shapes", "torch_spatial"]
 
 
 def _merged(shapes: list) -> Optional[tuple]:
@@ -157,3 +157,9 @@ def torch_spatial(value: Any, n: int, default: int) -> Optional[tuple]:
     if len(t) == 1:
         return t * n
     return t if len(t) == n else None
+
+
+def first_input_dtype(attrs: dict, dtypes: list) -> list:
+    """The output has the first input's dtype whatever the others' (an optimizer update returns
+    the weight's dtype; boolean_mask the data's)."""
+    return [dtypes[0]]

@@ -7,9 +7,11 @@ shape is an unknown dimension (``mx.np_shape()`` spells those -1 at the API; see
 * forward, per node: parameter inputs are filled from the data shape by the operator's
   ``param_shapes`` rule (this drives Gluon's deferred initialization; a given parameter shape
   that contradicts it is an error); inputs the operator's ``infer_inputs`` rule ties together
-  (elementwise operands, Concat...) share what is known of them; the outputs come from a run
-  on torch's "meta" device (or the operator's explicit ``infer_shape`` rule). With unknown
-  dimensions the run is done twice with each unknown dimension replaced by a different odd
+  (elementwise operands, Concat...) share what is known of them; the outputs come from the
+  operator's ``infer_shape`` rule, else (no rule, a rule that returns None for inputs it does
+  not fit, or inputs of several dtypes and no ``infer_type`` rule) from a run on torch's "meta"
+  device, whose first use in a process imports torch's decompositions (over a second). With
+  unknown dimensions the run is done twice with each unknown dimension replaced by a different odd
   size (a sentinel): an output dimension equal in both runs is known, one that follows an
   input's sentinel is that input dimension (plus a constant), everything else stays unknown;
 * backward: an output dimension learnt downstream flows back to the input dimension it

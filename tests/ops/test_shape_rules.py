@@ -377,7 +377,8 @@ def test_rules_see_complete_attributes() -> None:
     assert op.complete_attrs({"num_group": 2})["num_group"] == 2
     assert "kernel" not in op.defaults and "num_filter" not in op.defaults  # required: no default
     for o in registry.all_ops():
-        for r in (o.param_shapes, o.infer_shape_rule, o.infer_type_rule, o.infer_inputs_rule, o.partial_outputs_rule):
+        for r in (o.param_shapes, o.infer_shape_rule, o.infer_type_rule, o.infer_inputs_rule,
+                  o.partial_outputs_rule, o.infer_subgraphs_rule):
             assert r is None or hasattr(r, "__wrapped__"), o.name
 
 
@@ -394,6 +395,10 @@ def test_mixed_input_dtypes_go_to_the_meta_run() -> None:
     assert shapes_out == [(2, 3)] and dtypes == ["float64"]
     shapes_out, dtypes = infer._run(_node(registry.get("sum"), {}, 1), [(2, 3)], ["bool"])
     assert shapes_out == [(1,)] and dtypes == ["int64"]
+    # a kernel that reads values cannot run on meta tensors: its dtype rule keeps it on the rule
+    mp = _node(registry.get("_mp_adamw_update"), {"lr": 0.1, "eta": 1.0}, 6)
+    out = infer._run(mp, [(3,)] * 5 + [(1,)], ["float16", "float16"] + ["float32"] * 4)
+    assert out == ([(3,)], ["float16"])
 
 
 def test_unfit_inputs_still_raise_clear_errors() -> None:
