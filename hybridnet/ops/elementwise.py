@@ -154,7 +154,8 @@ def make_loss(data):
     return _MakeLoss.apply(data) if data.requires_grad else data.clone()
 
 
-@register("clip", infer_shape=first_input_shape, samples=lambda: [Sample((_u(-2, 2),), {"a_min": -0.5, "a_max": 0.7},
+@register("clip", infer_shape=first_input_shape,
+          samples=lambda: [Sample((_u(-2, 2),), {"a_min": -0.5, "a_max": 0.7},
                                           ref=lambda x, a_min, a_max: np.clip(x, a_min, a_max))])
 def clip(data, *, a_min: float, a_max: float):
     """Clip values into [a_min, a_max]."""

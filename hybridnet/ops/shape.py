@@ -21,7 +21,8 @@ from ..base import MXNetError, dtype_torch
 from ..util import is_np_shape
 from .attrs import Axis, Dtype, OptInt, Shape
 from .reduce import as_tuple, norm_axis
-from .shape_rules import concat_inputs, reshape_input, same_shape_inputs, unknown_along_unknown_axes
+from .shape_rules import (concat_inputs, concat_shape, reshape_input, same_shape_inputs,
+                          unknown_along_unknown_axes)
 from .registry import Sample, register
 
 _rng = np.random.RandomState(3)
@@ -147,7 +148,8 @@ def _reshape_out_shape(attrs: dict, shapes: list) -> Optional[list]:
     return [out] if all(d >= 0 for d in out) else None
 
 
-@register("Reshape", aliases=("reshape",), infer_inputs=reshape_input, infer_shape=_reshape_out_shape, samples=lambda: [
+@register("Reshape", aliases=("reshape",), infer_inputs=reshape_input, infer_shape=_reshape_out_shape,
+          samples=lambda: [
     Sample((_u(*ds),), {"shape": spec, "reverse": rev} if rev else {"shape": spec}, ref=_np_reshape)
     for (ds, spec, rev) in _NP_RESHAPE_CASES])
 def Reshape(data, *, shape: Shape = (), reverse: bool = False, target_shape: Shape = (),
@@ -338,24 +340,8 @@ def repeat(data, *, repeats: int, axis: OptInt = None):
 
 
 # ---- join / split ----------------------------------------------------------------------------
-def _concat_shape(attrs: dict, shapes: list) -> Optional[list]:
-    """The inputs joined along ``dim``: its sizes add up, every other axis must agree."""
-    if not shapes:
-        return None
-    first = tuple(shapes[0])
-    try:
-        d = norm_axis(attrs["dim"], len(first), "Concat")
-    except MXNetError:
-        return None
-    total = 0
-    for s in shapes:
-        if len(s) != len(first) or any(a != b for i, (a, b) in enumerate(zip(s, first)) if i != d):
-            return None
-        total += s[d]
-    return [first[:d] + (total,) + first[d + 1:]]
-
-
-@register("Concat", aliases=("concat",), infer_inputs=concat_inputs, infer_shape=_concat_shape, samples=lambda: [
+@register("Concat", aliases=("concat",), infer_inputs=concat_inputs, infer_shape=concat_shape,
+          samples=lambda: [
     Sample((_u(2, 3), _u(2, 4)), ref=lambda *a, dim=1: np.concatenate(a, dim)),
     Sample((_u(2, 3), _u(1, 3), _u(3, 3)), {"dim": 0}, ref=lambda *a, dim=1: np.concatenate(a, dim)),
     Sample((_u(2, 3, 2), _u(2, 3, 1)), {"dim": -1}, ref=lambda *a, dim=1: np.concatenate(a, dim))])
@@ -520,7 +506,8 @@ def _slice_shape(attrs: dict, shapes: list) -> Optional[list]:
     return None if 0 in sizes else [tuple(sizes) + d[len(sizes):]]
 
 
-@register("slice", aliases=("crop",), partial_outputs=unknown_along_unknown_axes, infer_shape=_slice_shape, samples=lambda: [
+@register("slice", aliases=("crop",), partial_outputs=unknown_along_unknown_axes, infer_shape=_slice_shape,
+          samples=lambda: [
     Sample((_u(3, 4, 5),), {"begin": (0, 1), "end": (2, 4)}, ref=_np_slice),
     Sample((_u(3, 4, 5),), {"begin": (None, None, 1), "end": (None, 3, None), "step": (None, 2, 2)}, ref=_np_slice),
     Sample((_u(3, 4),), {"begin": (-1, None), "end": (None, None), "step": (-1, -2)}, ref=_np_slice),
@@ -611,7 +598,8 @@ def _slice_axis_shape(attrs: dict, shapes: list) -> Optional[list]:
     return [d[:a] + (e - b,) + d[a + 1:]] if 0 <= b < e <= n else None
 
 
-@register("slice_axis", partial_outputs=unknown_along_unknown_axes, infer_shape=_slice_axis_shape, samples=lambda: [
+@register("slice_axis", partial_outputs=unknown_along_unknown_axes, infer_shape=_slice_axis_shape,
+          samples=lambda: [
     Sample((_u(3, 4),), {"axis": 1, "begin": 1, "end": 3}, ref=_np_slice_axis),
     Sample((_u(3, 4),), {"axis": 0, "begin": -2, "end": None}, ref=_np_slice_axis),
     Sample((_u(3, 4, 2),), {"axis": -2, "begin": 0, "end": -1}, ref=_np_slice_axis)])
@@ -657,7 +645,17 @@ def slice_like(data, shape_like, *, axes: Shape = ()):
 
 
 # ---- broadcasting ----------------------------------------------------------------------------
-@register("broadcast_to", samples=lambda: [
+def _broadcast_to_shape(attrs: dict, shapes: list) -> Optional[list]:
+    """``shape`` with its 0s taken from the input; only size-1 input axes may change."""
+    d = tuple(shapes[0])
+    tgt = as_tuple(attrs["shape"])
+    if len(tgt) != len(d):
+        return None
+    new = tuple(x if t == 0 else t for x, t in zip(d, tgt))
+    return [new] if all(x == t or x == 1 for x, t in zip(d, new)) and all(t > 0 for t in new) else None
+
+
+@register("broadcast_to", infer_shape=_broadcast_to_shape, samples=lambda: [
     Sample((_u(1, 3),), {"shape": (2, 3)}, ref=_np_broadcast_to),
     Sample((_u(2, 1, 1),), {"shape": (0, 3, 4)}, ref=_np_broadcast_to)])
 def broadcast_to(data, *, shape: Shape = ()):

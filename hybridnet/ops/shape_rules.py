@@ -14,7 +14,8 @@ from typing import Any, Optional
 
 __all__ = ["concat_inputs", "rnn_param_concat_inputs", "reshape_input", "same_shape_inputs",
            "unknown_until_inputs_known", "unknown_along_unknown_axes", "creation_shape",
-           "first_input_shape", "first_input_dtype", "broadcast_shape", "broadcast_shapes", "torch_spatial"]
+           "first_input_shape", "first_input_dtype", "concat_shape", "broadcast_shape", "broadcast_shapes",
+           "torch_spatial"]
 
 
 def _merged(shapes: list) -> Optional[tuple]:
@@ -163,3 +164,21 @@ def first_input_dtype(attrs: dict, dtypes: list) -> list:
     """The output has the first input's dtype whatever the others' (an optimizer update returns
     the weight's dtype; boolean_mask the data's)."""
     return [dtypes[0]]
+
+
+def concat_shape(attrs: dict, shapes: list) -> Optional[list]:
+    """Concat (and _rnn_param_concat): the inputs joined along ``dim``; its sizes add up and
+    every other axis must agree."""
+    if not shapes:
+        return None
+    first = tuple(shapes[0])
+    d = int(attrs["dim"])
+    d = d + len(first) if d < 0 else d
+    if not 0 <= d < len(first):
+        return None
+    total = 0
+    for s in shapes:
+        if len(s) != len(first) or any(a != b for i, (a, b) in enumerate(zip(s, first)) if i != d):
+            return None
+        total += s[d]
+    return [first[:d] + (total,) + first[d + 1:]]
