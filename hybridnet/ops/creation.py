@@ -12,7 +12,7 @@ from ..base import MXNetError, dtype_torch
 from ..context import Context, current_context
 from .attrs import Dtype, OptFloat, Shape
 from .registry import Sample, register
-from .shape_rules import creation_shape
+from .shape_rules import creation_shape, first_input_shape
 
 
 def device_of(ctx: Any) -> torch.device:
@@ -101,19 +101,22 @@ def _linspace(*, start: float, stop: float, num: int, endpoint: bool = True,
     return torch.as_tensor(vals, device=device_of(ctx)).to(dtype_torch(dtype or "float32"))
 
 
-@register("zeros_like", samples=lambda: [Sample((np.ones((2, 3)),), ref=np.zeros_like, grad=False)])
+@register("zeros_like", infer_shape=first_input_shape,
+          samples=lambda: [Sample((np.ones((2, 3)),), ref=np.zeros_like, grad=False)])
 def zeros_like(data):
     """Zeros with the shape and dtype of ``data``."""
     return torch.zeros_like(data)
 
 
-@register("ones_like", samples=lambda: [Sample((np.ones((2, 3)),), ref=np.ones_like, grad=False)])
+@register("ones_like", infer_shape=first_input_shape,
+          samples=lambda: [Sample((np.ones((2, 3)),), ref=np.ones_like, grad=False)])
 def ones_like(data):
     """Ones with the shape and dtype of ``data``."""
     return torch.ones_like(data)
 
 
-@register("_full_like", samples=lambda: [Sample((np.ones((2, 3)),), {"fill_value": 2.0},
+@register("_full_like", infer_shape=first_input_shape,
+          samples=lambda: [Sample((np.ones((2, 3)),), {"fill_value": 2.0},
                                                 ref=lambda x, fill_value: np.full_like(x, fill_value), grad=False)])
 def _full_like(data, *, fill_value: float):
     """``fill_value`` with the shape and dtype of ``data``."""

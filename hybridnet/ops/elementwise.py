@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from .registry import Sample, register
-from .shape_rules import first_input_shape, same_shape_inputs
+from .shape_rules import broadcast_shapes, first_input_shape, same_shape_inputs
 
 _rng = np.random.RandomState(0)
 
@@ -154,7 +154,8 @@ def make_loss(data):
     return _MakeLoss.apply(data) if data.requires_grad else data.clone()
 
 
-@register("clip", samples=lambda: [Sample((_u(-2, 2),), {"a_min": -0.5, "a_max": 0.7},
+@register("clip", infer_shape=first_input_shape,
+          samples=lambda: [Sample((_u(-2, 2),), {"a_min": -0.5, "a_max": 0.7},
                                           ref=lambda x, a_min, a_max: np.clip(x, a_min, a_max))])
 def clip(data, *, a_min: float, a_max: float):
     """Clip values into [a_min, a_max]."""
@@ -228,7 +229,7 @@ def _make_binary(opname: str, fn: Callable, aliases: tuple, samples: Callable, g
         return fn(lhs, rhs)
     kernel.__name__ = opname
     kernel.__doc__ = doc
-    register(opname, aliases=aliases, samples=samples, differentiable=grad,
+    register(opname, aliases=aliases, samples=samples, differentiable=grad, infer_shape=broadcast_shapes,
              infer_inputs=same_shape_inputs if same_shape else None)(kernel)
 
 

@@ -15,7 +15,7 @@ from ..base import MXNetError, MXNetIndexError, dtype_torch
 from .attrs import AnyValue, Axis, Dtype, OptInt, Shape
 from .reduce import as_tuple, norm_axis
 from .registry import Sample, register
-from .shape_rules import unknown_until_inputs_known
+from .shape_rules import first_input_dtype, unknown_until_inputs_known
 
 _rng = np.random.RandomState(4)
 
@@ -291,7 +291,8 @@ def _data_dependent_shape(attrs: dict, shapes: list) -> list:
                      "hybridized blocks")
 
 
-@register("_contrib_boolean_mask", infer_shape=_data_dependent_shape, samples=lambda: [
+@register("_contrib_boolean_mask", infer_shape=_data_dependent_shape, infer_type=first_input_dtype,
+          samples=lambda: [
     Sample((_u(4, 3), np.array([1.0, 0.0, 1.0, 1.0])), ref=lambda d, i, axis=0: d[i != 0],
            grad_inputs=(0,), check_shape=False)])
 def _contrib_boolean_mask(data, index, *, axis: int = 0):

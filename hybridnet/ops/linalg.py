@@ -9,6 +9,8 @@ operators read only the triangle named by ``lower``, as LAPACK does.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 import torch
 
@@ -23,7 +25,40 @@ def _u(*shape: int) -> np.ndarray:
 
 
 # ---- dot / batch_dot -------------------------------------------------------------------------
-@register("dot", samples=lambda: [
+def _size(dims: tuple) -> int:
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
+def _dot_shape(attrs: dict, shapes: list) -> Optional[list]:
+    """dot's output: lhs's kept axes then rhs's (``(1,)`` for two vectors), as the kernel
+    contracts them; None when the contracted sizes differ."""
+    ls, rs = tuple(shapes[0]), tuple(shapes[1])
+    ta, tb = attrs["transpose_a"], attrs["transpose_b"]
+    if not ls or not rs:
+        return None
+    if len(ls) == 1 and len(rs) == 1:
+        return None if ta or tb or ls != rs else [(1,)]
+    if len(ls) == 1:
+        k, keep_l = ls[0], ()
+    elif ta:
+        k, keep_l = ls[0], ls[1:]
+    else:
+        k, keep_l = ls[-1], ls[:-1]
+    if len(rs) == 1:
+        k2, keep_r = rs[0], ()
+    elif tb:
+        k2, keep_r = rs[-1], rs[:-1]
+    else:
+        k2, keep_r = rs[0], rs[1:]
+    if k != k2:
+        return None
+    return [(keep_l + keep_r) or (1,)]
+
+
+@register("dot", infer_shape=_dot_shape, samples=lambda: [
     Sample((_u(3, 4), _u(4, 5)), ref=_np_dot),
     Sample((_u(4, 3), _u(4, 5)), {"transpose_a": True}, ref=_np_dot),
     Sample((_u(3, 4), _u(5, 4)), {"transpose_b": True}, ref=_np_dot),
@@ -81,7 +116,17 @@ def _np_dot(a: np.ndarray, b: np.ndarray, transpose_a: bool = False, transpose_b
     return out.reshape(1) if out.ndim == 0 else out
 
 
-@register("batch_dot", samples=lambda: [
+def _batch_dot_shape(attrs: dict, shapes: list) -> Optional[list]:
+    """batch_dot's output: the shared batch axes, then lhs's rows and rhs's columns."""
+    ls, rs = tuple(shapes[0]), tuple(shapes[1])
+    if len(ls) < 3 or len(rs) != len(ls) or ls[:-2] != rs[:-2]:
+        return None
+    rows, k = (ls[-1], ls[-2]) if attrs["transpose_a"] else (ls[-2], ls[-1])
+    k2, cols = (rs[-1], rs[-2]) if attrs["transpose_b"] else (rs[-2], rs[-1])
+    return [ls[:-2] + (rows, cols)] if k == k2 else None
+
+
+@register("batch_dot", infer_shape=_batch_dot_shape, samples=lambda: [
     Sample((_u(2, 3, 4), _u(2, 4, 5)), ref=_np_batch_dot),
     Sample((_u(2, 4, 3), _u(2, 5, 4)), {"transpose_a": True, "transpose_b": True}, ref=_np_batch_dot),
     Sample((_u(2, 2, 3, 4), _u(2, 2, 5, 4)), {"transpose_b": True}, ref=_np_batch_dot)])

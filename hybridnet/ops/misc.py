@@ -639,8 +639,13 @@ def _np_hist(a, bins=None, bin_cnt=None, range=None):  # type: ignore[no-untyped
     return counts.astype(np.int64), edges.astype(bins.dtype)
 
 
+def _hist_type(attrs: dict, dtypes: list) -> list:
+    """Counts are int64; the edges have the dtype of ``bins`` (or of the data with bin_cnt)."""
+    return ["int64", dtypes[1] if attrs["bin_cnt"] is None and len(dtypes) > 1 else dtypes[0]]
+
+
 @register("_histogram", aliases=("histogram",), num_outputs=2, active_inputs=_hist_active,
-          infer_shape=_hist_shape, differentiable=False, samples=lambda: [
+          infer_shape=_hist_shape, infer_type=_hist_type, differentiable=False, samples=lambda: [
               Sample((_rng.uniform(-1, 1, (4, 5)),), {"bin_cnt": 5, "range": (-0.8, 0.9)}, ref=_np_hist),
               Sample((_rng.uniform(0, 10, (30,)),), {"bin_cnt": 3, "range": (0.0, 10.0)}, ref=_np_hist),
               Sample((_rng.uniform(0, 4, (6, 3)), np.array([0.0, 0.5, 2.0, 3.5])), {}, ref=_np_hist)])

@@ -22,7 +22,7 @@ from torch import Tensor
 from ..base import MXNetError, dtype_torch
 from .attrs import Dtype, OptFloat, OptInt, Shape
 from ._helpers import fill_shape as _fill, ints as _ints, per_dim as _per_dim
-from .shape_rules import first_input_shape, same_shape_inputs
+from .shape_rules import first_input_shape, same_shape_inputs, torch_spatial
 from .registry import Sample, register
 
 __all__: list = []  # operators are reached through the registry / nd.* / sym.*
@@ -84,7 +84,29 @@ def _fc_samples() -> list:
     ]
 
 
-@register("FullyConnected", active_inputs=_fc_active, param_shapes=_fc_params, samples=_fc_samples)
+def _fc_shape(attrs: dict, shapes: _ShapeList) -> Optional[list]:
+    """FullyConnected's output: (N, num_hidden) with ``flatten``, else data[:-1] + (num_hidden,).
+    A weight with other than num_hidden rows is an error here, before any kernel runs."""
+    data, weight = shapes[0], shapes[1]
+    nh = int(attrs["num_hidden"])
+    if len(weight) == 2 and weight[0] != nh:
+        raise MXNetError(f"FullyConnected: num_hidden={nh} but the weight has shape {tuple(weight)} "
+                         f"({weight[0]} rows); input shapes {dict(zip(('data', 'weight', 'bias'), shapes))}; "
+                         f"give a weight of shape ({nh}, {weight[1]}) or set num_hidden={weight[0]}")
+    bias = shapes[2] if len(shapes) > 2 and not attrs["no_bias"] else None
+    if len(weight) != 2 or (bias is not None and tuple(bias) != (nh,)):
+        return None
+    if attrs["flatten"] and len(data) != 2:
+        x = (data[0], _prod(data[1:])) if len(data) > 2 else ((data[0] if data else 1), 1)
+    else:
+        x = tuple(data)
+    if not x or x[-1] != weight[1]:
+        return None
+    return [x[:-1] + (nh,)]
+
+
+@register("FullyConnected", active_inputs=_fc_active, param_shapes=_fc_params, samples=_fc_samples,
+          infer_shape=_fc_shape)
 def FullyConnected(data: Tensor, weight: Tensor, bias: Optional[Tensor] = None, *, num_hidden: int,
                    no_bias: bool = False, flatten: bool = True) -> Tensor:
     """y = x W^T + b. ``flatten`` views the input as (N, -1); otherwise it applies to the last axis."""
@@ -195,7 +217,39 @@ def _conv_samples() -> list:
     return s
 
 
-@register("Convolution", active_inputs=_conv_active, param_shapes=_conv_params, samples=_conv_samples)
+def _channels_first(shape: tuple, layout: Any) -> tuple:
+    """A channels-last shape (N, *spatial, C) as (N, C, *spatial); others unchanged."""
+    if _channels_last(layout) and len(shape) > 1:
+        return (shape[0], shape[-1]) + tuple(shape[1:-1])
+    return tuple(shape)
+
+
+def _conv_shape(attrs: dict, shapes: _ShapeList) -> Optional[list]:
+    """Convolution's output, sized as torch's convolution sizes it: from the weight's spatial
+    size, with stride/pad/dilate (out = (x + 2p - d(k-1) - 1) // s + 1)."""
+    layout = attrs["layout"]
+    data, weight = _channels_first(shapes[0], layout), _channels_first(shapes[1], layout)
+    n = len(data) - 2
+    bias = shapes[2] if len(shapes) > 2 and not attrs["no_bias"] else None
+    g = int(attrs["num_group"])
+    if n not in (1, 2, 3) or len(weight) != n + 2 or g < 1 or weight[0] % g or data[1] != weight[1] * g \
+            or (bias is not None and tuple(bias) != (weight[0],)):
+        return None
+    s, p, d = (torch_spatial(attrs[a], n, dflt) for a, dflt in (("stride", 1), ("pad", 0), ("dilate", 1)))
+    if s is None or p is None or d is None:
+        return None
+    out = []
+    for x, k, si, pi, di in zip(data[2:], weight[2:], s, p, d):
+        span = di * (k - 1) + 1
+        if si < 1 or pi < 0 or di < 1 or x + 2 * pi < span:
+            return None
+        out.append((x + 2 * pi - span) // si + 1)
+    res = (data[0], weight[0]) + tuple(out)
+    return [(res[0],) + res[2:] + (res[1],) if _channels_last(layout) else res]
+
+
+@register("Convolution", active_inputs=_conv_active, param_shapes=_conv_params, samples=_conv_samples,
+          infer_shape=_conv_shape)
 def Convolution(data: Tensor, weight: Tensor, bias: Optional[Tensor] = None, *, kernel: Shape,
                 stride: Shape = (), dilate: Shape = (), pad: Shape = (), num_filter: int,
                 num_group: int = 1, workspace: int = 1024, no_bias: bool = False,
@@ -284,8 +338,40 @@ def _deconv_samples() -> list:
     ]
 
 
+def _deconv_shape(attrs: dict, shapes: _ShapeList) -> Optional[list]:
+    """Deconvolution's output per axis: s(x - 1) - 2p + d(k - 1) + adj + 1 with the weight's
+    spatial size k (pad and adj derived from ``target_shape`` when given, as the kernel does)."""
+    layout = attrs["layout"]
+    data, weight = _channels_first(shapes[0], layout), _channels_first(shapes[1], layout)
+    n = len(data) - 2
+    bias = shapes[2] if len(shapes) > 2 and not attrs["no_bias"] else None
+    g = int(attrs["num_group"])
+    if n not in (1, 2, 3) or len(weight) != n + 2 or g < 1 or weight[0] % g or data[1] != weight[0] \
+            or (bias is not None and tuple(bias) != (weight[1] * g,)):
+        return None
+    if attrs["target_shape"] or attrs["adj"]:
+        try:
+            s, d, p, a = _deconv_geometry(data, n, attrs["kernel"], attrs["stride"], attrs["dilate"],
+                                          attrs["pad"], attrs["adj"], attrs["target_shape"])
+        except MXNetError:
+            return None
+    else:
+        s, p, d = (torch_spatial(attrs[k], n, dflt) for k, dflt in (("stride", 1), ("pad", 0), ("dilate", 1)))
+        a = (0,) * n
+    if s is None or p is None or d is None:
+        return None
+    out = []
+    for x, k, si, pi, di, ai in zip(data[2:], weight[2:], s, p, d, a):
+        o = si * (x - 1) - 2 * pi + di * (k - 1) + ai + 1
+        if si < 1 or di < 1 or pi < 0 or ai < 0 or ai >= max(si, di) or o < 1:
+            return None
+        out.append(o)
+    res = (data[0], weight[1] * g) + tuple(out)
+    return [(res[0],) + res[2:] + (res[1],) if _channels_last(layout) else res]
+
+
 @register("Deconvolution", active_inputs=_deconv_active, param_shapes=_deconv_params,
-          samples=_deconv_samples)
+          samples=_deconv_samples, infer_shape=_deconv_shape)
 def Deconvolution(data: Tensor, weight: Tensor, bias: Optional[Tensor] = None, *, kernel: Shape,
                   stride: Shape = (), dilate: Shape = (), pad: Shape = (), adj: Shape = (),
                   target_shape: Shape = (), num_filter: int, num_group: int = 1,
@@ -463,8 +549,43 @@ def _pool_samples() -> list:
     return S
 
 
+def _pool_shape(attrs: dict, shapes: _ShapeList) -> Optional[list]:
+    """Pooling's output with MXNet's conventions (valid: floor((x + 2p - k) / s) + 1; full:
+    ceil(...) + 1; same: ceil(x / s)); global pooling keeps size-1 spatial axes."""
+    layout = attrs["layout"]
+    data = _channels_first(shapes[0], layout)
+    n = len(data) - 2
+    if n not in (1, 2, 3):
+        return None
+    if attrs["global_pool"]:
+        out: tuple = (1,) * n
+    else:
+        try:
+            k, s, p, _ = _pool_geometry(attrs["kernel"], attrs["stride"], attrs["pad"], n)
+        except MXNetError:
+            return None
+        conv = attrs["pooling_convention"]
+        if (conv == "same" and any(p)) or any(v < 1 for v in k + s) or any(v < 0 for v in p) or \
+                (attrs["pool_type"] == "lp" and attrs["p_value"] not in (1, 2, 3)):
+            return None
+        sizes = []
+        for x, ki, si, pi in zip(data[2:], k, s, p):
+            if conv == "valid":
+                o = (x + 2 * pi - ki) // si + 1
+            elif conv == "full":
+                o = -(-(x + 2 * pi - ki) // si) + 1
+            else:
+                o = -(-(x + 2 * pi) // si)
+            if o < 1 or ki > x + 2 * pi:
+                return None
+            sizes.append(o)
+        out = tuple(sizes)
+    res = tuple(data[:2]) + out
+    return [(res[0],) + res[2:] + (res[1],) if _channels_last(layout) else res]
+
+
 @register("Pooling", total_outputs=_pool_total, output_names=("output", "workspace"),
-          samples=_pool_samples)
+          samples=_pool_samples, infer_shape=_pool_shape)
 def Pooling(data: Tensor, *, kernel: Shape = (), pool_type: Literal["avg", "lp", "max", "sum"] = "max",
             global_pool: bool = False, cudnn_off: bool = False,
             pooling_convention: Literal["full", "same", "valid"] = "valid", stride: Shape = (),
@@ -622,8 +743,23 @@ def _lrelu_samples() -> list:
     ]
 
 
+def _lrelu_shape(attrs: dict, shapes: _ShapeList) -> Optional[list]:
+    """The data's shape (twice for rrelu: output and mask); prelu's gamma must be (1,) or
+    (channels,) here (other gammas go to the kernel, which broadcasts or rejects them)."""
+    data = tuple(shapes[0])
+    act = attrs["act_type"]
+    if act == "prelu":
+        gamma = shapes[1] if len(shapes) > 1 else None
+        if gamma is None or len(gamma) != 1 or not (gamma[0] == 1 or (len(data) > 1 and gamma[0] == data[1])):
+            return None
+    if act not in ("elu", "gelu", "leaky", "prelu", "rrelu", "selu"):
+        return None
+    return [data, data] if act == "rrelu" else [data]
+
+
 @register("LeakyReLU", num_outputs=_lrelu_nout, output_names=("output", "mask"),
           active_inputs=_lrelu_active, param_shapes=_lrelu_params, samples=_lrelu_samples,
+          infer_shape=_lrelu_shape,
           input_init={"gamma": '["Constant", {"value": 0.25}]'})
 def LeakyReLU(data: Tensor, gamma: Optional[Tensor] = None, *,
               act_type: Literal["elu", "gelu", "leaky", "prelu", "rrelu", "selu"] = "leaky",
@@ -719,7 +855,18 @@ def _softmax_common(data: Tensor, length: Optional[Tensor], axis: int, temperatu
     return F.log_softmax(x, axis, dtype=td) if log else F.softmax(x, axis, dtype=td)
 
 
-@register("softmax", active_inputs=_softmax_active, samples=_sm_samples(False, False))
+def _softmax_shape(attrs: dict, shapes: _ShapeList) -> Optional[list]:
+    """softmax / log_softmax / softmin: the data's shape (``axis`` must name one of its axes;
+    with ``use_length`` the kernel checks the length input)."""
+    data = tuple(shapes[0])
+    nd = max(len(data), 1)  # torch takes axis 0 or -1 for a scalar
+    if attrs["use_length"] or not -nd <= int(attrs["axis"]) < nd:
+        return None
+    return [data]
+
+
+@register("softmax", active_inputs=_softmax_active, samples=_sm_samples(False, False),
+          infer_shape=_softmax_shape)
 def softmax(data: Tensor, length: Optional[Tensor] = None, *, axis: int = -1,
             temperature: OptFloat = None, dtype: Dtype = None, use_length: bool = False) -> Tensor:
     """softmax(x / temperature) along ``axis``; with use_length, entries at or past ``length`` are 0."""
@@ -728,7 +875,8 @@ def softmax(data: Tensor, length: Optional[Tensor] = None, *, axis: int = -1,
     return _softmax_common(data, length, axis, temperature, dtype, use_length, False, False)
 
 
-@register("log_softmax", active_inputs=_softmax_active, samples=_sm_samples(True, False))
+@register("log_softmax", active_inputs=_softmax_active, samples=_sm_samples(True, False),
+          infer_shape=_softmax_shape)
 def log_softmax(data: Tensor, length: Optional[Tensor] = None, *, axis: int = -1,
                 temperature: OptFloat = None, dtype: Dtype = None, use_length: bool = False) -> Tensor:
     """log(softmax(x / temperature)) along ``axis`` (masked entries are 0 with use_length)."""
@@ -737,7 +885,8 @@ def log_softmax(data: Tensor, length: Optional[Tensor] = None, *, axis: int = -1
     return _softmax_common(data, length, axis, temperature, dtype, use_length, True, False)
 
 
-@register("softmin", active_inputs=_softmax_active, samples=_sm_samples(False, True))
+@register("softmin", active_inputs=_softmax_active, samples=_sm_samples(False, True),
+          infer_shape=_softmax_shape)
 def softmin(data: Tensor, length: Optional[Tensor] = None, *, axis: int = -1,
             temperature: OptFloat = None, dtype: Dtype = None, use_length: bool = False) -> Tensor:
     """softmax(-x / temperature) along ``axis``."""
@@ -750,7 +899,13 @@ def _np_softmax_act(x, mode="instance"):
     return _np_softmax(x.reshape(x.shape[0], -1), -1).reshape(x.shape)
 
 
-@register("SoftmaxActivation", listed_inputs=False, samples=lambda: [
+def _softmax_act_shape(attrs: dict, shapes: _ShapeList) -> Optional[list]:
+    """The data's shape; mode='channel' needs an axis 1."""
+    data = tuple(shapes[0])
+    return None if len(data) < (2 if attrs["mode"] == "channel" else 1) else [data]
+
+
+@register("SoftmaxActivation", listed_inputs=False, infer_shape=_softmax_act_shape, samples=lambda: [
     Sample((np.random.RandomState(8).randn(2, 3, 2),), {}, ref=_np_softmax_act),
     Sample((np.random.RandomState(8).randn(2, 3, 2),), {"mode": "channel"}, ref=_np_softmax_act)])
 def SoftmaxActivation(data: Tensor, *, mode: Literal["channel", "instance"] = "instance") -> Tensor:
@@ -875,7 +1030,14 @@ def _so_samples() -> list:
     ]
 
 
-@register("SoftmaxOutput", aliases=("Softmax",), param_shapes=_so_params, samples=_so_samples)
+def _so_shape(attrs: dict, shapes: _ShapeList) -> Optional[list]:
+    """SoftmaxOutput's forward keeps the data's shape (the label only matters in backward)."""
+    data = tuple(shapes[0])
+    return [data] if data else None
+
+
+@register("SoftmaxOutput", aliases=("Softmax",), param_shapes=_so_params, samples=_so_samples,
+          infer_shape=_so_shape)
 def SoftmaxOutput(data: Tensor, label: Tensor, *, grad_scale: float = 1.0, ignore_label: float = -1.0,
                   multi_output: bool = False, use_ignore: bool = False, preserve_shape: bool = False,
                   normalization: Literal["batch", "null", "valid"] = "null", out_grad: bool = False,
@@ -956,7 +1118,13 @@ def _np_embedding(data, weight, input_dim=0, output_dim=0, **_):
     return weight[idx]
 
 
-@register("Embedding", param_shapes=_emb_params, samples=lambda: [
+def _emb_shape(attrs: dict, shapes: _ShapeList) -> Optional[list]:
+    """The indices' shape + (output_dim,) (the weight's second axis)."""
+    weight = shapes[1]
+    return [tuple(shapes[0]) + (weight[1],)] if len(weight) == 2 and weight[0] > 0 else None
+
+
+@register("Embedding", param_shapes=_emb_params, infer_shape=_emb_shape, samples=lambda: [
     Sample((np.array([[0., 2.], [4., 1.]]), np.random.RandomState(11).randn(5, 3)),
            {"input_dim": 5, "output_dim": 3}, ref=_np_embedding, grad_inputs=(1,)),
     Sample((np.array([0., 7., -2., 3.]), np.random.RandomState(11).randn(5, 2)),
@@ -1126,7 +1294,8 @@ def ROIPooling(data: Tensor, rois: Tensor, *, pooled_size: Shape, spatial_scale:
 
 
 # ---- Dropout ----------------------------------------------------------------------------------
-@register("Dropout", random=True, total_outputs=2, output_names=("output", "mask"), samples=lambda: [
+@register("Dropout", random=True, total_outputs=2, output_names=("output", "mask"),
+          infer_shape=first_input_shape, samples=lambda: [
     Sample((np.random.RandomState(15).randn(3, 4),), {"p": 0.5}, ref=lambda x, p: x),
     Sample((np.random.RandomState(15).randn(2, 3, 4),), {"p": 0.5, "axes": (1,)}, ref=lambda x, p, axes: x),
     Sample((np.random.RandomState(15).randn(3, 4),), {"p": 0.0, "mode": "always"},

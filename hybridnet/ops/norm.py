@@ -157,14 +157,16 @@ def _bn_samples() -> list:
 
 
 
-def _bn_shapes(attrs: dict, shapes: _ShapeList) -> list:
+def _bn_shapes(attrs: dict, shapes: _ShapeList) -> Optional[list]:
     """Output shape = data shape (+ per-channel mean/var): no meta-device run needed, which
     for BatchNorm goes through torch's slow decomposition."""
     data = tuple(shapes[0])
-    if not attrs.get("output_mean_var", False):
-        return [data]
-    c = (data[attrs.get("axis", 1) % len(data)],)
-    return [data, c, c]
+    if len(data) < 2 or not -len(data) <= int(attrs["axis"]) < len(data):
+        return None  # (the kernel normalizes no 1-D array)
+    c = (data[int(attrs["axis"]) % len(data)],)
+    if any(s is not None and tuple(s) != c for s in shapes[1:5]):
+        return None  # parameters of another size: the kernel's error
+    return [data, c, c] if attrs["output_mean_var"] else [data]
 
 
 @register("BatchNorm", aux=("moving_mean", "moving_var"), num_outputs=_bn_nout, total_outputs=3,
@@ -232,8 +234,21 @@ def _ln_samples() -> list:
     ]
 
 
+def _ln_shapes(attrs: dict, shapes: _ShapeList) -> Optional[list]:
+    """The data's shape (+ mean and std with the normalized axis kept as 1); gamma and beta
+    must have the size of that axis."""
+    data = tuple(shapes[0])
+    if not data or not -len(data) <= int(attrs["axis"]) < len(data):
+        return None
+    ax = int(attrs["axis"]) % len(data)
+    if any(tuple(s) != (data[ax],) for s in shapes[1:3]):
+        return None
+    stat = data[:ax] + (1,) + data[ax + 1:]
+    return [data, stat, stat] if attrs["output_mean_var"] else [data]
+
+
 @register("LayerNorm", num_outputs=_bn_nout, total_outputs=3, output_names=("output", "mean", "std"),
-          param_shapes=_channel_params(-1), samples=_ln_samples)
+          param_shapes=_channel_params(-1), samples=_ln_samples, infer_shape=_ln_shapes)
 def LayerNorm(data: Tensor, gamma: Tensor, beta: Tensor, *, axis: int = -1, eps: float = 1e-5,
               output_mean_var: bool = False) -> Any:
     """Normalize over ``axis`` then scale by gamma and shift by beta (both of shape (C,)).
@@ -265,8 +280,16 @@ def _np_in(x, gamma, beta, eps=1e-3):
     return (x - mean) / np.sqrt(var + eps) * gamma.reshape(shp) + beta.reshape(shp)
 
 
+def _in_shape(attrs: dict, shapes: _ShapeList) -> Optional[list]:
+    """The data's shape (N, C, ...); gamma and beta must be (C,)."""
+    data = tuple(shapes[0])
+    if len(data) < 3 or any(tuple(s) != (data[1],) for s in shapes[1:3]):
+        return None
+    return [data]
+
+
 @register("InstanceNorm", total_outputs=3, output_names=("output", "mean", "var"),
-          param_shapes=_channel_params(1), samples=lambda: [
+          param_shapes=_channel_params(1), infer_shape=_in_shape, samples=lambda: [
               Sample((np.random.RandomState(33).randn(2, 3, 5), np.array([1.2, 0.7, 1.0]),
                       np.array([0.1, -0.3, 0.0])), {}, ref=_np_in),
               Sample((np.random.RandomState(34).randn(2, 2, 3, 3), np.array([1.2, 0.7]),
@@ -384,7 +407,14 @@ def _np_lrn(x, alpha=1e-4, beta=0.75, knorm=2.0, nsize=1):
     return out
 
 
-@register("LRN", total_outputs=2, output_names=("output", "tmp_norm"), samples=lambda: [
+def _lrn_shape(attrs: dict, shapes: _ShapeList) -> Optional[list]:
+    """The data's shape (LRN needs a channel axis and at least one spatial axis)."""
+    data = tuple(shapes[0])
+    return [data] if len(data) >= 3 and int(attrs["nsize"]) >= 1 else None
+
+
+@register("LRN", total_outputs=2, output_names=("output", "tmp_norm"), infer_shape=_lrn_shape,
+          samples=lambda: [
     Sample((np.random.RandomState(37).randn(2, 5, 3, 2),), {"nsize": 3}, ref=_np_lrn),
     Sample((np.random.RandomState(37).randn(1, 6, 2, 2),), {"nsize": 5, "alpha": 0.1, "beta": 0.5,
                                                            "knorm": 1.0}, ref=_np_lrn)])

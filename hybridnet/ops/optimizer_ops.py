@@ -39,6 +39,7 @@ from ..base import MXNetError
 from .attrs import AnyValue
 from . import storage as _storage
 from .registry import Sample, register, sparse_rule
+from .shape_rules import first_input_dtype
 
 __all__: list = []  # operators are reached through the registry / nd.* / sym.*
 
@@ -352,7 +353,8 @@ def _adamw_step(name: str, weight: Tensor, grad: Tensor, mean: Tensor, var: Tens
 
 
 @register("_adamw_update", aliases=("_contrib_adamw_update",), aux=("mean", "var"),
-          infer_shape=_weight_shape, differentiable=False, samples=_adamw_samples)
+          infer_shape=_weight_shape, infer_type=first_input_dtype, differentiable=False,
+          samples=_adamw_samples)
 def adamw_update(weight: Tensor, grad: Tensor, mean: Tensor, var: Tensor, rescale_grad: Tensor, *,
                  lr: float, eta: float, beta1: float = 0.9, beta2: float = 0.999,
                  epsilon: float = 1e-8, wd: float = 0.0, clip_gradient: float = -1.0) -> Tensor:
@@ -380,7 +382,8 @@ def _mp_adamw_samples() -> list:
 
 
 @register("_mp_adamw_update", aliases=("_contrib_mp_adamw_update",), aux=("mean", "var", "weight32"),
-          infer_shape=_weight_shape, differentiable=False, samples=_mp_adamw_samples)
+          infer_shape=_weight_shape, infer_type=first_input_dtype, differentiable=False,
+          samples=_mp_adamw_samples)
 def mp_adamw_update(weight: Tensor, grad: Tensor, mean: Tensor, var: Tensor, weight32: Tensor,
                     rescale_grad: Tensor, *, lr: float, eta: float, beta1: float = 0.9,
                     beta2: float = 0.999, epsilon: float = 1e-8, wd: float = 0.0,

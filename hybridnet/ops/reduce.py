@@ -10,7 +10,7 @@ MXNet 1.x rules mirrored here:
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Optional, Sequence
+from typing import Any, Callable, Literal, Optional, Sequence
 
 import numpy as np
 import torch
@@ -153,13 +153,37 @@ def _reduce_samples(ref: Any, lo: float = -2.0, hi: float = 2.0, nan: bool = Fal
     return samples
 
 
+def _reduce_shape(name: str) -> Callable:
+    """The output shape of reduce operator ``name``: reduced axes removed (kept as 1 with
+    ``keepdims``); a result with no axes is ``(1,)``, as in MXNet."""
+    def rule(attrs: dict, shapes: list) -> Optional[list]:
+        data = tuple(shapes[0])
+        try:
+            axes = reduce_axes(attrs["axis"], len(data), attrs["exclude"], name)
+        except MXNetError:
+            return None
+        if not data:
+            return [() if attrs["keepdims"] else (1,)]
+        if attrs["keepdims"]:
+            return [tuple(1 if i in axes else d for i, d in enumerate(data))]
+        return [tuple(d for i, d in enumerate(data) if i not in axes) or (1,)]
+    return rule
+
+
+def _bool_sums_to_int64(attrs: dict, dtypes: list) -> list:
+    """sum/prod of a boolean array count in int64 (torch's rule, which the kernels keep)."""
+    return ["int64" if dtypes[0] == "bool" else dtypes[0]]
+
+
 def _make_reduce(name: str, fn: Any, ref: Any, aliases: tuple = (), lo: float = -2.0, hi: float = 2.0,
                  nan: bool = False, doc: str = "") -> None:
     def kernel(data, *, axis: Axis = None, keepdims: bool = False, exclude: bool = False):  # type: ignore[no-untyped-def]
         return _reduce(fn, data, axis, keepdims, exclude, name)
     kernel.__name__ = name
     kernel.__doc__ = doc
-    register(name, aliases=aliases, samples=_reduce_samples(ref, lo, hi, nan), hint=name)(kernel)
+    counts = fn in (_sum, _prod, _nansum, _nanprod)
+    register(name, aliases=aliases, samples=_reduce_samples(ref, lo, hi, nan), hint=name,
+             infer_shape=_reduce_shape(name), infer_type=_bool_sums_to_int64 if counts else None)(kernel)
 
 
 _make_reduce("sum", _sum, _np_reduce(np.sum), ("sum_axis",), doc="Sum over the given axes (MXNet sum).")

@@ -10,6 +10,7 @@ nothing about an operator is spread over files that must change together.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import typing
 from dataclasses import dataclass, field
@@ -66,10 +67,6 @@ class OpDef:
         # False where MXNet registers no FListInputNames (its unary-operator macro, Activation):
         # monitors and op hooks then name the inputs ``input0``, ``input1``... not by slot
         self.listed_inputs = listed_inputs
-        # partial inference: (attrs, partial input shapes, outputs the sentinel runs found) ->
-        # the outputs MXNet reports (some operators say less than the runs could: ``where``
-        # nothing until every input is known, ``slice`` no size along an unknown axis)
-        self.partial_outputs_rule = partial_outputs
         # control-flow operators run graphs of their own (a node's ``subgraphs``): the kernel's
         # ``subgraphs`` keyword receives them compiled, one callable per subgraph;
         # ``check_subgraphs(attrs, n_inputs, [(n_sub_inputs, n_sub_outputs)...])`` raises
@@ -77,7 +74,6 @@ class OpDef:
         # type rule (see symbol/infer.py), which infers the subgraphs themselves
         self.num_subgraphs = num_subgraphs
         self.check_subgraphs = check_subgraphs
-        self.infer_subgraphs_rule = infer_subgraphs
         # input slot -> MXNet ``__init__`` text a variable feeding it gets when it has none
         # (MXNet's FSetInputVarAttrOnCompose: PReLU's gamma starts at 0.25, not gamma's 1)
         self.input_init: dict = dict(input_init or {})
@@ -90,12 +86,6 @@ class OpDef:
         self._output_names = output_names
         self._total_outputs = total_outputs
         self.active_inputs_rule = active_inputs
-        self.param_shapes = param_shapes
-        self.infer_shape_rule = infer_shape
-        self.infer_type_rule = infer_type
-        # backward shape rule: (attrs, input shapes, output shapes) -> input shapes; shapes may be
-        # partial (None: unknown rank, 0: unknown dim)
-        self.infer_inputs_rule = infer_inputs
         self.samples = samples
         self.onnx_rule = onnx  # ONNX lowering (see formats/onnx.py); None: the table there
         # open operators (MXNet's Custom): the front-end hands (positional inputs, keyword
@@ -153,6 +143,40 @@ class OpDef:
                 raise ValueError(f"{name}: auxiliary input {a!r} is not an input of the kernel")
         if self.variadic:
             self.attrs.setdefault("num_args", Attr("num_args", "int", NotGiven))
+        # every attribute's default, filled once here so that no rule repeats a kernel default
+        self.defaults: dict = {k: a.default for k, a in self.attrs.items() if not a.required}
+        self.param_shapes = self._with_defaults(param_shapes)
+        # (attrs, input shapes) -> output shapes, or None where the inputs do not fit the
+        # operator (inference then runs the kernel on "meta" tensors, which raises its error)
+        self.infer_shape_rule = self._with_defaults(infer_shape)
+        self.infer_type_rule = self._with_defaults(infer_type)
+        # backward shape rule: (attrs, input shapes, output shapes) -> input shapes; shapes may be
+        # partial (None: unknown rank, 0: unknown dim)
+        self.infer_inputs_rule = self._with_defaults(infer_inputs)
+        # partial inference: (attrs, partial input shapes, outputs the sentinel runs found) ->
+        # the outputs MXNet reports (some operators say less than the runs could: ``where``
+        # nothing until every input is known, ``slice`` no size along an unknown axis)
+        self.partial_outputs_rule = self._with_defaults(partial_outputs)
+        self.infer_subgraphs_rule = self._with_defaults(infer_subgraphs)
+
+    def complete_attrs(self, attrs: dict) -> dict:
+        """``attrs`` with every attribute it leaves out set to the kernel's default."""
+        if not self.defaults:
+            return attrs
+        full = dict(self.defaults)
+        full.update(attrs)
+        return full
+
+    def _with_defaults(self, rule: Optional[Callable]) -> Optional[Callable]:
+        """A shape/type rule that receives complete attributes (``complete_attrs``) whoever
+        calls it; ``__wrapped__`` is the rule as written."""
+        if rule is None:
+            return None
+
+        @functools.wraps(rule)
+        def with_defaults(attrs: dict, *args: Any) -> Any:
+            return rule(self.complete_attrs(attrs), *args)
+        return with_defaults
 
     # -- outputs --------------------------------------------------------------------------
     def num_outputs(self, attrs: dict) -> int:

@@ -20,7 +20,7 @@ import torch
 
 from ..base import MXNetError
 from .attrs import OptFloat, OptInt
-from .shape_rules import rnn_param_concat_inputs
+from .shape_rules import concat_shape, rnn_param_concat_inputs
 from .registry import Sample, find, register
 
 __all__ = ["rnn_param_size", "rnn_param_layout", "unpack_rnn_params", "pack_rnn_params",
@@ -155,13 +155,27 @@ def _param_shapes(attrs: dict, in_shapes: list) -> list:
     return out
 
 
-def _infer_shape(attrs: dict, in_shapes: list) -> list:
-    T, N, _ = in_shapes[0]
+def _infer_shape(attrs: dict, in_shapes: list) -> Optional[list]:
+    """out (T, N, D*(P or H)), with ``state_outputs`` hy (L*D, N, P or H) and LSTM's cy
+    (L*D, N, H); None where an input has another size than the kernel requires."""
+    names = _input_names(attrs)
+    if attrs["mode"] not in GATES or len(in_shapes) != len(names) or len(in_shapes[0]) != 3:
+        return None
+    given = {k: tuple(s) for k, s in zip(names, in_shapes)}
+    T, N, I = given["data"]
     L, D, H, P = _dims(attrs)
+    n_params = 1
+    for d in given["parameters"]:
+        n_params *= d
+    if n_params != rnn_param_size(attrs["mode"], L, I, H, D == 2, P or None) \
+            or given["state"] != (L * D, N, P or H) \
+            or given.get("state_cell", (L * D, N, H)) != (L * D, N, H) \
+            or given.get("sequence_length", (N,)) != (N,):
+        return None
     outs = [(T, N, D * (P or H))]
-    if attrs.get("state_outputs"):
+    if attrs["state_outputs"]:
         outs.append((L * D, N, P or H))
-        if attrs.get("mode") == "lstm":
+        if attrs["mode"] == "lstm":
             outs.append((L * D, N, H))
     return outs
 
@@ -240,7 +254,7 @@ def _lstm_loop(x: torch.Tensor, h0: torch.Tensor, c0: torch.Tensor, ws: list, L:
 
 
 @register("RNN", num_outputs=_num_outputs, output_names=_output_names, active_inputs=_input_names,
-          param_shapes=_param_shapes, samples=lambda: _rnn_samples())
+          param_shapes=_param_shapes, infer_shape=_infer_shape, samples=lambda: _rnn_samples())
 def RNN(data, parameters, state, state_cell=None, sequence_length=None, *,
         state_size: int, num_layers: int, bidirectional: bool = False,
         mode: Literal["rnn_relu", "rnn_tanh", "lstm", "gru"], p: float = 0.0,
@@ -471,7 +485,8 @@ if find("_rnn_param_concat") is None:
         return [Sample((r.uniform(-1, 1, (6,)), r.uniform(-1, 1, (4,))), {"dim": 0},
                        ref=lambda *a, dim: np.concatenate(a, axis=dim))]
 
-    @register("_rnn_param_concat", samples=_concat_samples, infer_inputs=rnn_param_concat_inputs)
+    @register("_rnn_param_concat", samples=_concat_samples, infer_inputs=rnn_param_concat_inputs,
+              infer_shape=concat_shape)
     def _rnn_param_concat(*data, dim: int = 1):
         """Concatenation along ``dim`` (the flat parameter vector of gluon's fused RNN layers)."""
         return torch.cat(data, dim=dim)

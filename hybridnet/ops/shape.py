@@ -21,7 +21,8 @@ from ..base import MXNetError, dtype_torch
 from ..util import is_np_shape
 from .attrs import Axis, Dtype, OptInt, Shape
 from .reduce import as_tuple, norm_axis
-from .shape_rules import concat_inputs, reshape_input, same_shape_inputs, unknown_along_unknown_axes
+from .shape_rules import (concat_inputs, concat_shape, reshape_input, same_shape_inputs,
+                          unknown_along_unknown_axes)
 from .registry import Sample, register
 
 _rng = np.random.RandomState(3)
@@ -134,7 +135,21 @@ _NP_RESHAPE_CASES = {
 _reshape_shape_cached = functools.lru_cache(maxsize=4096)(lambda d, s, r: reshape_shape(d, s, r))
 
 
-@register("Reshape", aliases=("reshape",), infer_inputs=reshape_input, samples=lambda: [
+def _reshape_out_shape(attrs: dict, shapes: list) -> Optional[list]:
+    """Reshape with ``shape``: the codes applied to the input shape (``reshape_shape``); the
+    deprecated ``target_shape`` spelling goes to the kernel."""
+    spec = as_tuple(attrs["shape"])
+    if not spec:
+        return None
+    try:
+        out = _reshape_shape_cached(tuple(shapes[0]), tuple(spec), bool(attrs["reverse"]))
+    except MXNetError:
+        return None
+    return [out] if all(d >= 0 for d in out) else None
+
+
+@register("Reshape", aliases=("reshape",), infer_inputs=reshape_input, infer_shape=_reshape_out_shape,
+          samples=lambda: [
     Sample((_u(*ds),), {"shape": spec, "reverse": rev} if rev else {"shape": spec}, ref=_np_reshape)
     for (ds, spec, rev) in _NP_RESHAPE_CASES])
 def Reshape(data, *, shape: Shape = (), reverse: bool = False, target_shape: Shape = (),
@@ -195,7 +210,15 @@ def reshape_like(lhs, rhs, *, lhs_begin: OptInt = None, lhs_end: OptInt = None, 
     return lhs.reshape(new)
 
 
-@register("Flatten", aliases=("flatten",), samples=lambda: [
+def _flatten_shape(attrs: dict, shapes: list) -> list:
+    """(d0, d1*...*dk); a vector of n becomes (n, 1) and a scalar (1, 1)."""
+    d = tuple(shapes[0])
+    if len(d) <= 1:
+        return [((d[0] if d else 1), 1)]
+    return [(d[0], int(np.prod(d[1:])))]
+
+
+@register("Flatten", aliases=("flatten",), infer_shape=_flatten_shape, samples=lambda: [
     Sample((_u(2, 3, 4),), ref=lambda x: x.reshape(x.shape[0], -1)),
     Sample((_u(5),), ref=lambda x: x.reshape(5, 1))])
 def Flatten(data):
@@ -205,7 +228,20 @@ def Flatten(data):
     return data.flatten(1)  # not reshape(n, -1): a batch of 0, shape (0, 3, 4), gives (0, 12)
 
 
-@register("transpose", samples=lambda: [
+def _transpose_shape(attrs: dict, shapes: list) -> Optional[list]:
+    """The input's axes permuted by ``axes`` (reversed when empty)."""
+    d = tuple(shapes[0])
+    ax = as_tuple(attrs["axes"])
+    if not ax:
+        return [d[::-1]]
+    try:
+        perm = [norm_axis(a, len(d), "transpose") for a in ax]
+    except MXNetError:
+        return None
+    return [tuple(d[a] for a in perm)] if sorted(perm) == list(range(len(d))) else None
+
+
+@register("transpose", infer_shape=_transpose_shape, samples=lambda: [
     Sample((_u(2, 3, 4),), ref=lambda x, axes=(): np.transpose(x, axes or None)),
     Sample((_u(2, 3, 4),), {"axes": (1, 0, 2)}, ref=lambda x, axes=(): np.transpose(x, axes or None)),
     Sample((_u(2, 3),), {"axes": (1, 0)}, ref=lambda x, axes=(): np.transpose(x, axes or None))])
@@ -219,7 +255,17 @@ def transpose(data, *, axes: Shape = ()):
     return data.permute(*[norm_axis(a, data.dim(), "transpose") for a in ax])
 
 
-@register("expand_dims", samples=lambda: [
+def _expand_dims_shape(attrs: dict, shapes: list) -> Optional[list]:
+    """The input's shape with a 1 inserted at ``axis``."""
+    d = tuple(shapes[0])
+    try:
+        a = norm_axis(attrs["axis"], len(d), "expand_dims", allow_end=True)
+    except MXNetError:
+        return None
+    return [d[:a] + (1,) + d[a:]]
+
+
+@register("expand_dims", infer_shape=_expand_dims_shape, samples=lambda: [
     Sample((_u(2, 3),), {"axis": 1}, ref=lambda x, axis: np.expand_dims(x, axis)),
     Sample((_u(2, 3),), {"axis": -1}, ref=lambda x, axis: np.expand_dims(x, axis)),
     Sample((_u(2, 3),), {"axis": 0}, ref=lambda x, axis: np.expand_dims(x, axis))])
@@ -294,7 +340,8 @@ def repeat(data, *, repeats: int, axis: OptInt = None):
 
 
 # ---- join / split ----------------------------------------------------------------------------
-@register("Concat", aliases=("concat",), infer_inputs=concat_inputs, samples=lambda: [
+@register("Concat", aliases=("concat",), infer_inputs=concat_inputs, infer_shape=concat_shape,
+          samples=lambda: [
     Sample((_u(2, 3), _u(2, 4)), ref=lambda *a, dim=1: np.concatenate(a, dim)),
     Sample((_u(2, 3), _u(1, 3), _u(3, 3)), {"dim": 0}, ref=lambda *a, dim=1: np.concatenate(a, dim)),
     Sample((_u(2, 3, 2), _u(2, 3, 1)), {"dim": -1}, ref=lambda *a, dim=1: np.concatenate(a, dim))])
@@ -448,7 +495,19 @@ def _apply_slice(data: torch.Tensor, axis: int, b: int, e: int, s: int) -> torch
     return data.index_select(axis, idx)
 
 
-@register("slice", aliases=("crop",), partial_outputs=unknown_along_unknown_axes, samples=lambda: [
+def _slice_shape(attrs: dict, shapes: list) -> Optional[list]:
+    """The number of elements each sliced axis keeps (``slice_ranges``: MXNet's bounds rules)."""
+    d = tuple(shapes[0])
+    try:
+        ranges = slice_ranges(d, attrs["begin"], attrs["end"], attrs["step"])
+    except MXNetError:
+        return None
+    sizes = [max(0, (e - b + s - 1) // s) if s > 0 else max(0, (b - e - s - 1) // -s) for b, e, s in ranges]
+    return None if 0 in sizes else [tuple(sizes) + d[len(sizes):]]
+
+
+@register("slice", aliases=("crop",), partial_outputs=unknown_along_unknown_axes, infer_shape=_slice_shape,
+          samples=lambda: [
     Sample((_u(3, 4, 5),), {"begin": (0, 1), "end": (2, 4)}, ref=_np_slice),
     Sample((_u(3, 4, 5),), {"begin": (None, None, 1), "end": (None, 3, None), "step": (None, 2, 2)}, ref=_np_slice),
     Sample((_u(3, 4),), {"begin": (-1, None), "end": (None, None), "step": (-1, -2)}, ref=_np_slice),
@@ -526,7 +585,21 @@ def _np_slice_axis(x: np.ndarray, axis: int, begin: int, end: Any = None) -> np.
     return x[tuple(idx)]
 
 
-@register("slice_axis", partial_outputs=unknown_along_unknown_axes, samples=lambda: [
+def _slice_axis_shape(attrs: dict, shapes: list) -> Optional[list]:
+    """The input's shape with [begin, end) kept along ``axis``."""
+    d = tuple(shapes[0])
+    try:
+        a = norm_axis(attrs["axis"], len(d), "slice_axis")
+    except MXNetError:
+        return None
+    n, begin, end = d[a], attrs["begin"], attrs["end"]
+    b = begin + n if begin < 0 else begin
+    e = n if end is None else (end + n if end < 0 else end)
+    return [d[:a] + (e - b,) + d[a + 1:]] if 0 <= b < e <= n else None
+
+
+@register("slice_axis", partial_outputs=unknown_along_unknown_axes, infer_shape=_slice_axis_shape,
+          samples=lambda: [
     Sample((_u(3, 4),), {"axis": 1, "begin": 1, "end": 3}, ref=_np_slice_axis),
     Sample((_u(3, 4),), {"axis": 0, "begin": -2, "end": None}, ref=_np_slice_axis),
     Sample((_u(3, 4, 2),), {"axis": -2, "begin": 0, "end": -1}, ref=_np_slice_axis)])
@@ -572,7 +645,17 @@ def slice_like(data, shape_like, *, axes: Shape = ()):
 
 
 # ---- broadcasting ----------------------------------------------------------------------------
-@register("broadcast_to", samples=lambda: [
+def _broadcast_to_shape(attrs: dict, shapes: list) -> Optional[list]:
+    """``shape`` with its 0s taken from the input; only size-1 input axes may change."""
+    d = tuple(shapes[0])
+    tgt = as_tuple(attrs["shape"])
+    if len(tgt) != len(d):
+        return None
+    new = tuple(x if t == 0 else t for x, t in zip(d, tgt))
+    return [new] if all(x == t or x == 1 for x, t in zip(d, new)) and all(t > 0 for t in new) else None
+
+
+@register("broadcast_to", infer_shape=_broadcast_to_shape, samples=lambda: [
     Sample((_u(1, 3),), {"shape": (2, 3)}, ref=_np_broadcast_to),
     Sample((_u(2, 1, 1),), {"shape": (0, 3, 4)}, ref=_np_broadcast_to)])
 def broadcast_to(data, *, shape: Shape = ()):

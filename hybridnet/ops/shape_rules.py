@@ -1,12 +1,21 @@
-"""Backward shape rules: input shapes from known output shapes (MXNet infers in both
-directions; Gluon's fused RNN layers rely on it for a deferred ``input_size``)."""
+"""Shape rules shared by operator families.
+
+Backward rules give input shapes from known output shapes (MXNet infers in both directions;
+Gluon's fused RNN layers rely on it for a deferred ``input_size``). Forward rules
+(``infer_shape=``) give output shapes from fully known input shapes, so that inference need not
+run the kernel on torch's "meta" device: the first meta run of most kernels imports torch's
+Python decompositions (and sympy, torch._dynamo...), over a second once per process. A forward
+rule returns None for inputs that do not fit the operator; inference then makes the meta run,
+which raises the kernel's own error.
+"""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 __all__ = ["concat_inputs", "rnn_param_concat_inputs", "reshape_input", "same_shape_inputs",
            "unknown_until_inputs_known", "unknown_along_unknown_axes", "creation_shape",
-           "first_input_shape"]
+           "first_input_shape", "first_input_dtype", "concat_shape", "broadcast_shape", "broadcast_shapes",
+           "torch_spatial"]
 
 
 def _merged(shapes: list) -> Optional[tuple]:
@@ -116,3 +125,60 @@ def first_input_shape(attrs: dict, shapes: list) -> list:
     spares inference torch's meta run, whose first use of an elementwise kernel imports torch's
     Python decompositions (about a second, once per process)."""
     return [tuple(shapes[0])]
+
+
+def broadcast_shape(a: tuple, b: tuple) -> Optional[tuple]:
+    """NumPy/torch broadcasting of two shapes; None when they do not broadcast."""
+    n = max(len(a), len(b))
+    a = (1,) * (n - len(a)) + tuple(a)
+    b = (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x != y and x != 1 and y != 1:
+            return None
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+def broadcast_shapes(attrs: dict, shapes: list) -> Optional[list]:
+    """Binary operators (broadcast_* and elemwise_*, which broadcast too): the inputs' shapes
+    broadcast together."""
+    out = broadcast_shape(shapes[0], shapes[1])
+    return None if out is None else [out]
+
+
+def torch_spatial(value: Any, n: int, default: int) -> Optional[tuple]:
+    """An n-tuple from a stride/pad/dilate attribute as torch's convolutions read it (empty:
+    ``default``; one value: repeated); None for any other length."""
+    if isinstance(value, int):
+        return (value,) * n
+    if not value:
+        return (default,) * n
+    t = tuple(int(v) for v in value)
+    if len(t) == 1:
+        return t * n
+    return t if len(t) == n else None
+
+
+def first_input_dtype(attrs: dict, dtypes: list) -> list:
+    """The output has the first input's dtype whatever the others' (an optimizer update returns
+    the weight's dtype; boolean_mask the data's)."""
+    return [dtypes[0]]
+
+
+def concat_shape(attrs: dict, shapes: list) -> Optional[list]:
+    """Concat (and _rnn_param_concat): the inputs joined along ``dim``; its sizes add up and
+    every other axis must agree."""
+    if not shapes:
+        return None
+    first = tuple(shapes[0])
+    d = int(attrs["dim"])
+    d = d + len(first) if d < 0 else d
+    if not 0 <= d < len(first):
+        return None
+    total = 0
+    for s in shapes:
+        if len(s) != len(first) or any(a != b for i, (a, b) in enumerate(zip(s, first)) if i != d):
+            return None
+        total += s[d]
+    return [first[:d] + (total,) + first[d + 1:]]

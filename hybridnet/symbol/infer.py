@@ -7,9 +7,11 @@ shape is an unknown dimension (``mx.np_shape()`` spells those -1 at the API; see
 * forward, per node: parameter inputs are filled from the data shape by the operator's
   ``param_shapes`` rule (this drives Gluon's deferred initialization; a given parameter shape
   that contradicts it is an error); inputs the operator's ``infer_inputs`` rule ties together
-  (elementwise operands, Concat...) share what is known of them; the outputs come from a run
-  on torch's "meta" device (or the operator's explicit ``infer_shape`` rule). With unknown
-  dimensions the run is done twice with each unknown dimension replaced by a different odd
+  (elementwise operands, Concat...) share what is known of them; the outputs come from the
+  operator's ``infer_shape`` rule, else (no rule, a rule that returns None for inputs it does
+  not fit, or inputs of several dtypes and no ``infer_type`` rule) from a run on torch's "meta"
+  device, whose first use in a process imports torch's decompositions (over a second). With
+  unknown dimensions the run is done twice with each unknown dimension replaced by a different odd
   size (a sentinel): an output dimension equal in both runs is known, one that follows an
   input's sentinel is that input dimension (plus a constant), everything else stays unknown;
 * backward: an output dimension learnt downstream flows back to the input dimension it
@@ -313,11 +315,14 @@ def _run(n: Node, shapes: list, dtypes: list) -> tuple:
     """Output shapes and dtypes of ``n`` for fully known input shapes (its rule or a meta run)."""
     op = cast(OpDef, n.op)
     attrs = n.kernel_attrs()
-    if op.infer_shape_rule is not None:
+    # a rule knows shapes, not type promotion: inputs of several dtypes (and no dtype rule) go
+    # to the meta run, which promotes (or rejects) them as the kernel does
+    if op.infer_shape_rule is not None and (op.infer_type_rule is not None or _one_dtype(dtypes)):
         outs = op.infer_shape_rule(attrs, list(shapes))
-        first = next((d for d in dtypes if d is not None), None)
-        return ([tuple(s) if s is not None else None for s in outs],
-                _dtypes_without_shapes(n, dtypes, first or "float32", n.num_outputs()))
+        if outs is not None:
+            first = next((d for d in dtypes if d is not None), None)
+            return ([tuple(s) if s is not None else None for s in outs],
+                    _dtypes_without_shapes(n, dtypes, first or "float32", n.num_outputs()))
     key = None
     if not op.open_attrs and not n.subgraphs:
         try:
@@ -340,6 +345,10 @@ def _run(n: Node, shapes: list, dtypes: list) -> tuple:
             _META_RUNS.clear()
         _META_RUNS[key] = (tuple(res[0]), tuple(res[1]))
     return res
+
+
+def _one_dtype(dtypes: list) -> bool:
+    return len({d for d in dtypes if d is not None}) <= 1
 
 
 # Meta runs by (operator, attributes, input shapes, dtypes): binding an unrolled RNN infers the
@@ -472,7 +481,8 @@ def _collect_known(sym: Any, args: Sequence, kwargs: dict, what: str) -> dict:
 
 
 def _unknown_creation_shape(n: Node) -> bool:
-    if n.op is None or n.inputs or n.op.infer_shape_rule is not creation_shape:
+    rule = n.op.infer_shape_rule if n.op is not None else None
+    if rule is None or n.inputs or getattr(rule, "__wrapped__", None) is not creation_shape:
         return False
     return 0 in creation_shape(n.kernel_attrs(), [])[0]
 

@@ -213,7 +213,8 @@ def meta_shapes(op: OpDef, sample: Sample, dtype: Any = np.float32) -> Optional[
     arrays = prepare_inputs(sample, dtype)
     if op.infer_shape_rule is not None:
         shapes = op.infer_shape_rule(dict(sample.attrs), [None if a is None else tuple(a.shape) for a in arrays])
-        return [(tuple(s), None) for s in shapes]
+        if shapes is not None:  # None: the inputs do not fit the rule; the meta run decides
+            return [(tuple(s), None) for s in shapes]
     if not any(a is not None for a in arrays):
         return None
     metas = [None if a is None else torch.empty(a.shape, dtype=torch.from_numpy(a[:0].reshape(-1)).dtype,
