@@ -42,10 +42,12 @@ guarded exactly, so a shape-specialised trace is exact for every call it serves.
 """
 from __future__ import annotations
 
+import atexit
 import sys
 import threading
 import time
 import warnings
+import weakref
 from types import FrameType
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -249,9 +251,11 @@ def _bake(params: Sequence[torch.Tensor], channels_last: bool) -> List[torch.Ten
 def _build_torchscript(module: torch.nn.Module, data: tuple) -> Callable:
     # TracerWarnings here are about shapes (``x.shape[0] != n`` in a kernel): the data signature
     # is guarded, so specialising them is exact; value reads were refused before tracing
-    with warnings.catch_warnings(), torch.no_grad():
-        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+    # (silenced by the module-level filter: catch_warnings would swap the process-wide filters
+    # from this background thread under the caller's feet)
+    with torch.no_grad():
         traced = torch.jit.trace(module, data, check_trace=False)
+    _check_not_cancelled()
     frozen = torch.jit.freeze(traced.eval())
     try:
         return torch.jit.optimize_for_inference(frozen)
@@ -342,12 +346,14 @@ def lower(backend: str, graph: Graph, input_nodes: Sequence[Node], n_data: int,
     compiled = compile_graph(graph, input_nodes, "lowered_graph")
     data_copy = tuple(d.detach().clone() for d in data)
     reads, want = _run_recording(compiled, list(data_copy) + params)
+    _check_not_cancelled()
     if reads:
         listed = "; ".join(f"{node} ({what})" for node, what in list(reads.items())[:5])
         raise TierRefused(f"{name}: kernels read tensor values in Python, which a lowered program "
                           f"would freeze: {listed}")
     module = _Baked(compiled.fn, _bake(params, channels_last), channels_last).eval()
     program = _BUILDERS[name](module, data_copy)
+    _check_not_cancelled()
     copy_outputs = sorted({i for i, *_ in OutputOwnership(graph, input_nodes).checks}
                           | set(_data_independent_outputs(graph, input_nodes[:n_data])))
     lowered = LoweredGraph(name, program, n_data, _signature(data), snapshot, copy_outputs,
@@ -360,6 +366,29 @@ def lower(backend: str, graph: Graph, input_nodes: Sequence[Node], n_data: int,
                 raise TierRefused(f"{name}: the lowered program disagrees with the default tier: {why}")
     lowered.build_seconds = time.perf_counter() - t0
     return lowered
+
+
+class LoweringCancelled(Exception):
+    """A background build stopped between stages because the interpreter is exiting."""
+
+
+# Background builds still running when the interpreter exits would be torn down inside torch's
+# C++ code (the process aborts: "terminate called without an active exception"). At exit they
+# are told to stop at their next stage boundary and joined first.
+_EXITING = threading.Event()
+_LIVE_BUILDS: "weakref.WeakSet[BackgroundLowering]" = weakref.WeakSet()
+
+
+def _check_not_cancelled() -> None:
+    if _EXITING.is_set():
+        raise LoweringCancelled("the interpreter is exiting")
+
+
+@atexit.register
+def _stop_background_builds() -> None:
+    _EXITING.set()
+    for job in list(_LIVE_BUILDS):
+        job.join()
 
 
 class BackgroundLowering:
@@ -376,15 +405,20 @@ class BackgroundLowering:
         self._warned = False
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        _LIVE_BUILDS.add(self)
         self._thread.start()
 
     def _run(self) -> None:
         try:
+            _check_not_cancelled()
             self._result = self._build()
+        except LoweringCancelled:
+            pass  # exiting: nothing to report
         except BaseException as e:  # noqa: BLE001 - reported once by ready()
             self.error = e
         finally:
             self._done.set()
+            _LIVE_BUILDS.discard(self)
 
     def done(self) -> bool:
         """Whether the build finished (successfully or not)."""
@@ -497,8 +531,8 @@ class TierRunner:
             self._disable(pending.error)
         else:
             program = pending.ready()
-            assert isinstance(program, LoweredGraph)
-            self._add(program)
+            if isinstance(program, LoweredGraph):  # None: cancelled at exit
+                self._add(program)
 
     def _add(self, program: LoweredGraph) -> None:
         self._keep(([program] + [p for p in self._programs
