@@ -186,11 +186,11 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
         if op_recorder is not None:
             op_recorder.add(op, (res,))
         return res
-    outs = [NDArray(r) for r in res]
     if out is not None:
-        for o, r in zip(out if isinstance(out, (list, tuple)) else [out], outs):
-            _write_out(o, r._t)
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        _write_outs(outs, res)
+    else:
+        outs = [NDArray(r) for r in res]
     if guard and _mode().recording:
         _ag.record_history(op, attrs, inputs, outs)
     if op_recorder is not None:
@@ -223,6 +223,21 @@ def _write_out(out: "NDArray", t: torch.Tensor) -> "NDArray":
         with _no_grad():
             dst.copy_(t)
     return out
+
+
+def _write_outs(outs: list, res: list) -> None:
+    """``_write_out`` for each output; plain dense arrays outside ``record()`` (the fused
+    optimizer updates writing many weights) are copied with one multi-tensor kernel."""
+    if not _mode().recording and all(o.__class__ is NDArray for o in outs) and len(outs) == len(res):
+        dsts = [o._t for o in outs]
+        if all(d.layout is _strided and d.shape == r.shape for d, r in zip(dsts, res)):
+            pairs = [(d, r) for d, r in zip(dsts, res) if d is not r]
+            if pairs:
+                with _no_grad():
+                    torch._foreach_copy_([d for d, _ in pairs], [r for _, r in pairs])
+            return
+    for o, r in zip(outs, res):
+        _write_out(o, r)
 
 
 # ---- indexing --------------------------------------------------------------------------------

@@ -51,6 +51,18 @@ def _clip(g: Tensor, c: float) -> Tensor:
     return g.clamp(-c, c) if c >= 0 else g
 
 
+def _scaled(grad: Tensor, rescale_grad: float, clip_gradient: float, dtype: torch.dtype,
+            wd: float = 0.0, weight: "Tensor | None" = None) -> Tensor:
+    """A new tensor ``clip(rescale_grad * grad [+ wd * weight], clip_gradient)`` in ``dtype``
+    (the one temporary the update kernels need; everything else runs in place on it)."""
+    g = grad.to(dtype) * rescale_grad
+    if wd and weight is not None:
+        g.add_(weight, alpha=wd)
+    if clip_gradient >= 0:
+        g.clamp_(-clip_gradient, clip_gradient)
+    return g
+
+
 def _np_clip(g: np.ndarray, c: float) -> np.ndarray:
     return np.clip(g, -c, c) if c >= 0 else g
 
@@ -123,7 +135,8 @@ def sgd_update(weight: Tensor, grad: Tensor, *, lr: float, wd: float = 0.0, resc
                clip_gradient: float = -1.0, lazy_update: bool = True) -> Tensor:
     """SGD: weight = (1 - lr*wd) * weight - lr * clip(rescale_grad * grad)."""
     with torch.no_grad():
-        return (1 - lr * wd) * weight - lr * _clip(rescale_grad * grad, clip_gradient)
+        g = _scaled(grad, rescale_grad, clip_gradient, weight.dtype)
+        return torch.add(g.mul_(-lr), weight, alpha=1 - lr * wd)
 
 
 def _np_sgd_mom(w, g, mom, lr, momentum=0.0, wd=0.0, rescale_grad=1.0, clip_gradient=-1.0,  # type: ignore[no-untyped-def]
@@ -148,9 +161,11 @@ def sgd_mom_update(weight: Tensor, grad: Tensor, mom: Tensor, *, lr: float, mome
     place); returns weight + mom."""
     _check_same_shape("sgd_mom_update", "weight", weight, mom=mom)
     with torch.no_grad():
-        new = momentum * mom - (lr * wd) * weight - lr * _clip(rescale_grad * grad, clip_gradient)
-        mom.copy_(new)
-        return weight + new
+        g = _scaled(grad, rescale_grad, clip_gradient, weight.dtype)
+        mom.mul_(momentum).add_(g, alpha=-lr)
+        if wd:
+            mom.add_(weight, alpha=-lr * wd)
+        return weight + mom
 
 
 def _np_mp_sgd(w, g, w32, lr, wd=0.0, rescale_grad=1.0, clip_gradient=-1.0, lazy_update=True):  # type: ignore[no-untyped-def]
@@ -175,10 +190,9 @@ def mp_sgd_update(weight: Tensor, grad: Tensor, weight32: Tensor, *, lr: float, 
     ``weight32`` (in place); returns them cast to the weight's dtype."""
     _check_same_shape("mp_sgd_update", "weight", weight, weight32=weight32)
     with torch.no_grad():
-        g = grad.to(weight32.dtype)
-        new = (1 - lr * wd) * weight32 - lr * _clip(rescale_grad * g, clip_gradient)
-        weight32.copy_(new)
-        return new.to(weight.dtype)
+        g = _scaled(grad, rescale_grad, clip_gradient, weight32.dtype)
+        weight32.mul_(1 - lr * wd).add_(g, alpha=-lr)
+        return weight32.to(weight.dtype, copy=True)
 
 
 def _np_mp_sgd_mom(w, g, mom, w32, lr, momentum=0.0, wd=0.0, rescale_grad=1.0, clip_gradient=-1.0,  # type: ignore[no-untyped-def]
@@ -207,11 +221,12 @@ def mp_sgd_mom_update(weight: Tensor, grad: Tensor, mom: Tensor, weight32: Tenso
     updated in place); returns weight32 cast to the weight's dtype."""
     _check_same_shape("mp_sgd_mom_update", "weight", weight, mom=mom, weight32=weight32)
     with torch.no_grad():
-        g = grad.to(weight32.dtype)
-        m = momentum * mom - (lr * wd) * weight32 - lr * _clip(rescale_grad * g, clip_gradient)
-        mom.copy_(m)
-        weight32.add_(m.to(weight32.dtype))
-        return weight32.to(weight.dtype)
+        g = _scaled(grad, rescale_grad, clip_gradient, weight32.dtype)
+        mom.mul_(momentum).add_(g, alpha=-lr)
+        if wd:
+            mom.add_(weight32, alpha=-lr * wd)
+        weight32.add_(mom)
+        return weight32.to(weight.dtype, copy=True)
 
 
 # ---- NAG ---------------------------------------------------------------------------------------
@@ -236,10 +251,12 @@ def nag_mom_update(weight: Tensor, grad: Tensor, mom: Tensor, *, lr: float, mome
     returns weight + momentum*m - (1+momentum)*s and sets mom = m - s (in place)."""
     _check_same_shape("nag_mom_update", "weight", weight, mom=mom)
     with torch.no_grad():
-        step = lr * (_clip(rescale_grad * grad, clip_gradient) + wd * weight)
-        m = momentum * mom
-        out = weight - m + (momentum + 1) * (m - step)
-        mom.copy_(m - step)
+        g = _scaled(grad, rescale_grad, clip_gradient, weight.dtype)
+        if wd:
+            g.add_(weight, alpha=wd)
+        mom.mul_(momentum)
+        out = torch.add(weight, mom, alpha=momentum).add_(g, alpha=-(1 + momentum) * lr)
+        mom.add_(g, alpha=-lr)
         return out
 
 
@@ -268,13 +285,13 @@ def mp_nag_mom_update(weight: Tensor, grad: Tensor, mom: Tensor, weight32: Tenso
     in place); returns weight32 cast to the weight's dtype."""
     _check_same_shape("mp_nag_mom_update", "weight", weight, mom=mom, weight32=weight32)
     with torch.no_grad():
-        g = grad.to(weight32.dtype)
-        step = lr * (_clip(rescale_grad * g, clip_gradient) + wd * weight32)
-        m = momentum * mom
-        new = weight32 - m + (momentum + 1) * (m - step)
-        mom.copy_(m - step)
-        weight32.copy_(new)
-        return new.to(weight.dtype)
+        g = _scaled(grad, rescale_grad, clip_gradient, weight32.dtype)
+        if wd:
+            g.add_(weight32, alpha=wd)
+        mom.mul_(momentum)
+        weight32.add_(mom, alpha=momentum).add_(g, alpha=-(1 + momentum) * lr)
+        mom.add_(g, alpha=-lr)
+        return weight32.to(weight.dtype, copy=True)
 
 
 # ==== Adam / RMSProp / FTML / FTRL ===============================================================
@@ -303,10 +320,10 @@ def adam_update(weight: Tensor, grad: Tensor, mean: Tensor, var: Tensor, *, lr: 
     wd*weight); mean, var updated in place; returns weight - lr*mean/(sqrt(var) + epsilon)."""
     _check_same_shape("adam_update", "weight", weight, mean=mean, var=var)
     with torch.no_grad():
-        g = _clip(rescale_grad * grad + wd * weight, clip_gradient)
-        mean.mul_(beta1).add_((1 - beta1) * g)
-        var.mul_(beta2).add_((1 - beta2) * g * g)
-        return weight - lr * mean / (torch.sqrt(var) + epsilon)
+        g = _scaled(grad, rescale_grad, clip_gradient, weight.dtype, wd, weight)
+        mean.mul_(beta1).add_(g, alpha=1 - beta1)
+        var.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        return torch.addcdiv(weight, mean, var.sqrt().add_(epsilon), value=-lr)
 
 
 def _np_adamw(w, g, mean, var, scale, lr, eta, beta1=0.9, beta2=0.999, epsilon=1e-8, wd=0.0,  # type: ignore[no-untyped-def]
@@ -420,9 +437,10 @@ def rmsprop_update(weight: Tensor, grad: Tensor, n: Tensor, *, lr: float, gamma1
     gamma1*n (in place); returns clip_weights-clipped weight - lr*g/sqrt(n + epsilon)."""
     _check_same_shape("rmsprop_update", "weight", weight, n=n)
     with torch.no_grad():
-        g = _clip(rescale_grad * grad + wd * weight, clip_gradient)
-        n.mul_(gamma1).add_((1 - gamma1) * g * g)
-        return _clip(weight - lr * g / torch.sqrt(n + epsilon), clip_weights)
+        g = _scaled(grad, rescale_grad, clip_gradient, weight.dtype, wd, weight)
+        n.mul_(gamma1).addcmul_(g, g, value=1 - gamma1)
+        out = torch.addcdiv(weight, g, (n + epsilon).sqrt_(), value=-lr)
+        return out.clamp_(-clip_weights, clip_weights) if clip_weights >= 0 else out
 
 
 def _np_rmspropalex(w, grad, n, g, delta, lr, gamma1=0.95, gamma2=0.9, epsilon=1e-8, wd=0.0,  # type: ignore[no-untyped-def]
@@ -712,26 +730,47 @@ def mp_lamb_update_phase2(weight: Tensor, g: Tensor, r1: Tensor, r2: Tensor, wei
 # ==== multi-tensor SGD =========================================================================
 def _multi_sgd_core(op: str, groups: list, lrs: list, wds: list, momentum: float, rescale_grad: float,
                     clip_gradient: float, has_mom: bool, has_mp: bool) -> list:
-    outs = []
+    """The SGD rule of ``sgd_update``/``sgd_mom_update`` (on the float32 master copies for mp_)
+    over many weights at once with torch's multi-tensor (``_foreach``) kernels: a handful of
+    kernel launches for any number of weights. Momenta and master copies change in place."""
+    ws, gs, moms, masters = [], [], [], []
     for k, grp in enumerate(groups):
         w, g = grp[0], grp[1]
-        mom = grp[2] if has_mom else None
-        w32 = grp[-1] if has_mp else None
-        master = w32 if w32 is not None else w
-        for name, t in (("gradient", g), ("momentum", mom), ("weight32", w32)):
-            if t is not None and tuple(t.shape) != tuple(w.shape):
-                raise MXNetError(f"{op}: weight {k} has shape {tuple(w.shape)} but its {name} has "
-                                 f"shape {tuple(t.shape)}")
-        lr, wd = lrs[k], wds[k]
-        gr = _clip(rescale_grad * g.to(master.dtype), clip_gradient)
-        step = -(lr * wd) * master - lr * gr
-        if mom is not None:
-            step = momentum * mom + step
-            mom.copy_(step)
-        new = master + step
-        if w32 is not None:
-            w32.copy_(new)
-        outs.append(new.to(w.dtype))
+        master = grp[-1] if has_mp else w
+        shape = w.shape
+        if g.shape != shape or master.shape != shape or (has_mom and grp[2].shape != shape):
+            bad = {"gradient": g, "weight32": master, "momentum": grp[2] if has_mom else g}
+            name = next(n for n, t in bad.items() if t.shape != shape)
+            raise MXNetError(f"{op}: weight {k} has shape {tuple(shape)} but its {name} has "
+                             f"shape {tuple(bad[name].shape)}")
+        ws.append(w)
+        gs.append(g if g.dtype == master.dtype else g.to(master.dtype))
+        masters.append(master)
+        if has_mom:
+            moms.append(grp[2])
+    uniform = len(set(lrs)) == 1 and len(set(wds)) == 1   # one scalar instead of a list
+    neg_lr: Any = -lrs[0] if uniform else [-lr for lr in lrs]
+    if clip_gradient >= 0:
+        step = torch._foreach_mul(gs, rescale_grad)
+        torch._foreach_clamp_min_(step, -clip_gradient)
+        torch._foreach_clamp_max_(step, clip_gradient)
+        torch._foreach_mul_(step, neg_lr)
+    else:
+        step = torch._foreach_mul(gs, -lrs[0] * rescale_grad if uniform
+                                  else [-lr * rescale_grad for lr in lrs])
+    if uniform and wds[0]:
+        torch._foreach_add_(step, masters, alpha=-lrs[0] * wds[0])
+    elif not uniform and any(wds):
+        torch._foreach_add_(step, torch._foreach_mul(masters, [-lr * wd for lr, wd in zip(lrs, wds)]))
+    if has_mom:
+        torch._foreach_mul_(moms, momentum)
+        torch._foreach_add_(moms, step)
+        step = moms
+    if has_mp:
+        torch._foreach_add_(masters, step)
+        outs = [m.to(w.dtype, copy=True) for m, w in zip(masters, ws)]
+    else:
+        outs = torch._foreach_add(ws, step)
     return outs[0] if len(outs) == 1 else outs   # one output is a plain tensor (registry rule)
 
 
