@@ -927,7 +927,10 @@ def multi_sum_sq(*data: Tensor, num_arrays: int) -> Tensor:
     with torch.no_grad():
         if not data:
             return torch.zeros(0, dtype=torch.float32)
-        return torch.stack([(a * a).sum().to(torch.float32) for a in data])
+        # accumulate in float32 at least (MXNet's AType), float64 for float64 arrays
+        sq = [a.reshape(-1) if a.dtype in (torch.float32, torch.float64) else a.reshape(-1).float()
+              for a in data]
+        return torch.stack([torch.dot(x, x).to(torch.float32) for x in sq])
 
 
 def _np_lars(lrs, wss, gss, wds, eta, eps, rescale_grad=1.0):  # type: ignore[no-untyped-def]
