@@ -93,7 +93,7 @@ def _describe(x: Any) -> str:
 def _op_error(op: OpDef, inputs: Sequence, attrs: dict, err: Exception) -> MXNetError:
     names = op.inputs if not op.variadic else [f"{op.inputs[0]}[{i}]" for i in range(len(inputs))]
     ins = ", ".join(f"{n}={_describe(x)}" for n, x in zip(names, inputs) if x is not None)
-    shown = {k: v for k, v in attrs.items() if k != "is_train"}
+    shown = {k: v for k, v in attrs.items() if k not in ("is_train", "out")}
     msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
     return MXNetError(f"operator {op.name} failed: {msg}\n  inputs: {ins}\n  attributes: {shown}")
 
@@ -154,6 +154,8 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
                             f"({x!r:.60}); wrap Python/NumPy data with mx.nd.array(...)")
     if op.train_aware:
         attrs["is_train"] = _mode().training
+    if op.writes_out and out is not None:
+        attrs = {**attrs, "out": _out_tensors(out)}
     kernel = op.kernel if not _profiler.running else _profiler.timed_kernel(op)
     try:
         if guard and not _mode().recording and _is_grad():
@@ -223,6 +225,21 @@ def _write_out(out: "NDArray", t: torch.Tensor) -> "NDArray":
         with _no_grad():
             dst.copy_(t)
     return out
+
+
+def _out_tensors(out: Any) -> Any:
+    """The tensors behind ``out=`` for a kernel that may write them in place (``OpDef.writes_out``):
+    a tensor or a list of them; None when any is sparse or autograd is recording (then the
+    result is copied in as usual)."""
+    if _mode().recording:
+        return None
+    if out.__class__ is NDArray:
+        t = out._t
+        return t if t.layout is _strided else None
+    ts = [o._t for o in out if o.__class__ is NDArray]
+    if len(ts) != len(out) or any(t.layout is not _strided for t in ts):
+        return None
+    return ts
 
 
 def _write_outs(outs: list, res: list) -> None:
