@@ -757,6 +757,8 @@ def _multi_sgd_core(op: str, data: Sequence[Tensor], stride: int, lrs: list, wds
     dsts = [out] if isinstance(out, Tensor) else out
     in_place = dsts is not None and len(dsts) == len(ws) and all(d is w for d, w in zip(dsts, ws))
     uniform = len(set(lrs)) == 1 and len(set(wds)) == 1   # one scalar instead of a list
+    step: Any = None     # the change to add to the weights (a list of tensors)
+    outs: Any = None
     if uniform and clip_gradient < 0 and (has_mom or in_place):
         # the common case in few kernels, no temporaries: scale, then add the scaled gradient
         lr, wd = lrs[0], wds[0]
