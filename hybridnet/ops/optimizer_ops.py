@@ -1057,16 +1057,19 @@ def _np_adagrad(w, g, h, lr, epsilon=1e-7, wd=0.0, rescale_grad=1.0, clip_gradie
            {"lr": 0.1, "epsilon": 1e-5, "rescale_grad": 0.5, "clip_gradient": 0.4}, ref=_out_only(_np_adagrad))])
 def sparse_adagrad_update(weight: Tensor, grad: Tensor, history: Tensor, *, lr: float,
                           epsilon: float = 1e-7, wd: float = 0.0, rescale_grad: float = 1.0,
-                          clip_gradient: float = -1.0) -> Tensor:
+                          clip_gradient: float = -1.0, out: Any = None) -> Tensor:
     """AdaGrad: g = clip(rescale_grad*grad); history += g^2 (in place); returns
     weight - lr*g/sqrt(history + epsilon). MXNet refuses wd != 0 here (and so do we)."""
     if wd != 0.0:
         raise MXNetError(f"sparse adagrad_update does not support wd (got wd={wd}); use wd=0")
     _check_same_shape("adagrad_update", "weight", weight, history=history)
     with torch.no_grad():
-        g = _clip(rescale_grad * grad, clip_gradient)
-        history.add_(g * g)
-        return weight - lr * g / torch.sqrt(history + epsilon)
+        g = _scaled(grad, rescale_grad, clip_gradient, weight.dtype)
+        history.addcmul_(g, g)
+        denom = (history + epsilon).sqrt_()
+        if out is weight:
+            return weight.addcdiv_(g, denom, value=-lr)
+        return torch.addcdiv(weight, g, denom, value=-lr)
 
 
 # ==== row_sparse gradients: lazy and standard updates ============================================

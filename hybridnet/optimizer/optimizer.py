@@ -904,6 +904,12 @@ class AdaGrad(Optimizer):
                                       epsilon=self.float_stable_eps, rescale_grad=self.rescale_grad,
                                       **_clip_kwargs(self.clip_gradient))
             return
+        if not wd:   # the same rule as the registered kernel (which refuses wd): one fused op
+            clip = {} if self.clip_gradient is None else {"clip_gradient": float(self.clip_gradient)}
+            _nd.sparse.adagrad_update(weight, grad, state, out=weight, lr=lr,
+                                      epsilon=self.float_stable_eps, rescale_grad=self.rescale_grad,
+                                      **clip)
+            return
         g = _py_scaled(grad, self.rescale_grad, self.clip_gradient)
         _nd.elemwise_add(state, _nd.square(g), out=state)
         div = g / _nd.sqrt(state + self.float_stable_eps)
