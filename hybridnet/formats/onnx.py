@@ -1,8 +1,10 @@
 """ONNX lowering of the graph IR (what MXNet 1.9.1's ``mx.onnx`` export does, on our IR).
 
 Every operator's lowering is a *rule* ``rule(ctx) -> [onnx tensor name per output]`` kept in
-``RULES`` keyed by the operator's canonical name; an operator may instead carry its own rule
-(``OpDef(onnx=...)``, stored as ``op.onnx_rule``), which wins. A rule reads the node's typed
+``RULES`` keyed by the operator's ``OpDef`` (registered by canonical name, checked against the
+registry at import); an operator may instead carry its own rule (``OpDef(onnx=...)``, stored as
+``op.onnx_rule``), which wins. Every other operator is in ``NOT_EXPORTABLE`` with the reason
+(``tests/formats/test_onnx_coverage.py`` fails for an operator in neither). A rule reads the node's typed
 attributes (MXNet defaults filled in) and the inferred shapes, dtypes and dynamic dimensions of
 its inputs and outputs from ``ctx``, and emits standard ONNX nodes (opset 13 and later) through
 ``ctx.add`` / ``ctx.const``.
@@ -18,11 +20,14 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
+from .. import ops as _ops  # noqa: F401  (every operator family registered)
 from ..base import MXNetError, NotGiven
 from ..ir.graph import Graph, Node
+from ..ops import registry as _registry
+from ._onnx_unsupported import NOT_EXPORTABLE
 
-__all__ = ["RULES", "OnnxUnsupported", "rule", "lowering_for", "supported_ops", "graph_to_onnx",
-           "DEFAULT_OPSET", "MIN_OPSET"]
+__all__ = ["RULES", "NOT_EXPORTABLE", "OnnxUnsupported", "rule", "lowering_for", "supported_ops",
+           "graph_to_onnx", "DEFAULT_OPSET", "MIN_OPSET"]
 
 DEFAULT_OPSET = 13
 MIN_OPSET = 13
@@ -44,16 +49,20 @@ def _onnx() -> Any:
 
 
 # ---- the rule table ---------------------------------------------------------------------------
-RULES: dict = {}
+RULES: dict = {}   # OpDef -> rule
 
 
 def rule(*names: str) -> Callable[[Callable], Callable]:
-    """Decorator: register a lowering for the operators with these canonical names."""
+    """Decorator: register a lowering for the operators with these canonical names (each must
+    name a registered operator by its canonical name, once)."""
     def deco(fn: Callable) -> Callable:
         for n in names:
-            if n in RULES:
+            op = _registry.get(n)
+            if op.name != n:
+                raise ValueError(f"ONNX rule for {n!r}: register it under the canonical name {op.name!r}")
+            if op in RULES:
                 raise ValueError(f"ONNX rule for {n} registered twice")
-            RULES[n] = fn
+            RULES[op] = fn
         return fn
     return deco
 
@@ -61,7 +70,7 @@ def rule(*names: str) -> Callable[[Callable], Callable]:
 def lowering_for(op: Any) -> Optional[Callable]:
     """The ONNX lowering of an OpDef: its own ``onnx_rule`` if set, else the table's."""
     own = getattr(op, "onnx_rule", None)
-    return own if own is not None else RULES.get(op.name)
+    return own if own is not None else RULES.get(op)
 
 
 def supported_ops() -> list:
@@ -1459,9 +1468,10 @@ def graph_to_onnx(graph: Graph, params: dict, inputs: Sequence[tuple], info: dic
     missing = sorted({n.op.name for n in graph.nodes if n.op is not None and lowering_for(n.op) is None})
     if missing:
         where = [f"{n.name!r} ({n.op.name})" for n in graph.nodes if n.op is not None and n.op.name in missing]
+        why = "".join(f"; {m}: {NOT_EXPORTABLE[m]}" for m in missing if m in NOT_EXPORTABLE)
         raise OnnxUnsupported(f"ONNX export: no lowering for operator(s) {missing} (node(s) "
-                              f"{', '.join(where[:5])}{', ...' if len(where) > 5 else ''}); supported "
-                              f"operators are listed by hybridnet.onnx.get_operator_support()")
+                              f"{', '.join(where[:5])}{', ...' if len(where) > 5 else ''}){why}; "
+                              f"supported operators are listed by hybridnet.onnx.get_operator_support()")
     wanted: dict = {}  # graph output entries name their tensors directly
     for i, (n, k) in enumerate(graph.outputs):
         if output_names and n.op is not None and output_names[i] not in em.names:

@@ -12,15 +12,13 @@ from collections import OrderedDict
 from typing import Any, Iterator, Optional
 
 import numpy as np
-import torch
 
 from .. import autograd
-from ..base import MXNetError, dtype_name, dtype_np, dtype_torch
+from ..base import MXNetError, dtype_name, dtype_np
 from ..context import Context, current_context
 from ..ndarray import ndarray as _nd_mod
-from ..ndarray.ndarray import NDArray, placed
-from ..ndarray import sparse as _sparse
-from ..ops import storage as _storage
+from ..ndarray import param_arrays as _pa
+from ..ndarray.ndarray import NDArray
 
 __all__ = ["Parameter", "Constant", "ParameterDict", "DeferredInitializationError", "ParameterArgumentError",
            "tensor_types"]
@@ -45,21 +43,12 @@ def _attach_grad(arr: NDArray, req: str, grad_stype: str = "default") -> None:
     """Give ``arr`` a zeroed gradient buffer of storage ``grad_stype`` per ``req`` ('null':
     none). Integer parameters (MXNet allows e.g. int8 weights) get the buffer but no autograd
     link: no gradient flows into integers, in MXNet either."""
-    t = arr._t
-    grad = _sparse.wrap(_sparse.zeros_tensor(grad_stype, t.shape, t.dtype, t.device))
-    if req != "null" and not (t.is_floating_point() or t.is_complex()):
+    grad = _pa.zero_grad_buffer(arr, grad_stype)
+    if req != "null" and not _pa.is_inexact(arr):
         arr._grad = grad
         arr._grad_req = req
         return
     arr._mark(grad if req != "null" else None, req)  # type: ignore[arg-type]
-
-
-def _in_storage(t: torch.Tensor, stype: str) -> NDArray:
-    """``t`` as an array of storage ``stype``; a row_sparse parameter holds every row (as MXNet's
-    initialized row_sparse weights do), so in-place updates can write any row."""
-    if stype == "row_sparse":
-        return _sparse.wrap(_storage.full_rows(_storage.to_rsp(t)))
-    return _sparse.wrap(_storage.cast(t, stype))
 
 
 def _init_module() -> Any:
@@ -187,8 +176,7 @@ class Parameter:
         init, ctx, default_init, data = self._deferred_init
         with autograd.pause():
             if data is None:
-                arr = NDArray(torch.zeros(self._shape, dtype=dtype_torch(self._dtype),
-                                          device=ctx[0].torch_device))
+                arr = _pa.zeros_on(self._shape, self._dtype, ctx[0])
                 imod = _init_module()
                 # MXNet: the chosen initializer travels as the __init__ attribute, so it runs
                 # its weight rule whatever the parameter's name.
@@ -201,9 +189,7 @@ class Parameter:
 
     def _init_impl(self, data: NDArray, ctx_list: list) -> None:
         self._ctx_list = list(ctx_list)
-        src = _storage.to_dense(data._t.detach())
-        self._data = [placed(_in_storage(src.to(c.torch_device, copy=True), self._stype), c)
-                      for c in self._ctx_list]
+        self._data = [_pa.stored_copy(data, c, self._stype) for c in self._ctx_list]
         for d in self._data:
             if self._grad_req != "null":
                 _attach_grad(d, self._grad_req, self._grad_stype)
@@ -283,13 +269,8 @@ class Parameter:
     def zero_grad(self) -> None:
         if self._data is None or self._grad_req == "null":
             return
-        with torch.no_grad():
-            for d in self._data:
-                g = d._grad._t
-                if g.layout is torch.strided:
-                    g.zero_()
-                else:  # a sparse gradient becomes empty (MXNet's zero_grad)
-                    d._grad._t = _sparse.zeros_tensor(d._grad.stype, g.shape, g.dtype, g.device)
+        for d in self._data:
+            _pa.clear_grad(d._grad)
 
     def set_data(self, data: Any) -> None:
         """Replace the values (shape must match; deferred parameters take the new shape)."""
@@ -307,13 +288,8 @@ class Parameter:
         if trainer is not None and trainer._kv_initialized and trainer._update_on_kvstore \
                 and all(p is not self for p in trainer._params_to_init):
             trainer._reset_kvstore()  # the store holds the old weights (MXNet resets it here)
-        with torch.no_grad():
-            for d in self._data:
-                src = data._t.detach().to(device=d._t.device, dtype=d._t.dtype)
-                if d._t.layout is not torch.strided:
-                    d[:] = _in_storage(_storage.to_dense(src), self._stype)
-                else:
-                    d._t.copy_(_storage.to_dense(src))
+        for d in self._data:
+            _pa.write_values(d, data, self._stype)
 
     def row_sparse_data(self, row_id: Any) -> NDArray:
         """The 'row_sparse' parameter on ``row_id``'s context holding the rows ``row_id`` (pulled
@@ -395,7 +371,7 @@ class Parameter:
         if self._data is not None:
             data = self._data[0]
             with autograd.pause():
-                self._init_impl(NDArray(data._t.detach().clone()), ctx)
+                self._init_impl(_pa.detached_copy(data), ctx)
         elif self._deferred_init:
             init, _, default_init, data = self._deferred_init
             self._deferred_init = (init, list(ctx), default_init, data)
@@ -410,8 +386,7 @@ class Parameter:
             return
         with autograd.pause():
             req = self._grad_req
-            self._data = [placed(_sparse.wrap(d._t.detach().to(dtype_torch(self._dtype))), d.context)
-                          for d in self._data]
+            self._data = [_pa.cast_copy(d, self._dtype) for d in self._data]
             for d in self._data:
                 if req != "null":
                     _attach_grad(d, req, self._grad_stype)
@@ -428,11 +403,7 @@ class Parameter:
     def _reduce(self) -> NDArray:
         """The average of the data over contexts (what save uses), on CPU."""
         self._check_initialized()
-        data = self._data
-        if len(data) == 1:
-            return _sparse.wrap(data[0]._t.detach().cpu())
-        acc = sum(_storage.to_dense(d._t.detach().cpu()) for d in data) / len(data)
-        return _in_storage(acc, self._stype)
+        return _pa.mean_on_cpu(self._data, self._stype)
 
     def _load_init(self, data: NDArray, ctx: Any, cast_dtype: bool = False, dtype_source: str = "current") -> None:
         """Set the value from a loaded array (MXNet's Parameter._load_init)."""
@@ -441,11 +412,11 @@ class Parameter:
         if cast_dtype:
             if dtype_source == "current":
                 data = data.astype(self._dtype)
-            elif dtype_source == "saved" and dtype_name(data._t.dtype) != self._dtype:
-                self.cast(data._t.dtype)  # MXNet sets Parameter.dtype: existing arrays are cast
-        elif dtype_name(data._t.dtype) != self._dtype:
+            elif dtype_source == "saved" and _pa.dtype_of(data) != self._dtype:
+                self.cast(_pa.dtype_of(data))  # MXNet sets Parameter.dtype: existing arrays are cast
+        elif _pa.dtype_of(data) != self._dtype:
             raise MXNetError(f"Failed loading Parameter {self.name!r} from saved params: dtype "
-                             f"incompatible, expected {self._dtype} vs saved {dtype_name(data._t.dtype)}. "
+                             f"incompatible, expected {self._dtype} vs saved {_pa.dtype_of(data)}. "
                              f"Set cast_dtype=True to cast the dtype of saved params.")
         if self._shape is not None:
             if len(self._shape) != len(data.shape) or any(
@@ -461,7 +432,7 @@ class Parameter:
             ctx = ctx or [current_context()]
             self._deferred_init = ()
             with autograd.pause():
-                self._init_impl(NDArray(data._t.detach().clone()), list(ctx))
+                self._init_impl(_pa.detached_copy(data), list(ctx))
         else:
             self.set_data(data)
 

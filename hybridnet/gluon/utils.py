@@ -14,8 +14,8 @@ import weakref
 from typing import Any, List, Optional, Sequence
 
 import numpy as np
-import torch
 
+from .. import ndarray as _nd
 from ..base import MXNetError
 from ..context import Context
 from ..ndarray import NDArray
@@ -48,7 +48,7 @@ def split_data(data: NDArray, num_slice: int, batch_axis: int = 0, even_split: b
         return [data]
     if batch_axis == 0:
         return [data[int(bounds[i]):int(bounds[i + 1])] for i in range(num_slice)]
-    return [NDArray(data._t.narrow(batch_axis, int(bounds[i]), int(sizes[i])))
+    return [_nd.slice_axis(data, axis=batch_axis, begin=int(bounds[i]), end=int(bounds[i + 1]))
             for i in range(num_slice)]
 
 
@@ -63,38 +63,53 @@ def split_and_load(data: Any, ctx_list: Sequence[Context], batch_axis: int = 0,
     return [s.as_in_context(ctx) for s, ctx in zip(slices, ctx_list)]
 
 
-def _stored_values(a: NDArray) -> Any:
-    """The tensor holding ``a``'s values (a view): the array itself, or a sparse array's data."""
-    t = a._t.detach()
-    if t.layout is torch.strided:
-        return t
-    return a.data._t.detach()
+def _stored_values(a: NDArray) -> NDArray:
+    """The array holding ``a``'s values: the array itself, or a sparse array's stored data (its
+    norm is MXNet's norm of the sparse array; scaling it scales the sparse array)."""
+    return a if a.stype == "default" else a.data
+
+
+def _sum_of_squares(values: Sequence[NDArray], ctx: Context) -> NDArray:
+    """Sum of the squared elements of all ``values`` (float32 array of shape (1,) on ``ctx``;
+    float64 when any array is float64): one ``multi_sum_sq`` per context and precision."""
+    parts = []
+    groups: dict = {}
+    for v in values:
+        groups.setdefault((v.context, v.dtype == np.float64), []).append(v)
+    for (_, wide), vs in groups.items():
+        if wide:  # multi_sum_sq answers in float32 (MXNet's type); keep float64 precision here
+            flat = [v.reshape((-1,)) for v in vs]
+            parts.extend(_nd.dot(x, x).reshape((1,)).as_in_context(ctx) for x in flat)
+        else:
+            sq = _nd.multi_sum_sq(*vs, num_arrays=len(vs))
+            parts.append(_nd.sum(sq).reshape((1,)).as_in_context(ctx))
+    if any(p.dtype == np.float64 for p in parts):
+        parts = [p.astype(np.float64) for p in parts]
+    return parts[0] if len(parts) == 1 else _nd.add_n(*parts)
 
 
 def clip_global_norm(arrays: Sequence[NDArray], max_norm: float, check_isfinite: bool = True) -> Any:
-    """Rescale ``arrays`` in place so that their joint 2-norm is at most ``max_norm``.
+    """Rescale ``arrays`` in place so that their joint 2-norm is at most ``max_norm``
+    (MXNet 1.9.1: scale = min(max_norm / (norm + 1e-8), 1)).
 
     Returns the norm before clipping: a Python float when ``check_isfinite`` (warning if it is
     NaN/inf), else a 1-element NDArray (no device synchronisation).
     """
     if len(arrays) == 0:
         raise ValueError("clip_global_norm: arrays is empty")
-    dev = arrays[0]._t.device
-    stored = [_stored_values(a) for a in arrays]  # sparse arrays: their stored values (MXNet's norm)
-    with torch.no_grad():
-        sq = [v.to(device=dev, dtype=torch.float64 if v.dtype == torch.float64
-                   else torch.float32).reshape(-1) for v in stored]
-        total = torch.sqrt(sum(torch.dot(x, x) for x in sq)).reshape(1)
-        scale = torch.clamp(max_norm / (total + 1e-8), max=1.0)
-        for v in stored:
-            v.mul_(scale.to(device=v.device, dtype=v.dtype))
+    ctx = arrays[0].context
+    stored = [_stored_values(a) for a in arrays]
+    total = _nd.sqrt(_sum_of_squares(stored, ctx))
+    scale = _nd.minimum(max_norm / (total + 1e-8), 1.0)
+    for v in stored:
+        _nd.broadcast_mul(v, scale.astype(v.dtype).as_in_context(v.context), out=v)
     if check_isfinite:
-        value = float(total.item())
+        value = float(total.asscalar())
         if not np.isfinite(value):
             warnings.warn(UserWarning("nan or inf is detected. Clipping results will be undefined."),
                           stacklevel=2)
         return value
-    return NDArray(total.to(arrays[0]._t.dtype) if arrays[0]._t.is_floating_point() else total)
+    return total.astype(arrays[0].dtype) if np.issubdtype(arrays[0].dtype, np.floating) else total
 
 
 def check_sha1(filename: str, sha1_hash: str) -> bool:

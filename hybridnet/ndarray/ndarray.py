@@ -109,7 +109,7 @@ def _describe(x: Any) -> str:
 def _op_error(op: OpDef, inputs: Sequence, attrs: dict, err: Exception) -> MXNetError:
     names = op.inputs if not op.variadic else [f"{op.inputs[0]}[{i}]" for i in range(len(inputs))]
     ins = ", ".join(f"{n}={_describe(x)}" for n, x in zip(names, inputs) if x is not None)
-    shown = {k: v for k, v in attrs.items() if k != "is_train"}
+    shown = {k: v for k, v in attrs.items() if k not in ("is_train", "out")}
     msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
     return MXNetError(f"operator {op.name} failed: {msg}\n  inputs: {ins}\n  attributes: {shown}")
 
@@ -170,6 +170,8 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
                             f"({x!r:.60}); wrap Python/NumPy data with mx.nd.array(...)")
     if op.train_aware:
         attrs["is_train"] = _mode().training
+    if op.writes_out and out is not None:
+        attrs = {**attrs, "out": _out_tensors(out)}
     kernel = op.kernel if not _profiler.running else _profiler.timed_kernel(op)
     try:
         if guard and not _mode().recording and _is_grad():
@@ -204,13 +206,13 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
         if op_recorder is not None:
             op_recorder.add(op, (res,))
         return res
-    outs = [NDArray(r) for r in res]
     if out is not None:
-        for o, r in zip(out if isinstance(out, (list, tuple)) else [out], outs):
-            _write_out(o, r._t)
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
-    elif _labelled:
-        _carry_context(inputs, outs)
+        _write_outs(outs, res)
+    else:
+        outs = [NDArray(r) for r in res]
+        if _labelled:
+            _carry_context(inputs, outs)
     if guard and _mode().recording:
         _ag.record_history(op, attrs, inputs, outs)
     if op_recorder is not None:
@@ -243,6 +245,36 @@ def _write_out(out: "NDArray", t: torch.Tensor) -> "NDArray":
         with _no_grad():
             dst.copy_(t)
     return out
+
+
+def _out_tensors(out: Any) -> Any:
+    """The tensors behind ``out=`` for a kernel that may write them in place (``OpDef.writes_out``):
+    a tensor or a list of them; None when any is sparse or autograd is recording (then the
+    result is copied in as usual)."""
+    if _mode().recording:
+        return None
+    if out.__class__ is NDArray:
+        t = out._t
+        return t if t.layout is _strided else None
+    ts = [o._t for o in out if o.__class__ is NDArray]
+    if len(ts) != len(out) or any(t.layout is not _strided for t in ts):
+        return None
+    return ts
+
+
+def _write_outs(outs: list, res: list) -> None:
+    """``_write_out`` for each output; plain dense arrays outside ``record()`` (the fused
+    optimizer updates writing many weights) are copied with one multi-tensor kernel."""
+    if not _mode().recording and all(o.__class__ is NDArray for o in outs) and len(outs) == len(res):
+        dsts = [o._t for o in outs]
+        if all(d.layout is _strided and d.shape == r.shape for d, r in zip(dsts, res)):
+            pairs = [(d, r) for d, r in zip(dsts, res) if d is not r]
+            if pairs:
+                with _no_grad():
+                    torch._foreach_copy_([d for d, _ in pairs], [r for _, r in pairs])
+            return
+    for o, r in zip(outs, res):
+        _write_out(o, r)
 
 
 # ---- indexing --------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from ..context import Context, current_context
 from ..util import is_np_shape
 from ..ops import frontend as _frontend
 from ..ops import registry as _reg
-from .ndarray import (NDArray, _device, _nograd_needed, placed, from_dlpack, from_numpy, invoke,
+from .ndarray import (NDArray, _device, placed, from_dlpack, from_numpy, invoke,
                       scalar_invoke, to_dlpack_for_read, to_dlpack_for_write)
 
 __all__ = ["zeros", "ones", "full", "empty", "arange", "eye", "linspace", "save", "load",
@@ -109,20 +109,18 @@ def linspace(start: float, stop: float, num: int, endpoint: bool = True, ctx: Op
 
 
 def concatenate(arrays: list, axis: int = 0, always_copy: bool = True) -> NDArray:
-    """Join arrays along an existing ``axis`` (MXNet's Python ``nd.concatenate``)."""
+    """Join arrays along an existing ``axis`` (MXNet's Python ``nd.concatenate``, a front-end
+    over the registered ``Concat``); with ``always_copy=False`` a single array is returned
+    as is."""
     arrays = list(arrays)
     if not arrays:
         raise MXNetError("concatenate: need at least one array")
+    if not all(isinstance(a, NDArray) for a in arrays):
+        raise TypeError(f"concatenate: expected a list of NDArrays, got "
+                        f"{[type(a).__name__ for a in arrays]}")
     if len(arrays) == 1 and not always_copy:
         return arrays[0]
-    ts = [a._t for a in arrays]
-    if any(_nograd_needed(t) for t in ts):
-        ts = [t.detach() for t in ts]
-    try:
-        return NDArray(torch.cat(ts, dim=axis))
-    except (RuntimeError, IndexError) as e:
-        shapes = [a.shape for a in arrays]
-        raise MXNetError(f"concatenate: cannot join shapes {shapes} along axis {axis}: {e}") from None
+    return invoke(_reg.get("Concat"), tuple(arrays), {"dim": axis})
 
 
 def _axes(value: Any, ndim: int, what: str) -> tuple:
@@ -140,24 +138,23 @@ def _axes(value: Any, ndim: int, what: str) -> tuple:
 
 
 def moveaxis(tensor: NDArray, source: Any, destination: Any) -> NDArray:
-    """Move axes ``source`` to positions ``destination`` (ints or sequences; a new array)."""
+    """Move axes ``source`` to positions ``destination`` (ints or sequences; a new array): the
+    registered ``transpose`` with the permutation NumPy's moveaxis would use."""
     src = _axes(source, tensor.ndim, "source")
     dst = _axes(destination, tensor.ndim, "destination")
     if len(src) != len(dst):
         raise ValueError(f"moveaxis: source {source!r} and destination {destination!r} must have the "
                          f"same number of elements")
-    t = tensor._t
-    if _nograd_needed(t):
-        t = t.detach()
-    return NDArray(torch.movedim(t, src, dst).clone(memory_format=torch.contiguous_format))
+    order = [a for a in range(tensor.ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return invoke(_reg.get("transpose"), (tensor,), {"axes": tuple(order)})
 
 
 def onehot_encode(indices: NDArray, out: NDArray) -> NDArray:
-    depth = out.shape[1]
-    res = torch.nn.functional.one_hot(indices._t.long(), depth).to(out._t.dtype)
-    with torch.no_grad():
-        out._t.copy_(res)
-    return out
+    """[Deprecated in MXNet; use one_hot] Write the one-hot rows of ``indices`` into ``out``
+    (N, depth) and return it: the registered ``_onehot_encode``."""
+    return invoke(_reg.get("_onehot_encode"), (indices, out), {}, out=out)
 
 
 def _to_numpy_for_save(a: NDArray) -> Any:

@@ -686,6 +686,33 @@ def _histogram(data: Tensor, bins: Optional[Tensor] = None, *, bin_cnt: OptInt =
 
 
 
+# ==== _onehot_encode (MXNet's legacy nd.onehot_encode) ==========================================
+def _np_onehot(indices, out):  # type: ignore[no-untyped-def]
+    res = np.zeros(out.shape, dtype=out.dtype)
+    res[np.arange(out.shape[0]), indices.astype(np.int64)] = 1
+    return res
+
+
+@register("_onehot_encode", differentiable=False, samples=lambda: [
+    Sample((np.array([1.0, 3.0, 0.0]), _rng.uniform(-1, 1, (3, 4))), {}, ref=_np_onehot),
+    Sample((np.array([2.0]), np.zeros((1, 3))), {}, ref=_np_onehot)])
+def _onehot_encode(lhs: Tensor, rhs: Tensor) -> Tensor:
+    """One-hot rows: an array shaped and typed like ``rhs`` (N, depth) with row i all zeros but
+    a 1 at column ``int(lhs[i])`` (``rhs`` gives only the shape and dtype; MXNet's
+    ``nd.onehot_encode(indices, out)`` writes the result into it)."""
+    if rhs.dim() != 2 or lhs.dim() != 1 or lhs.shape[0] != rhs.shape[0]:
+        raise MXNetError(f"onehot_encode: indices must be 1-D (N,) and out 2-D (N, depth), got "
+                         f"{tuple(lhs.shape)} and {tuple(rhs.shape)}")
+    idx = lhs.to(torch.int64)
+    if rhs.device.type != "meta" and idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= rhs.shape[1]):
+        raise MXNetError(f"onehot_encode: indices must lie in [0, {rhs.shape[1]}), got "
+                         f"{lhs.tolist()[:10]}")
+    res = torch.zeros(rhs.shape, dtype=rhs.dtype, device=rhs.device)
+    if rhs.device.type != "meta":
+        res[torch.arange(rhs.shape[0], device=rhs.device), idx] = 1
+    return res
+
+
 # ==== cast_storage / fill_element_0index ========================================================
 @register("cast_storage", samples=lambda: [
     Sample((_rng.randn(3, 4),), {"stype": "default"}, ref=lambda x, stype: x)])

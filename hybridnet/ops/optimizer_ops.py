@@ -52,6 +52,18 @@ def _clip(g: Tensor, c: float) -> Tensor:
     return g.clamp(-c, c) if c >= 0 else g
 
 
+def _scaled(grad: Tensor, rescale_grad: float, clip_gradient: float, dtype: torch.dtype,
+            wd: float = 0.0, weight: "Tensor | None" = None) -> Tensor:
+    """A new tensor ``clip(rescale_grad * grad [+ wd * weight], clip_gradient)`` in ``dtype``
+    (the one temporary the update kernels need; everything else runs in place on it)."""
+    g = grad.to(dtype) * rescale_grad
+    if wd and weight is not None:
+        g.add_(weight, alpha=wd)
+    if clip_gradient >= 0:
+        g.clamp_(-clip_gradient, clip_gradient)
+    return g
+
+
 def _np_clip(g: np.ndarray, c: float) -> np.ndarray:
     return np.clip(g, -c, c) if c >= 0 else g
 
@@ -78,8 +90,8 @@ def _floats(v: Any, n: int, what: str, op: str) -> list:
     return vals
 
 
-def _groups(op: str, arrays: Sequence[Tensor], stride: int, count: int, extra: int = 0) -> list:
-    """Split MXNet's interleaved inputs [w0, g0, ..., w1, g1, ...] into ``count`` groups."""
+def _check_count(op: str, arrays: Sequence[Tensor], stride: int, count: int, extra: int = 0) -> None:
+    """MXNet's interleaved inputs [w0, g0, ..., w1, g1, ...] must hold ``count`` groups."""
     if count < 1:
         raise MXNetError(f"{op}: num_weights must be >= 1, got {count}")
     want = stride * count + extra
@@ -87,7 +99,6 @@ def _groups(op: str, arrays: Sequence[Tensor], stride: int, count: int, extra: i
         raise MXNetError(f"{op}: num_weights={count} needs {want} inputs ({stride} per weight"
                          f"{' plus lrs and wds' if extra else ''}), got {len(arrays)}; pass "
                          f"num_weights=len(weights)")
-    return [list(arrays[i * stride:(i + 1) * stride]) for i in range(count)]
 
 
 def _out_only(fn: Callable) -> Callable:
@@ -121,10 +132,13 @@ def _sgd_samples() -> list:
 
 @register("sgd_update", differentiable=False, samples=_sgd_samples)
 def sgd_update(weight: Tensor, grad: Tensor, *, lr: float, wd: float = 0.0, rescale_grad: float = 1.0,
-               clip_gradient: float = -1.0, lazy_update: bool = True) -> Tensor:
+               clip_gradient: float = -1.0, lazy_update: bool = True, out: Any = None) -> Tensor:
     """SGD: weight = (1 - lr*wd) * weight - lr * clip(rescale_grad * grad)."""
     with torch.no_grad():
-        return (1 - lr * wd) * weight - lr * _clip(rescale_grad * grad, clip_gradient)
+        g = _scaled(grad, rescale_grad, clip_gradient, weight.dtype)
+        if out is weight:   # nd.sgd_update(..., out=weight): update in place
+            return weight.mul_(1 - lr * wd).add_(g, alpha=-lr)
+        return torch.add(g.mul_(-lr), weight, alpha=1 - lr * wd)
 
 
 def _np_sgd_mom(w, g, mom, lr, momentum=0.0, wd=0.0, rescale_grad=1.0, clip_gradient=-1.0,  # type: ignore[no-untyped-def]
@@ -144,14 +158,16 @@ def _sgd_mom_samples() -> list:
 @register("sgd_mom_update", aux=("mom",), differentiable=False, samples=_sgd_mom_samples)
 def sgd_mom_update(weight: Tensor, grad: Tensor, mom: Tensor, *, lr: float, momentum: float = 0.0,
                    wd: float = 0.0, rescale_grad: float = 1.0, clip_gradient: float = -1.0,
-                   lazy_update: bool = True) -> Tensor:
+                   lazy_update: bool = True, out: Any = None) -> Tensor:
     """SGD with momentum: mom = momentum*mom - lr*wd*weight - lr*clip(rescale_grad*grad) (in
     place); returns weight + mom."""
     _check_same_shape("sgd_mom_update", "weight", weight, mom=mom)
     with torch.no_grad():
-        new = momentum * mom - (lr * wd) * weight - lr * _clip(rescale_grad * grad, clip_gradient)
-        mom.copy_(new)
-        return weight + new
+        g = _scaled(grad, rescale_grad, clip_gradient, weight.dtype)
+        mom.mul_(momentum).add_(g, alpha=-lr)
+        if wd:
+            mom.add_(weight, alpha=-lr * wd)
+        return weight.add_(mom) if out is weight else weight + mom
 
 
 def _np_mp_sgd(w, g, w32, lr, wd=0.0, rescale_grad=1.0, clip_gradient=-1.0, lazy_update=True):  # type: ignore[no-untyped-def]
@@ -171,15 +187,14 @@ def _mp_sgd_samples() -> list:
 @register("mp_sgd_update", aux=("weight32",), differentiable=False, samples=_mp_sgd_samples)
 def mp_sgd_update(weight: Tensor, grad: Tensor, weight32: Tensor, *, lr: float, wd: float = 0.0,
                   rescale_grad: float = 1.0, clip_gradient: float = -1.0,
-                  lazy_update: bool = True) -> Tensor:
+                  lazy_update: bool = True, out: Any = None) -> Tensor:
     """Multi-precision SGD: the update of ``sgd_update`` applied to the float32 master weights
     ``weight32`` (in place); returns them cast to the weight's dtype."""
     _check_same_shape("mp_sgd_update", "weight", weight, weight32=weight32)
     with torch.no_grad():
-        g = grad.to(weight32.dtype)
-        new = (1 - lr * wd) * weight32 - lr * _clip(rescale_grad * g, clip_gradient)
-        weight32.copy_(new)
-        return new.to(weight.dtype)
+        g = _scaled(grad, rescale_grad, clip_gradient, weight32.dtype)
+        weight32.mul_(1 - lr * wd).add_(g, alpha=-lr)
+        return weight.copy_(weight32) if out is weight else weight32.to(weight.dtype, copy=True)
 
 
 def _np_mp_sgd_mom(w, g, mom, w32, lr, momentum=0.0, wd=0.0, rescale_grad=1.0, clip_gradient=-1.0,  # type: ignore[no-untyped-def]
@@ -203,16 +218,17 @@ def _mp_sgd_mom_samples() -> list:
           samples=_mp_sgd_mom_samples)
 def mp_sgd_mom_update(weight: Tensor, grad: Tensor, mom: Tensor, weight32: Tensor, *, lr: float,
                       momentum: float = 0.0, wd: float = 0.0, rescale_grad: float = 1.0,
-                      clip_gradient: float = -1.0, lazy_update: bool = True) -> Tensor:
+                      clip_gradient: float = -1.0, lazy_update: bool = True, out: Any = None) -> Tensor:
     """Multi-precision SGD with momentum on the float32 master weights (mom and weight32 are
     updated in place); returns weight32 cast to the weight's dtype."""
     _check_same_shape("mp_sgd_mom_update", "weight", weight, mom=mom, weight32=weight32)
     with torch.no_grad():
-        g = grad.to(weight32.dtype)
-        m = momentum * mom - (lr * wd) * weight32 - lr * _clip(rescale_grad * g, clip_gradient)
-        mom.copy_(m)
-        weight32.add_(m.to(weight32.dtype))
-        return weight32.to(weight.dtype)
+        g = _scaled(grad, rescale_grad, clip_gradient, weight32.dtype)
+        mom.mul_(momentum).add_(g, alpha=-lr)
+        if wd:
+            mom.add_(weight32, alpha=-lr * wd)
+        weight32.add_(mom)
+        return weight.copy_(weight32) if out is weight else weight32.to(weight.dtype, copy=True)
 
 
 # ---- NAG ---------------------------------------------------------------------------------------
@@ -232,16 +248,20 @@ def _nag_samples() -> list:
 
 @register("nag_mom_update", aux=("mom",), differentiable=False, samples=_nag_samples)
 def nag_mom_update(weight: Tensor, grad: Tensor, mom: Tensor, *, lr: float, momentum: float = 0.0,
-                   wd: float = 0.0, rescale_grad: float = 1.0, clip_gradient: float = -1.0) -> Tensor:
+                   wd: float = 0.0, rescale_grad: float = 1.0, clip_gradient: float = -1.0,
+                   out: Any = None) -> Tensor:
     """Nesterov momentum: with s = lr*(clip(rescale_grad*grad) + wd*weight) and m = momentum*mom,
     returns weight + momentum*m - (1+momentum)*s and sets mom = m - s (in place)."""
     _check_same_shape("nag_mom_update", "weight", weight, mom=mom)
     with torch.no_grad():
-        step = lr * (_clip(rescale_grad * grad, clip_gradient) + wd * weight)
-        m = momentum * mom
-        out = weight - m + (momentum + 1) * (m - step)
-        mom.copy_(m - step)
-        return out
+        g = _scaled(grad, rescale_grad, clip_gradient, weight.dtype)
+        if wd:
+            g.add_(weight, alpha=wd)
+        mom.mul_(momentum)
+        new = weight if out is weight else weight.clone()
+        new.add_(mom, alpha=momentum).add_(g, alpha=-(1 + momentum) * lr)
+        mom.add_(g, alpha=-lr)
+        return new
 
 
 def _np_mp_nag(w, g, mom, w32, lr, momentum=0.0, wd=0.0, rescale_grad=1.0, clip_gradient=-1.0):  # type: ignore[no-untyped-def]
@@ -264,18 +284,18 @@ def _mp_nag_samples() -> list:
 @register("mp_nag_mom_update", aux=("mom", "weight32"), differentiable=False, samples=_mp_nag_samples)
 def mp_nag_mom_update(weight: Tensor, grad: Tensor, mom: Tensor, weight32: Tensor, *, lr: float,
                       momentum: float = 0.0, wd: float = 0.0, rescale_grad: float = 1.0,
-                      clip_gradient: float = -1.0) -> Tensor:
+                      clip_gradient: float = -1.0, out: Any = None) -> Tensor:
     """Multi-precision ``nag_mom_update`` on the float32 master weights (mom and weight32 updated
     in place); returns weight32 cast to the weight's dtype."""
     _check_same_shape("mp_nag_mom_update", "weight", weight, mom=mom, weight32=weight32)
     with torch.no_grad():
-        g = grad.to(weight32.dtype)
-        step = lr * (_clip(rescale_grad * g, clip_gradient) + wd * weight32)
-        m = momentum * mom
-        new = weight32 - m + (momentum + 1) * (m - step)
-        mom.copy_(m - step)
-        weight32.copy_(new)
-        return new.to(weight.dtype)
+        g = _scaled(grad, rescale_grad, clip_gradient, weight32.dtype)
+        if wd:
+            g.add_(weight32, alpha=wd)
+        mom.mul_(momentum)
+        weight32.add_(mom, alpha=momentum).add_(g, alpha=-(1 + momentum) * lr)
+        mom.add_(g, alpha=-lr)
+        return weight.copy_(weight32) if out is weight else weight32.to(weight.dtype, copy=True)
 
 
 # ==== Adam / RMSProp / FTML / FTRL ===============================================================
@@ -299,15 +319,18 @@ def _adam_samples() -> list:
 def adam_update(weight: Tensor, grad: Tensor, mean: Tensor, var: Tensor, *, lr: float,
                 beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-8, wd: float = 0.0,
                 rescale_grad: float = 1.0, clip_gradient: float = -1.0,
-                lazy_update: bool = True) -> Tensor:
+                lazy_update: bool = True, out: Any = None) -> Tensor:
     """Adam (no bias correction; the optimizer folds it into lr): g = clip(rescale_grad*grad +
     wd*weight); mean, var updated in place; returns weight - lr*mean/(sqrt(var) + epsilon)."""
     _check_same_shape("adam_update", "weight", weight, mean=mean, var=var)
     with torch.no_grad():
-        g = _clip(rescale_grad * grad + wd * weight, clip_gradient)
-        mean.mul_(beta1).add_((1 - beta1) * g)
-        var.mul_(beta2).add_((1 - beta2) * g * g)
-        return weight - lr * mean / (torch.sqrt(var) + epsilon)
+        g = _scaled(grad, rescale_grad, clip_gradient, weight.dtype, wd, weight)
+        mean.mul_(beta1).add_(g, alpha=1 - beta1)
+        var.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        denom = var.sqrt().add_(epsilon)
+        if out is weight:
+            return weight.addcdiv_(mean, denom, value=-lr)
+        return torch.addcdiv(weight, mean, denom, value=-lr)
 
 
 def _np_adamw(w, g, mean, var, scale, lr, eta, beta1=0.9, beta2=0.999, epsilon=1e-8, wd=0.0,  # type: ignore[no-untyped-def]
@@ -418,14 +441,16 @@ def _rmsprop_samples() -> list:
 @register("rmsprop_update", aux=("n",), differentiable=False, samples=_rmsprop_samples)
 def rmsprop_update(weight: Tensor, grad: Tensor, n: Tensor, *, lr: float, gamma1: float = 0.95,
                    epsilon: float = 1e-8, wd: float = 0.0, rescale_grad: float = 1.0,
-                   clip_gradient: float = -1.0, clip_weights: float = -1.0) -> Tensor:
+                   clip_gradient: float = -1.0, clip_weights: float = -1.0, out: Any = None) -> Tensor:
     """RMSProp (Tieleman & Hinton): g = clip(rescale_grad*grad + wd*weight); n = (1-gamma1)*g^2 +
     gamma1*n (in place); returns clip_weights-clipped weight - lr*g/sqrt(n + epsilon)."""
     _check_same_shape("rmsprop_update", "weight", weight, n=n)
     with torch.no_grad():
-        g = _clip(rescale_grad * grad + wd * weight, clip_gradient)
-        n.mul_(gamma1).add_((1 - gamma1) * g * g)
-        return _clip(weight - lr * g / torch.sqrt(n + epsilon), clip_weights)
+        g = _scaled(grad, rescale_grad, clip_gradient, weight.dtype, wd, weight)
+        n.mul_(gamma1).addcmul_(g, g, value=1 - gamma1)
+        new = weight if out is weight else weight.clone()
+        new.addcdiv_(g, (n + epsilon).sqrt_(), value=-lr)
+        return new.clamp_(-clip_weights, clip_weights) if clip_weights >= 0 else new
 
 
 def _np_rmspropalex(w, grad, n, g, delta, lr, gamma1=0.95, gamma2=0.9, epsilon=1e-8, wd=0.0,  # type: ignore[no-untyped-def]
@@ -713,28 +738,75 @@ def mp_lamb_update_phase2(weight: Tensor, g: Tensor, r1: Tensor, r2: Tensor, wei
 
 
 # ==== multi-tensor SGD =========================================================================
-def _multi_sgd_core(op: str, groups: list, lrs: list, wds: list, momentum: float, rescale_grad: float,
-                    clip_gradient: float, has_mom: bool, has_mp: bool) -> list:
-    outs = []
-    for k, grp in enumerate(groups):
-        w, g = grp[0], grp[1]
-        mom = grp[2] if has_mom else None
-        w32 = grp[-1] if has_mp else None
-        master = w32 if w32 is not None else w
-        for name, t in (("gradient", g), ("momentum", mom), ("weight32", w32)):
-            if t is not None and tuple(t.shape) != tuple(w.shape):
-                raise MXNetError(f"{op}: weight {k} has shape {tuple(w.shape)} but its {name} has "
-                                 f"shape {tuple(t.shape)}")
-        lr, wd = lrs[k], wds[k]
-        gr = _clip(rescale_grad * g.to(master.dtype), clip_gradient)
-        step = -(lr * wd) * master - lr * gr
-        if mom is not None:
-            step = momentum * mom + step
-            mom.copy_(step)
-        new = master + step
-        if w32 is not None:
-            w32.copy_(new)
-        outs.append(new.to(w.dtype))
+def _multi_sgd_core(op: str, data: Sequence[Tensor], stride: int, lrs: list, wds: list, momentum: float,
+                    rescale_grad: float, clip_gradient: float, has_mom: bool, has_mp: bool,
+                    out: Any = None) -> Any:
+    """The SGD rule of ``sgd_update``/``sgd_mom_update`` (on the float32 master copies for mp_)
+    over many weights at once with torch's multi-tensor (``_foreach``) kernels: a handful of
+    kernel launches for any number of weights. ``data`` is MXNet's interleaved input list
+    (``stride`` arrays per weight). Momenta and master copies change in place, and the weights
+    too when ``out`` holds exactly the weight tensors (``out=weights``)."""
+    ws, gs = list(data[0::stride]), list(data[1::stride])
+    moms = list(data[2::stride]) if has_mom else []
+    masters = list(data[stride - 1::stride]) if has_mp else ws
+    shapes = [w.shape for w in ws]
+    for name, ts in (("gradient", gs), ("momentum", moms), ("weight32", masters if has_mp else [])):
+        if ts and [t.shape for t in ts] != shapes:
+            k = next(i for i, (t, shp) in enumerate(zip(ts, shapes)) if t.shape != shp)
+            raise MXNetError(f"{op}: weight {k} has shape {tuple(shapes[k])} but its {name} has "
+                             f"shape {tuple(ts[k].shape)}")
+    if has_mp or any(g.dtype != m.dtype for g, m in zip(gs, masters)):
+        gs = [g if g.dtype == m.dtype else g.to(m.dtype) for g, m in zip(gs, masters)]
+    dsts = [out] if isinstance(out, Tensor) else out
+    in_place = dsts is not None and len(dsts) == len(ws) and all(d is w for d, w in zip(dsts, ws))
+    uniform = len(set(lrs)) == 1 and len(set(wds)) == 1   # one scalar instead of a list
+    step: Any = None     # the change to add to the weights (a list of tensors)
+    outs: Any = None
+    if uniform and clip_gradient < 0 and (has_mom or in_place):
+        # the common case in few kernels, no temporaries: scale, then add the scaled gradient
+        lr, wd = lrs[0], wds[0]
+        acc = moms if has_mom else masters
+        if has_mom:
+            torch._foreach_mul_(moms, momentum)
+            if wd:
+                torch._foreach_add_(moms, masters, alpha=-lr * wd)
+        elif wd:
+            torch._foreach_mul_(masters, 1 - lr * wd)
+        torch._foreach_add_(acc, gs, alpha=-lr * rescale_grad)
+        if has_mom:
+            if in_place or has_mp:
+                torch._foreach_add_(masters, moms)
+            step = moms
+    else:
+        neg_lr: Any = -lrs[0] if uniform else [-lr for lr in lrs]
+        if clip_gradient >= 0:
+            step = torch._foreach_mul(gs, rescale_grad)
+            torch._foreach_clamp_min_(step, -clip_gradient)
+            torch._foreach_clamp_max_(step, clip_gradient)
+            torch._foreach_mul_(step, neg_lr)
+        else:
+            step = torch._foreach_mul(gs, -lrs[0] * rescale_grad if uniform
+                                      else [-lr * rescale_grad for lr in lrs])
+        if uniform and wds[0]:
+            torch._foreach_add_(step, masters, alpha=-lrs[0] * wds[0])
+        elif not uniform and any(wds):
+            torch._foreach_add_(step, torch._foreach_mul(masters, [-lr * wd for lr, wd in zip(lrs, wds)]))
+        if has_mom:
+            torch._foreach_mul_(moms, momentum)
+            torch._foreach_add_(moms, step)
+            step = moms
+        if in_place or has_mp:
+            torch._foreach_add_(masters, step)
+    if has_mp:
+        if in_place:
+            torch._foreach_copy_(ws, masters)
+            outs = ws
+        else:
+            outs = [m.to(w.dtype, copy=True) for m, w in zip(masters, ws)]
+    elif in_place:
+        outs = ws
+    else:
+        outs = torch._foreach_add(ws, step)
     return outs[0] if len(outs) == 1 else outs   # one output is a plain tensor (registry rule)
 
 
@@ -806,20 +878,21 @@ def _make_multi(name: str, has_mom: bool, has_mp: bool) -> None:
 
     if has_mom:
         def kernel(*data, lrs: AnyValue, wds: AnyValue, momentum: float = 0.0,  # type: ignore[no-untyped-def]
-                   rescale_grad: float = 1.0, clip_gradient: float = -1.0, num_weights: int = 1):
-            groups = _groups(name, data, stride, num_weights)
+                   rescale_grad: float = 1.0, clip_gradient: float = -1.0, num_weights: int = 1,
+                   out: Any = None):
+            _check_count(name, data, stride, num_weights)
             with torch.no_grad():
-                return _multi_sgd_core(name, groups, _floats(lrs, num_weights, "lrs", name),
+                return _multi_sgd_core(name, data, stride, _floats(lrs, num_weights, "lrs", name),
                                        _floats(wds, num_weights, "wds", name), momentum, rescale_grad,
-                                       clip_gradient, True, has_mp)
+                                       clip_gradient, True, has_mp, out)
     else:
         def kernel(*data, lrs: AnyValue, wds: AnyValue, rescale_grad: float = 1.0,  # type: ignore[misc,no-untyped-def]
-                   clip_gradient: float = -1.0, num_weights: int = 1):
-            groups = _groups(name, data, stride, num_weights)
+                   clip_gradient: float = -1.0, num_weights: int = 1, out: Any = None):
+            _check_count(name, data, stride, num_weights)
             with torch.no_grad():
-                return _multi_sgd_core(name, groups, _floats(lrs, num_weights, "lrs", name),
+                return _multi_sgd_core(name, data, stride, _floats(lrs, num_weights, "lrs", name),
                                        _floats(wds, num_weights, "wds", name), 0.0, rescale_grad,
-                                       clip_gradient, False, has_mp)
+                                       clip_gradient, False, has_mp, out)
     kernel.__name__ = name
     kernel.__doc__ = (f"Fused SGD{' with momentum' if has_mom else ''}{' (multi-precision)' if has_mp else ''} "
                       f"over num_weights weights. Inputs interleaved per weight: {layout}; lrs/wds give "
@@ -834,8 +907,8 @@ def _make_preloaded(name: str, has_mom: bool, has_mp: bool) -> None:
     layout = "weight, grad" + (", mom" if has_mom else "") + (", weight32" if has_mp else "")
 
     def run(data: Sequence[Tensor], momentum: float, rescale_grad: float, clip_gradient: float,
-            num_weights: int) -> list:
-        groups = _groups(name, data, stride, num_weights, extra=2)
+            num_weights: int, out: Any) -> list:
+        _check_count(name, data, stride, num_weights, extra=2)
         lrs_t, wds_t = data[-2], data[-1]
         for what, t in (("lrs", lrs_t), ("wds", wds_t)):
             if t.numel() != num_weights:
@@ -847,17 +920,17 @@ def _make_preloaded(name: str, has_mom: bool, has_mp: bool) -> None:
             lrs = [float(x) for x in lrs_t.reshape(-1).tolist()]
             wds = [float(x) for x in wds_t.reshape(-1).tolist()]
         with torch.no_grad():
-            return _multi_sgd_core(name, groups, lrs, wds, momentum, rescale_grad, clip_gradient,
-                                   has_mom, has_mp)
+            return _multi_sgd_core(name, data[:-2], stride, lrs, wds, momentum, rescale_grad,
+                                   clip_gradient, has_mom, has_mp, out)
 
     if has_mom:
         def kernel(*data, momentum: float = 0.0, rescale_grad: float = 1.0,  # type: ignore[no-untyped-def]
-                   clip_gradient: float = -1.0, num_weights: int = 1):
-            return run(data, momentum, rescale_grad, clip_gradient, num_weights)
+                   clip_gradient: float = -1.0, num_weights: int = 1, out: Any = None):
+            return run(data, momentum, rescale_grad, clip_gradient, num_weights, out)
     else:
         def kernel(*data, rescale_grad: float = 1.0, clip_gradient: float = -1.0,  # type: ignore[misc,no-untyped-def]
-                   num_weights: int = 1):
-            return run(data, 0.0, rescale_grad, clip_gradient, num_weights)
+                   num_weights: int = 1, out: Any = None):
+            return run(data, 0.0, rescale_grad, clip_gradient, num_weights, out)
     kernel.__name__ = name
     kernel.__doc__ = (f"``multi_*`` SGD with the learning rates and weight decays given as the last two "
                       f"inputs (float32 arrays of num_weights values). Inputs: per weight {layout}; then "
@@ -891,7 +964,10 @@ def multi_sum_sq(*data: Tensor, num_arrays: int) -> Tensor:
     with torch.no_grad():
         if not data:
             return torch.zeros(0, dtype=torch.float32)
-        return torch.stack([(a * a).sum().to(torch.float32) for a in data])
+        # accumulate in float32 at least (MXNet's AType), float64 for float64 arrays
+        sq = [a.reshape(-1) if a.dtype in (torch.float32, torch.float64) else a.reshape(-1).float()
+              for a in data]
+        return torch.stack([torch.dot(x, x).to(torch.float32) for x in sq])
 
 
 def _np_lars(lrs, wss, gss, wds, eta, eps, rescale_grad=1.0):  # type: ignore[no-untyped-def]
@@ -984,16 +1060,19 @@ def _np_adagrad(w, g, h, lr, epsilon=1e-7, wd=0.0, rescale_grad=1.0, clip_gradie
            {"lr": 0.1, "epsilon": 1e-5, "rescale_grad": 0.5, "clip_gradient": 0.4}, ref=_out_only(_np_adagrad))])
 def sparse_adagrad_update(weight: Tensor, grad: Tensor, history: Tensor, *, lr: float,
                           epsilon: float = 1e-7, wd: float = 0.0, rescale_grad: float = 1.0,
-                          clip_gradient: float = -1.0) -> Tensor:
+                          clip_gradient: float = -1.0, out: Any = None) -> Tensor:
     """AdaGrad: g = clip(rescale_grad*grad); history += g^2 (in place); returns
     weight - lr*g/sqrt(history + epsilon). MXNet refuses wd != 0 here (and so do we)."""
     if wd != 0.0:
         raise MXNetError(f"sparse adagrad_update does not support wd (got wd={wd}); use wd=0")
     _check_same_shape("adagrad_update", "weight", weight, history=history)
     with torch.no_grad():
-        g = _clip(rescale_grad * grad, clip_gradient)
-        history.add_(g * g)
-        return weight - lr * g / torch.sqrt(history + epsilon)
+        g = _scaled(grad, rescale_grad, clip_gradient, weight.dtype)
+        history.addcmul_(g, g)
+        denom = (history + epsilon).sqrt_()
+        if out is weight:
+            return weight.addcdiv_(g, denom, value=-lr)
+        return torch.addcdiv(weight, g, denom, value=-lr)
 
 
 # ==== row_sparse gradients: lazy and standard updates ============================================

@@ -103,6 +103,11 @@ class OpDef:
         self.optional_inputs: frozenset = frozenset()
         self.variadic = False
         self.train_aware = False
+        # a keyword-only ``out`` kernel parameter: the eager front-end hands the kernel the
+        # caller's ``out=`` tensors (a tensor, a list for several outputs, or None), which it
+        # may fill in place and return (the fused optimizer updates write the weights so);
+        # graphs call the kernel without them
+        self.writes_out = False
         # open attributes (a ``**params`` kernel parameter): any attribute name is accepted and
         # kept as the string MXNet stores (Custom's user kwargs)
         self.open_attrs = False
@@ -126,6 +131,9 @@ class OpDef:
             elif p.kind == p.KEYWORD_ONLY:
                 if p.name == "is_train":
                     self.train_aware = True
+                    continue
+                if p.name == "out":
+                    self.writes_out = True
                     continue
                 if p.name == "subgraphs":
                     if not num_subgraphs:

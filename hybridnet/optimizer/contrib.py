@@ -3,11 +3,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-
+from .. import ndarray as _nd
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
-from .optimizer import Optimizer, _check_nd, _scaled, register
+from .optimizer import Optimizer, _check_nd, _py_scaled, register
 
 __all__ = ["GroupAdaGrad"]
 
@@ -31,7 +30,7 @@ class GroupAdaGrad(Optimizer):
         if len(weight.shape) != 2:
             raise MXNetError(f"GroupAdaGrad: the weight must be 2-D (rows share a learning rate), "
                              f"got shape {weight.shape}")
-        return NDArray(torch.zeros((weight.shape[0], 1), dtype=weight._t.dtype, device=weight._t.device))
+        return _nd.zeros((weight.shape[0], 1), ctx=weight.context, dtype=weight.dtype)
 
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         _check_nd(weight, grad, "GroupAdaGrad")
@@ -41,8 +40,6 @@ class GroupAdaGrad(Optimizer):
         if wd != 0:
             raise MXNetError(f"GroupAdaGrad: weight decay is not supported (got wd={wd}); "
                              f"create the optimizer with wd=0")
-        w, h = weight._t, state._t
-        with torch.no_grad():
-            g = _scaled(grad._t, self.rescale_grad, self.clip_gradient, w.dtype)
-            h.add_((g * g).mean(dim=1, keepdim=True))
-            w.sub_(g.div_((h + self.float_stable_eps).sqrt_()).mul_(lr))
+        g = _py_scaled(grad, self.rescale_grad, self.clip_gradient)
+        _nd.elemwise_add(state, _nd.mean(_nd.square(g), axis=1, keepdims=True), out=state)
+        _nd.elemwise_sub(weight, lr * g / _nd.sqrt(state + self.float_stable_eps), out=weight)

@@ -1,11 +1,13 @@
-"""Optimizers with MXNet 1.9.1's update rules, run as in-place torch ops on ``NDArray._t``.
+"""Optimizers with MXNet 1.9.1's update rules.
 
-Every update mirrors the MXNet operator (or Python code) it replaces, including where
-``rescale_grad``, ``clip_gradient`` and ``wd`` enter the formula; each class docstring gives the
-rule. Kernel-backed MXNet optimizers (SGD, NAG, Adam, RMSProp, Ftrl, FTML, Signum, LAMB, LARS)
-clip only when ``clip_gradient`` is truthy (MXNet passes it to the kernel only then); the ones
-MXNet writes in Python (AdaGrad, AdaDelta, Adamax, Nadam, DCASGD, SGLD) clip whenever it is not
-None. Updates run under ``torch.no_grad()`` and touch whole tensors (no per-element loops).
+The update rules live once, in the registered update operators (``ops/optimizer_ops.py``): as
+MXNet's optimizers do, the kernel-backed optimizers (SGD, NAG, LARS, LBSGD, Adam, RMSProp, Ftrl,
+FTML, Signum, LAMB) call ``nd.<op>_update(weight, grad, *states, out=weight, ...)`` (many
+weights at once through ``multi_*``/``preloaded_multi_*``), and pass ``clip_gradient`` only when
+it is truthy. The optimizers MXNet writes in Python (AdaGrad's dense path, AdaDelta, Adamax,
+Nadam, DCASGD, SGLD) stay Python over ``nd`` operators, and clip whenever ``clip_gradient`` is
+not None. No update here touches torch directly; sparse gradients go through the operators'
+sparse rules (lazy row_sparse updates).
 """
 from __future__ import annotations
 
@@ -16,7 +18,6 @@ import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy
-import torch
 
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
@@ -34,50 +35,37 @@ __all__ = [
 Index = Union[int, str]
 
 
-# -- small tensor helpers ---------------------------------------------------------------------
-def _zeros_like(weight: NDArray, dtype: Optional[torch.dtype] = None) -> NDArray:
+# -- small helpers ----------------------------------------------------------------------------
+def _zeros_like(weight: NDArray, dtype: Any = None) -> NDArray:
     """A zero state for ``weight``, of its storage type (MXNet: ``zeros(..., stype=weight.stype)``)."""
-    t = weight._t
-    if t.layout is not torch.strided:
-        from ..ndarray import sparse as _sparse
-        return _sparse.wrap(_sparse.zeros_tensor(weight.stype, t.shape, dtype or t.dtype, t.device))
-    return NDArray(torch.zeros(t.shape, dtype=dtype or t.dtype, device=t.device))
+    if weight.stype != "default" or (dtype is not None and numpy.dtype(dtype) != weight.dtype):
+        return _nd.zeros(weight.shape, ctx=weight.context, dtype=dtype or weight.dtype,
+                         stype=weight.stype)
+    return _nd.zeros_like(weight)
 
 
 def _is_sparse(*arrays: Any) -> bool:
-    """Whether any array has sparse storage: the update then runs MXNet's registered update
-    operator (lazy row_sparse updates, storage fallback) instead of the dense tensor code."""
-    return any(a is not None and a._t.layout is not torch.strided for a in arrays)
+    """Whether any array has sparse storage (the update operators' sparse rules then run)."""
+    return any(a is not None and a.stype != "default" for a in arrays)
 
 
-def _op_clip(clip_gradient: Optional[float]) -> float:
-    clip = _kernel_clip(clip_gradient)
-    return -1.0 if clip is None else clip
+def _clip_kwargs(clip_gradient: Optional[float], key: str = "clip_gradient") -> dict:
+    """MXNet passes clip_gradient to its update kernels only when it is truthy."""
+    return {key: float(clip_gradient)} if clip_gradient else {}
 
 
-def _kernel_clip(clip_gradient: Optional[float]) -> Optional[float]:
-    """MXNet passes clip_gradient to its kernels only when truthy; kernels clip iff it is >= 0."""
-    if clip_gradient and clip_gradient >= 0:
-        return float(clip_gradient)
-    return None
+def _flatten(groups: Any) -> list:
+    """MXNet's interleaved input order [w0, g0, s0, w1, g1, s1, ...]."""
+    return [a for group in groups for a in group]
 
 
-def _scaled(grad: torch.Tensor, rescale: float, clip: Optional[float],
-            dtype: Optional[torch.dtype] = None) -> torch.Tensor:
-    """A new tensor ``clip(rescale * grad, clip)`` (clip skipped when ``clip`` is None)."""
-    g = grad.detach()
-    if dtype is not None and g.dtype != dtype:
-        g = g.to(dtype)
-    g = g * rescale
+def _py_scaled(grad: NDArray, rescale: float, clip: Optional[float]) -> NDArray:
+    """``clip(rescale * grad, clip)`` for the optimizers MXNet writes in Python (they clip
+    whenever ``clip_gradient`` is not None)."""
+    g = grad * rescale
     if clip is not None:
-        g.clamp_(-clip, clip)
+        g = _nd.clip(g, -clip, clip)
     return g
-
-
-def _norm(t: torch.Tensor) -> float:
-    """L2 norm as a Python float, accumulated in float32 (float64 for float64 tensors)."""
-    t = t.detach()
-    return float(torch.linalg.vector_norm(t if t.dtype == torch.float64 else t.float()))
 
 
 def _as_list(index: Any, weight: Any, grad: Any, state: Any) -> Tuple[list, list, list, list, bool]:
@@ -320,11 +308,7 @@ class Optimizer:
             original_state = state[1]
             grad32 = grad.astype(numpy.float32)
             self.update(index, weight_master_copy, grad32, original_state)
-            if _is_sparse(weight, weight_master_copy):
-                _nd.sparse.store_into(weight, weight_master_copy._t.to(weight._t.dtype))
-            else:
-                with torch.no_grad():
-                    weight._t.copy_(weight_master_copy._t)
+            _nd.cast(weight_master_copy, dtype=weight.dtype, out=weight)
         else:
             self.update(index, weight, grad, state)
 
@@ -349,19 +333,6 @@ create = Optimizer.create_optimizer
 
 
 # -- SGD family --------------------------------------------------------------------------------
-def _sgd_step(w: torch.Tensor, g: torch.Tensor, mom: Optional[torch.Tensor], lr: float, wd: float,
-              rescale: float, clip: Optional[float], momentum: float) -> None:
-    """MXNet sgd_update / sgd_mom_update (and their mp_/multi_ forms) on the tensor ``w``:
-    ``mom = momentum*mom - lr*wd*w - lr*clip(rescale*g); w += mom`` (no momentum:
-    ``w = (1 - lr*wd)*w - lr*clip(rescale*g)``)."""
-    gs = _scaled(g, rescale, clip, w.dtype)
-    if mom is not None:
-        mom.mul_(momentum).add_(w, alpha=-lr * wd).add_(gs, alpha=-lr)
-        w.add_(mom)
-    else:
-        w.mul_(1.0 - lr * wd).add_(gs, alpha=-lr)
-
-
 def _sgd_create_state(self: Any, index: Index, weight: NDArray) -> Optional[NDArray]:
     """Momentum buffer (None without momentum), as MXNet's SGD/NAG/LARS."""
     if self.momentum != 0.0:
@@ -396,47 +367,38 @@ def _sgd_update_mp(self: Any, index: Any, weight: Any, grad: Any, state: Any) ->
 
 
 def _run_sgd(self: Any, weights: list, grads: list, states: list, lrs: List[float],
-             wds: List[float], momentum: float, multi_precision: bool) -> None:
-    clip = _kernel_clip(self.clip_gradient)
-    if not multi_precision and clip is None and len(weights) > 1:
-        _run_sgd_foreach(weights, grads, states, lrs, wds, momentum, self.rescale_grad)
+             wds: List[float], momentum: float, multi_precision: bool,
+             lazy_update: bool = True) -> None:
+    """MXNet's SGD step through the registered operators: ``multi_[mp_]sgd[_mom]_update`` for a
+    list of dense weights (one call), else ``[mp_]sgd[_mom]_update`` per weight (the sparse
+    rules handle row_sparse gradients, lazily when ``lazy_update``)."""
+    kw = dict(rescale_grad=self.rescale_grad, **_clip_kwargs(self.clip_gradient))
+    moms = [s[0] for s in states] if multi_precision else states
+    has_mom = moms[0] is not None
+    if len(weights) > 1 and not _is_sparse(*weights, *grads):
+        n = len(weights)
+        if has_mom:
+            kw["momentum"] = momentum
+        if multi_precision:
+            w32s = [s[1] for s in states]
+            groups = zip(weights, grads, moms, w32s) if has_mom else zip(weights, grads, w32s)
+            op = _nd.multi_mp_sgd_mom_update if has_mom else _nd.multi_mp_sgd_update
+        else:
+            groups = zip(weights, grads, moms) if has_mom else zip(weights, grads)
+            op = _nd.multi_sgd_mom_update if has_mom else _nd.multi_sgd_update
+        op(*_flatten(groups), out=weights, lrs=lrs, wds=wds, num_weights=n, **kw)
         return
-    with torch.no_grad():
-        for w, g, s, lr, wd in zip(weights, grads, states, lrs, wds):
-            if multi_precision:
-                mom, w32 = s
-                _sgd_step(w32._t, g._t, mom._t if mom is not None else None, lr, wd,
-                          self.rescale_grad, clip, momentum)
-                w._t.copy_(w32._t)
+    kw["lazy_update"] = lazy_update
+    for w, g, s, mom, lr, wd in zip(weights, grads, states, moms, lrs, wds):
+        if multi_precision:
+            if mom is not None:
+                _nd.mp_sgd_mom_update(w, g, mom, s[1], out=w, lr=lr, wd=wd, momentum=momentum, **kw)
             else:
-                _sgd_step(w._t, g._t, s._t if s is not None else None, lr, wd,
-                          self.rescale_grad, clip, momentum)
-
-
-def _run_sgd_foreach(weights: list, grads: list, states: list, lrs: List[float], wds: List[float],
-                     momentum: float, rescale: float) -> None:
-    """The same update as ``_sgd_step`` for many weights at once (torch's multi-tensor ops),
-    grouped by (lr, wd, dtype, device): MXNet's multi_sgd_update / multi_sgd_mom_update."""
-    groups: dict = {}
-    for w, g, s, lr, wd in zip(weights, grads, states, lrs, wds):
-        key = (lr, wd, w._t.dtype, w._t.device)
-        ws, gs, ms = groups.setdefault(key, ([], [], []))
-        ws.append(w._t)
-        gs.append(g._t.detach() if g._t.dtype == w._t.dtype else g._t.detach().to(w._t.dtype))
-        if s is not None:
-            ms.append(s._t)
-    with torch.no_grad():
-        for (lr, wd, _, _), (ws, gs, ms) in groups.items():
-            if momentum != 0.0 and len(ms) == len(ws):
-                torch._foreach_mul_(ms, momentum)
-                if wd:
-                    torch._foreach_add_(ms, ws, alpha=-lr * wd)
-                torch._foreach_add_(ms, gs, alpha=-lr * rescale)
-                torch._foreach_add_(ws, ms)
-            else:
-                if wd:
-                    torch._foreach_mul_(ws, 1.0 - lr * wd)
-                torch._foreach_add_(ws, gs, alpha=-lr * rescale)
+                _nd.mp_sgd_update(w, g, s[1], out=w, lr=lr, wd=wd, **kw)
+        elif mom is not None:
+            _nd.sgd_mom_update(w, g, mom, out=w, lr=lr, wd=wd, momentum=momentum, **kw)
+        else:
+            _nd.sgd_update(w, g, out=w, lr=lr, wd=wd, **kw)
 
 
 @register
@@ -475,16 +437,7 @@ class SGD(Optimizer):
         self._update_count(indices)
         lrs, wds = self._get_lrs(indices), self._get_wds(indices)
         momentum = self.momentum if self.momentum > 0 else 0.0
-        if not multi_precision and _is_sparse(*weights, *grads):
-            for w, g, s, lr, wd in zip(weights, grads, states, lrs, wds):
-                kw = dict(lr=lr, wd=wd, rescale_grad=self.rescale_grad,
-                          clip_gradient=_op_clip(self.clip_gradient), lazy_update=self.lazy_update)
-                if s is None:
-                    _nd.sgd_update(w, g, out=w, **kw)
-                else:
-                    _nd.sgd_mom_update(w, g, s, out=w, momentum=momentum, **kw)
-            return
-        _run_sgd(self, weights, grads, states, lrs, wds, momentum, multi_precision)
+        _run_sgd(self, weights, grads, states, lrs, wds, momentum, multi_precision, self.lazy_update)
 
 
 @register
@@ -520,24 +473,15 @@ class NAG(Optimizer):
             _check_nd(w, g, "NAG")
         self._update_count(indices)
         lrs, wds = self._get_lrs(indices), self._get_wds(indices)
-        mu = self.momentum if self.momentum > 0 else 0.0
-        clip = _kernel_clip(self.clip_gradient)
-        with torch.no_grad():
-            for w, g, s, lr, wd in zip(weights, grads, states, lrs, wds):
-                if multi_precision:
-                    mom, target = s[0], s[1]._t
-                else:
-                    mom, target = s, w._t
-                if mom is None:
-                    _sgd_step(target, g._t, None, lr, wd, self.rescale_grad, clip, 0.0)
-                else:
-                    m = mom._t
-                    gg = _scaled(g._t, self.rescale_grad, clip, target.dtype).add_(target, alpha=wd)
-                    m.mul_(mu)
-                    target.add_(m, alpha=mu).add_(gg, alpha=-(1.0 + mu) * lr)
-                    m.add_(gg, alpha=-lr)
-                if multi_precision:
-                    w._t.copy_(target)
+        kw = dict(rescale_grad=self.rescale_grad, **_clip_kwargs(self.clip_gradient))
+        for w, g, s, lr, wd in zip(weights, grads, states, lrs, wds):
+            mom = s[0] if multi_precision else s
+            if mom is None:
+                _run_sgd(self, [w], [g], [s], [lr], [wd], 0.0, multi_precision)
+            elif multi_precision:
+                _nd.mp_nag_mom_update(w, g, mom, s[1], out=w, lr=lr, wd=wd, momentum=self.momentum, **kw)
+            else:
+                _nd.nag_mom_update(w, g, mom, out=w, lr=lr, wd=wd, momentum=self.momentum, **kw)
 
 
 @register
@@ -599,26 +543,28 @@ class LARS(Optimizer):
             _check_nd(w, g, "LARS")
         self._update_count(indices)
         lrs, wds = self._get_lrs(indices), self._get_wds(indices)
-        lrs = [self._get_lars(i, w, g, lr, wd)
-               for i, w, g, lr, wd in zip(indices, weights, grads, lrs, wds)]
+        lrs = self._lars_lrs(indices, weights, grads, lrs, wds)
         momentum = 0.0
         if self.momentum > 0:
             momentum = self.momentum
             if self.momentum_correction and self.last_lr != 0:
                 momentum = self.momentum * (self.cur_lr / self.last_lr)
-        _run_sgd(self, weights, grads, states, lrs, wds, momentum, multi_precision)
+        _run_sgd(self, weights, grads, states, lrs, wds, momentum, multi_precision, self.lazy_update)
 
-    def _get_lars(self, i: Index, weight: NDArray, g: NDArray, lr: float, wd: float) -> float:
-        """The layer learning rate (``lr`` itself for gamma/beta/bias parameters)."""
-        name = self.idx2name[i] if i in self.idx2name else str(i)
-        if name.endswith("gamma") or name.endswith("beta") or name.endswith("bias"):
-            return lr
-        with torch.no_grad():
-            w_norm = _norm(weight._t)
-            g_norm = _norm(g._t) * self.rescale_grad
-        if w_norm > 0.0 and g_norm > 0.0:
-            return lr * self.eta * w_norm / (g_norm + wd * w_norm + self.eps)
-        return lr
+    def _lars_lrs(self, indices: Sequence[Index], weights: list, grads: list, lrs: List[float],
+                  wds: List[float]) -> List[float]:
+        """Layer learning rates from the weight and gradient norms (``nd.norm`` in the weight's
+        precision, as MXNet's ``_l2norm``); gamma/beta/bias parameters keep ``lr``."""
+        out = list(lrs)
+        for k, (i, w, g, lr, wd) in enumerate(zip(indices, weights, grads, lrs, wds)):
+            name = self.idx2name[i] if i in self.idx2name else str(i)
+            if name.endswith(("gamma", "beta", "bias")):
+                continue
+            w_norm = float(_nd.norm(w).asscalar())
+            g_norm = float(_nd.norm(g).asscalar()) * self.rescale_grad
+            if w_norm > 0.0 and g_norm > 0.0:
+                out[k] = lr * self.eta * w_norm / (g_norm + wd * w_norm + self.eps)
+        return out
 
 
 @register
@@ -655,7 +601,7 @@ class LBSGD(Optimizer):
     def create_state(self, index: Index, weight: NDArray) -> Any:
         if self.multi_precision and weight.dtype == numpy.float16:
             weight_master_copy = weight.astype(numpy.float32)
-            momentum = _zeros_like(weight, torch.float32) if self.momentum != 0.0 else None
+            momentum = _zeros_like(weight, numpy.float32) if self.momentum != 0.0 else None
             return (momentum, weight_master_copy)
         if weight.dtype == numpy.float16 and not self.multi_precision:
             warnings.warn("Accumulating with float16 in optimizer can lead to "
@@ -681,8 +627,8 @@ class LBSGD(Optimizer):
         return 1.0
 
     def _get_lars(self, weight: NDArray, g: NDArray, wd: float) -> float:
-        w2 = float((weight._t.detach().double() ** 2).sum())
-        g2 = float((g._t.detach().double() ** 2).sum())
+        w2 = float(_nd.sum(_nd.square(weight.astype(numpy.float64))).asscalar())
+        g2 = float(_nd.sum(_nd.square(g.astype(numpy.float64))).asscalar())
         lars = math.sqrt(w2 / (g2 + wd * w2 + 1e-18))
         return min(max(lars, 0.01), 100.0)
 
@@ -690,11 +636,11 @@ class LBSGD(Optimizer):
         cgrad = self.cumgrads.get(index, {})
         if cgrad and cgrad["num_cums"] > 0:
             prev = cgrad["cum_grad"]
-            cum_grad = NDArray(prev._t.to(grad._t.device) + grad._t.detach()) \
-                if isinstance(prev, NDArray) else NDArray(grad._t.detach().clone())
+            cum_grad = prev.as_in_context(grad.context) + grad if isinstance(prev, NDArray) \
+                else grad.copy()
             num_cums = cgrad["num_cums"] + 1
         else:
-            cum_grad = NDArray(grad._t.detach().clone())
+            cum_grad = grad.copy()
             num_cums = self.init_updates + 1
         cgrad = {"cum_grad": cum_grad, "num_cums": num_cums}
         self.cumgrads[index] = cgrad
@@ -708,23 +654,15 @@ class LBSGD(Optimizer):
         cgrad = self._cumulate_gradient(grad, index)
         if cgrad["num_cums"] % self.batch_scale != 0:
             return  # MXNet runs sgd_update with lr=0 here: the weight is unchanged
-        g = NDArray(cgrad["cum_grad"]._t / self.batch_scale)
+        g = cgrad["cum_grad"] / self.batch_scale
         if self.warmup_strategy == "lars":
             lbmult = self._get_lars(weight, g, wd)
         else:
             lbmult = self._get_lbmult(cgrad["num_cums"])
         lr = lr * lbmult
         momentum = self.momentum if self.momentum > 0 else 0.0
-        clip = _kernel_clip(self.clip_gradient)
-        with torch.no_grad():
-            if isinstance(state, (list, tuple)):
-                mom, w32 = state
-                _sgd_step(w32._t, g._t, mom._t if mom is not None else None, lr, wd,
-                          self.rescale_grad, clip, momentum)
-                weight._t.copy_(w32._t)
-            else:
-                _sgd_step(weight._t, g._t, state._t if state is not None else None, lr, wd,
-                          self.rescale_grad, clip, momentum)
+        mp = isinstance(state, (list, tuple))
+        _run_sgd(self, [weight], [g], [state], [lr], [wd], momentum, mp)
         self.cumgrads[index]["cum_grad"] = 0
 
 
@@ -752,17 +690,14 @@ class Signum(Optimizer):
         self._update_count(index)
         lr = self._get_lr(index)
         wd = self._get_wd(index)
-        w = weight._t
-        with torch.no_grad():
-            if state is not None:
-                mu = self.momentum if self.momentum > 0 else 0.0
-                wd_lh = self.wd_lh if self.wd_lh else 0.0
-                m = state._t
-                gs = _scaled(grad._t, self.rescale_grad, _kernel_clip(self.clip_gradient), w.dtype)
-                m.mul_(mu).add_(w, alpha=-(1 - mu) * wd).add_(gs, alpha=-(1 - mu))
-                w.mul_(1.0 - lr * wd_lh).add_(torch.sign(m), alpha=lr)
-            else:
-                w.mul_(1.0 - lr * wd).add_(torch.sign(grad._t.detach()).to(w.dtype), alpha=-lr)
+        kw = dict(rescale_grad=self.rescale_grad, **_clip_kwargs(self.clip_gradient))
+        if state is not None:
+            if self.wd_lh:
+                kw["wd_lh"] = self.wd_lh
+            _nd.signum_update(weight, grad, state, out=weight, lr=lr, wd=wd,
+                              momentum=self.momentum if self.momentum > 0 else 0.0, **kw)
+        else:
+            _nd.signsgd_update(weight, grad, out=weight, lr=lr, wd=wd, **kw)
 
 
 @register
@@ -792,19 +727,10 @@ class FTML(Optimizer):
         lr = self._get_lr(index)
         wd = self._get_wd(index)
         t = self._index_update_count[index]
-        d, v, z = (s._t for s in state)
-        w = weight._t
-        b1, b2 = self.beta1, self.beta2
-        with torch.no_grad():
-            g = grad._t.detach().to(w.dtype) * self.rescale_grad + wd * w
-            clip = _kernel_clip(self.clip_gradient)
-            if clip is not None:
-                g.clamp_(-clip, clip)
-            v.mul_(b2).addcmul_(g, g, value=1 - b2)
-            d_t = (v / (1 - b2 ** t)).sqrt_().add_(self.epsilon).mul_((1 - b1 ** t) / lr)
-            z.mul_(b1).add_(g, alpha=1 - b1).sub_((d_t - b1 * d) * w)
-            d.copy_(d_t)
-            w.copy_(-z / d_t)
+        d, v, z = state
+        _nd.ftml_update(weight, grad, d, v, z, out=weight, lr=lr, wd=wd, t=t, beta1=self.beta1,
+                        beta2=self.beta2, epsilon=self.epsilon, rescale_grad=self.rescale_grad,
+                        **_clip_kwargs(self.clip_gradient, "clip_grad"))
 
 
 @register
@@ -834,36 +760,24 @@ class LAMB(Optimizer):
     def create_state(self, index: Index, weight: NDArray) -> Tuple[NDArray, NDArray]:
         return (_zeros_like(weight), _zeros_like(weight))  # mean, var
 
-    def _step(self, index: Index, w: torch.Tensor, grad: NDArray, mean: torch.Tensor,
-              var: torch.Tensor, lr: float, wd: float) -> None:
-        t = self._index_update_count[index]
-        b1, b2 = self.beta1, self.beta2
-        g = _scaled(grad._t, self.rescale_grad, _kernel_clip(self.clip_gradient), w.dtype)
-        mean.mul_(b1).add_(g, alpha=1 - b1)
-        var.mul_(b2).addcmul_(g, g, value=1 - b2)
-        if self.bias_correction:
-            r = (mean / (1.0 - b1 ** t)) / ((var / (1 - b2 ** t)).sqrt_().add_(self.epsilon))
-        else:
-            r = mean / var.sqrt().add_(self.epsilon)
-        r.add_(w, alpha=wd)
-        r1 = _norm(w)
-        if self.lower_bound:
-            r1 = max(r1, self.lower_bound)
-        if self.upper_bound:
-            r1 = min(r1, self.upper_bound)
-        r2 = _norm(r)
-        lr_t = lr if (r1 == 0.0 or r2 == 0.0) else lr * r1 / r2
-        w.add_(r, alpha=-lr_t)
-
     def update(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
         indices, weights, grads, states, _ = _as_list(index, weight, grad, state)
         for w, g in zip(weights, grads):
             _check_nd(w, g, "LAMB")
-        for i, w, g, s in zip(indices, weights, grads, states):
+        bounds = {}
+        if self.lower_bound:
+            bounds["lower_bound"] = self.lower_bound
+        if self.upper_bound:
+            bounds["upper_bound"] = self.upper_bound
+        for i, w, g, (mean, var) in zip(indices, weights, grads, states):
             self._update_count(i)
             lr, wd = self._get_lr(i), self._get_wd(i)
-            with torch.no_grad():
-                self._step(i, w._t, g, s[0]._t, s[1]._t, lr, wd)
+            direction = _nd.lamb_update_phase1(
+                w, g, mean, var, t=self._index_update_count[i], wd=wd, beta1=self.beta1,
+                beta2=self.beta2, epsilon=self.epsilon, bias_correction=self.bias_correction,
+                rescale_grad=self.rescale_grad, **_clip_kwargs(self.clip_gradient))
+            _nd.lamb_update_phase2(w, direction, _nd.norm(w), _nd.norm(direction), out=w, lr=lr,
+                                   **bounds)
 
 
 @register
@@ -890,18 +804,16 @@ class DCASGD(Optimizer):
         self._update_count(index)
         lr = self._get_lr(index)
         wd = self._get_wd(index)
-        mom, prev = state
-        w = weight._t
-        with torch.no_grad():
-            g = _scaled(grad._t, self.rescale_grad, self.clip_gradient, w.dtype)
-            step = g + wd * w + self.lamda * g * g * (w - prev._t)
-            if mom is not None:
-                m = mom._t
-                m.mul_(self.momentum).add_(step, alpha=-lr)
-            else:
-                m = step.mul_(-lr)
-            prev._t.copy_(w)
-            w.add_(m)
+        mom, previous_weight = state
+        g = _py_scaled(grad, self.rescale_grad, self.clip_gradient)
+        step = g + wd * weight + self.lamda * g * g * (weight - previous_weight)
+        if mom is not None:
+            _nd.elemwise_sub(mom * self.momentum, lr * step, out=mom)
+            delta = mom
+        else:
+            delta = -lr * step
+        previous_weight[:] = weight
+        _nd.elemwise_add(weight, delta, out=weight)
 
 
 @register
@@ -919,12 +831,10 @@ class SGLD(Optimizer):
         self._update_count(index)
         lr = self._get_lr(index)
         wd = self._get_wd(index)
-        w = weight._t
-        with torch.no_grad():
-            g = _scaled(grad._t, self.rescale_grad, self.clip_gradient, w.dtype)
-            w.add_(g.add_(w, alpha=wd), alpha=-lr / 2)
-            noise = torch.randn(w.shape, dtype=w.dtype, device=w.device)
-            w.add_(noise, alpha=math.sqrt(lr))
+        g = _py_scaled(grad, self.rescale_grad, self.clip_gradient)
+        noise = _nd.random.normal(0, math.sqrt(lr), shape=weight.shape, dtype=weight.dtype,
+                                  ctx=weight.context)
+        _nd.elemwise_add(weight, -lr / 2 * (g + wd * weight) + noise, out=weight)
 
 
 @register
@@ -960,21 +870,10 @@ class Adam(Optimizer):
         wd = self._get_wd(index)
         t = self._index_update_count[index]
         lr *= math.sqrt(1. - self.beta2 ** t) / (1. - self.beta1 ** t)
-        if _is_sparse(weight, grad):
-            _nd.adam_update(weight, grad, state[0], state[1], out=weight, lr=lr, beta1=self.beta1,
-                            beta2=self.beta2, epsilon=self.epsilon, wd=wd, rescale_grad=self.rescale_grad,
-                            clip_gradient=_op_clip(self.clip_gradient), lazy_update=self.lazy_update)
-            return
-        mean, var = state[0]._t, state[1]._t
-        w = weight._t
-        with torch.no_grad():
-            g = grad._t.detach().to(w.dtype) * self.rescale_grad + wd * w
-            clip = _kernel_clip(self.clip_gradient)
-            if clip is not None:
-                g.clamp_(-clip, clip)
-            mean.mul_(self.beta1).add_(g, alpha=1 - self.beta1)
-            var.mul_(self.beta2).addcmul_(g, g, value=1 - self.beta2)
-            w.addcdiv_(mean, var.sqrt().add_(self.epsilon), value=-lr)
+        mean, var = state
+        _nd.adam_update(weight, grad, mean, var, out=weight, lr=lr, wd=wd, beta1=self.beta1,
+                        beta2=self.beta2, epsilon=self.epsilon, rescale_grad=self.rescale_grad,
+                        lazy_update=self.lazy_update, **_clip_kwargs(self.clip_gradient))
 
 
 @register
@@ -1003,14 +902,18 @@ class AdaGrad(Optimizer):
         if _is_sparse(weight, grad):
             _nd.sparse.adagrad_update(weight, grad, state, out=weight, lr=lr, wd=wd,
                                       epsilon=self.float_stable_eps, rescale_grad=self.rescale_grad,
-                                      clip_gradient=_op_clip(self.clip_gradient))
+                                      **_clip_kwargs(self.clip_gradient))
             return
-        w, h = weight._t, state._t
-        with torch.no_grad():
-            g = _scaled(grad._t, self.rescale_grad, self.clip_gradient, w.dtype)
-            h.addcmul_(g, g)
-            div = g / (h + self.float_stable_eps).sqrt_()
-            w.add_(div.add_(w, alpha=wd), alpha=-lr)
+        if not wd:   # the same rule as the registered kernel (which refuses wd): one fused op
+            clip = {} if self.clip_gradient is None else {"clip_gradient": float(self.clip_gradient)}
+            _nd.sparse.adagrad_update(weight, grad, state, out=weight, lr=lr,
+                                      epsilon=self.float_stable_eps, rescale_grad=self.rescale_grad,
+                                      **clip)
+            return
+        g = _py_scaled(grad, self.rescale_grad, self.clip_gradient)
+        _nd.elemwise_add(state, _nd.square(g), out=state)
+        div = g / _nd.sqrt(state + self.float_stable_eps)
+        _nd.elemwise_sub(weight, lr * (div + wd * weight), out=weight)
 
 
 @register
@@ -1046,25 +949,14 @@ class RMSProp(Optimizer):
         self._update_count(index)
         lr = self._get_lr(index)
         wd = self._get_wd(index)
-        w = weight._t
-        g1 = self.gamma1
-        with torch.no_grad():
-            g = grad._t.detach().to(w.dtype) * self.rescale_grad + wd * w
-            clip = _kernel_clip(self.clip_gradient)
-            if clip is not None:
-                g.clamp_(-clip, clip)
-            n = state[0]._t
-            n.mul_(g1).addcmul_(g, g, value=1 - g1)
-            if not self.centered:
-                w.addcdiv_(g, (n + self.epsilon).sqrt_(), value=-lr)
-            else:
-                gm, delta = state[1]._t, state[2]._t
-                gm.mul_(g1).add_(g, alpha=1 - g1)
-                delta.mul_(self.gamma2).addcdiv_(g, (n - gm * gm + self.epsilon).sqrt_(), value=-lr)
-                w.add_(delta)
-            cw = _kernel_clip(self.clip_weights)
-            if cw is not None:
-                w.clamp_(-cw, cw)
+        kw = dict(gamma1=self.gamma1, epsilon=self.epsilon, rescale_grad=self.rescale_grad,
+                  **_clip_kwargs(self.clip_gradient), **_clip_kwargs(self.clip_weights, "clip_weights"))
+        if self.centered:
+            n, g, delta = state
+            _nd.rmspropalex_update(weight, grad, n, g, delta, out=weight, lr=lr, wd=wd,
+                                   gamma2=self.gamma2, **kw)
+        else:
+            _nd.rmsprop_update(weight, grad, state[0], out=weight, lr=lr, wd=wd, **kw)
 
 
 @register
@@ -1090,15 +982,13 @@ class AdaDelta(Optimizer):
         _check_nd(weight, grad, "AdaDelta")
         self._update_count(index)
         wd = self._get_wd(index)
-        w = weight._t
-        acc_g, acc_delta = state[0]._t, state[1]._t
+        acc_g, acc_delta = state
         rho = self.rho
-        with torch.no_grad():
-            g = _scaled(grad._t, self.rescale_grad, self.clip_gradient, w.dtype)
-            acc_g.mul_(rho).addcmul_(g, g, value=1. - rho)
-            cur = (acc_delta + self.epsilon).sqrt_().div_((acc_g + self.epsilon).sqrt_()).mul_(g)
-            acc_delta.mul_(rho).addcmul_(cur, cur, value=1. - rho)
-            w.sub_(cur.add_(w, alpha=wd))
+        g = _py_scaled(grad, self.rescale_grad, self.clip_gradient)
+        _nd.elemwise_add(rho * acc_g, (1. - rho) * g * g, out=acc_g)
+        cur_delta = _nd.sqrt(acc_delta + self.epsilon) / _nd.sqrt(acc_g + self.epsilon) * g
+        _nd.elemwise_add(rho * acc_delta, (1. - rho) * cur_delta * cur_delta, out=acc_delta)
+        _nd.elemwise_sub(weight, cur_delta + wd * weight, out=weight)
 
 
 @register
@@ -1127,21 +1017,9 @@ class Ftrl(Optimizer):
         self._update_count(index)
         wd = self._get_wd(index)
         lr = self._get_lr(index)
-        if _is_sparse(weight, grad):
-            _nd.ftrl_update(weight, grad, state[0], state[1], out=weight, lr=lr, lamda1=self.lamda1,
-                            beta=self.beta, wd=wd, rescale_grad=self.rescale_grad,
-                            clip_gradient=_op_clip(self.clip_gradient))
-            return
-        w = weight._t
-        z, n = state[0]._t, state[1]._t
-        with torch.no_grad():
-            g = _scaled(grad._t, self.rescale_grad, _kernel_clip(self.clip_gradient), w.dtype)
-            g2 = g * g
-            z.add_(g).sub_(((n + g2).sqrt_() - n.sqrt()).mul_(w).div_(lr))
-            n.add_(g2)
-            num = torch.sign(z).mul_(self.lamda1).sub_(z)
-            den = (n.sqrt() + self.beta).div_(lr).add_(wd)
-            w.copy_(num.div_(den).mul_((z.abs() > self.lamda1).to(w.dtype)))
+        _nd.ftrl_update(weight, grad, state[0], state[1], out=weight, lr=lr, lamda1=self.lamda1,
+                        beta=self.beta, wd=wd, rescale_grad=self.rescale_grad,
+                        **_clip_kwargs(self.clip_gradient))
 
 
 @register
@@ -1170,15 +1048,13 @@ class Adamax(Optimizer):
         wd = self._get_wd(index)
         t = self._index_update_count[index]
         lr /= (1. - self.beta1 ** t)
-        w = weight._t
-        m, u = state[0]._t, state[1]._t
-        with torch.no_grad():
-            g = grad._t.detach().to(w.dtype) * self.rescale_grad + wd * w
-            if self.clip_gradient is not None:
-                g.clamp_(-self.clip_gradient, self.clip_gradient)
-            m.mul_(self.beta1).add_(g, alpha=1. - self.beta1)
-            torch.maximum(u * self.beta2, g.abs(), out=u)
-            w.addcdiv_(m, u, value=-lr)
+        mean, variance = state
+        g = grad * self.rescale_grad + wd * weight
+        if self.clip_gradient is not None:
+            g = _nd.clip(g, -self.clip_gradient, self.clip_gradient)
+        _nd.elemwise_add(self.beta1 * mean, (1. - self.beta1) * g, out=mean)
+        _nd.broadcast_maximum(self.beta2 * variance, _nd.abs(g), out=variance)
+        _nd.elemwise_sub(weight, lr * mean / variance, out=weight)
 
 
 @register
@@ -1212,22 +1088,21 @@ class Nadam(Optimizer):
         lr = self._get_lr(index)
         wd = self._get_wd(index)
         t = self._index_update_count[index]
-        w = weight._t
-        m, v = state[0]._t, state[1]._t
+        mean, variance = state
         momentum_t = self.beta1 * (1. - 0.5 * (pow(0.96, t * self.schedule_decay)))
         momentum_t_1 = self.beta1 * (1. - 0.5 * (pow(0.96, (t + 1) * self.schedule_decay)))
         self.m_schedule = self.m_schedule * momentum_t
         m_schedule_next = self.m_schedule * momentum_t_1
-        with torch.no_grad():
-            g = grad._t.detach().to(w.dtype) * self.rescale_grad + wd * w
-            if self.clip_gradient is not None:
-                g.clamp_(-self.clip_gradient, self.clip_gradient)
-            m.mul_(self.beta1).add_(g, alpha=1. - self.beta1)
-            v.mul_(self.beta2).addcmul_(g, g, value=1. - self.beta2)
-            m_bar = g.mul_((1. - momentum_t) / (1. - self.m_schedule)).add_(
-                m, alpha=momentum_t_1 / (1. - m_schedule_next))
-            denom = (v / (1. - pow(self.beta2, t))).sqrt_().add_(self.epsilon)
-            w.addcdiv_(m_bar, denom, value=-lr)
+        g = grad * self.rescale_grad + wd * weight
+        if self.clip_gradient is not None:
+            g = _nd.clip(g, -self.clip_gradient, self.clip_gradient)
+        _nd.elemwise_add(self.beta1 * mean, (1. - self.beta1) * g, out=mean)
+        _nd.elemwise_add(self.beta2 * variance, (1. - self.beta2) * g * g, out=variance)
+        grad_prime = g / (1. - self.m_schedule)
+        m_t_prime = mean / (1. - m_schedule_next)
+        v_t_prime = variance / (1. - pow(self.beta2, t))
+        m_t_bar = (1. - momentum_t) * grad_prime + momentum_t_1 * m_t_prime
+        _nd.elemwise_sub(weight, lr * m_t_bar / (_nd.sqrt(v_t_prime) + self.epsilon), out=weight)
 
 
 @register
@@ -1238,9 +1113,8 @@ class Test(Optimizer):
         return _zeros_like(weight)
 
     def update(self, index: Index, weight: NDArray, grad: NDArray, state: Any) -> None:
-        with torch.no_grad():
-            weight._t.add_(grad._t.detach().to(weight._t.dtype), alpha=self.rescale_grad)
-            state._t.copy_(weight._t)
+        _nd.elemwise_add(weight, grad * self.rescale_grad, out=weight)
+        state[:] = weight
 
 
 # -- Updater ------------------------------------------------------------------------------------

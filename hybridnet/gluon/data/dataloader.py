@@ -22,14 +22,13 @@ from typing import Any, Callable, Dict, Iterator, Optional
 
 from multiprocessing.reduction import ForkingPickler  # noqa: F401  (MXNet re-exports it)
 
-import numpy as np
-import torch
-import torch.multiprocessing  # noqa: F401  (registers shared-memory reductions of tensors)
-
 from ...base import MXNetError
-from ...context import Context
 from ...ndarray import NDArray
-from ...ndarray.ndarray import placed
+from ...ndarray.worker_transport import base_seed as _base_seed
+from ...ndarray.worker_transport import from_wire as _from_wire
+from ...ndarray.worker_transport import pin as _pin
+from ...ndarray.worker_transport import seed_worker as _seed_worker
+from ...ndarray.worker_transport import to_wire as _to_wire
 from . import sampler as _sampler
 from .batchify import _is_record, _np_batch, stack_arrays
 
@@ -67,91 +66,20 @@ def _as_in_context(data: Any, ctx: Any) -> Any:
     return data
 
 
-# -- moving batches between processes ----------------------------------------------------------
-class _WireArray:
-    """An NDArray in transit: its tensor, in shared memory (pickled as a handle)."""
-
-    __slots__ = ("tensor",)
-
-    def __init__(self, tensor: torch.Tensor):
-        self.tensor = tensor
-
-    def __getstate__(self) -> torch.Tensor:
-        return self.tensor
-
-    def __setstate__(self, state: torch.Tensor) -> None:
-        self.tensor = state
-
-
-def _shared(t: torch.Tensor) -> torch.Tensor:
-    """``t`` in shared memory; a view of a larger buffer is copied first (only its own bytes
-    travel)."""
-    t = t.detach()
-    if not t.is_contiguous() or t.untyped_storage().nbytes() != t.numel() * t.element_size():
-        t = t.clone(memory_format=torch.contiguous_format)
-    return t.share_memory_()
-
-
-def _to_wire(obj: Any) -> Any:
-    if isinstance(obj, NDArray):
-        return _WireArray(_shared(obj._t))
-    if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
-        return tuple(_to_wire(x) for x in obj)
-    if isinstance(obj, list):
-        return [_to_wire(x) for x in obj]
-    if isinstance(obj, dict):
-        return {k: _to_wire(v) for k, v in obj.items()}
-    return obj
-
-
-def _from_wire(obj: Any) -> Any:
-    if isinstance(obj, _WireArray):
-        return NDArray(obj.tensor)
-    if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
-        return tuple(_from_wire(x) for x in obj)
-    if isinstance(obj, list):
-        return [_from_wire(x) for x in obj]
-    if isinstance(obj, dict):
-        return {k: _from_wire(v) for k, v in obj.items()}
-    return obj
-
-
-def _pin(obj: Any, device_id: int) -> Any:
-    """Copies on MXNet's ``cpu_pinned`` context: page-locked when CUDA is present (on a CPU-only
-    machine plain memory, still labelled ``cpu_pinned`` as MXNet does)."""
-    if isinstance(obj, NDArray):
-        if obj._t.device.type != "cpu":
-            return obj
-        pinned = Context("cpu_pinned", device_id)
-        if not torch.cuda.is_available():
-            return obj.as_in_context(pinned)
-        return placed(NDArray(obj._t.pin_memory()), pinned)
-    if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
-        return type(obj)(_pin(x, device_id) for x in obj)
-    if isinstance(obj, dict):
-        return {k: _pin(v, device_id) for k, v in obj.items()}
-    return obj
-
-
 # -- worker side ---------------------------------------------------------------------------------
 _worker_dataset: Any = None
 _worker_batchify_fn: Optional[Callable] = None
 
 
 def _worker_initializer(dataset: Any, batchify_fn: Callable, counter: Any, base_seed: int) -> None:
-    """Runs once in each worker process: keep the dataset, one torch thread, distinct seeds."""
+    """Runs once in each worker process: keep the dataset, one thread, distinct seeds."""
     global _worker_dataset, _worker_batchify_fn
     _worker_dataset = dataset
     _worker_batchify_fn = batchify_fn
-    torch.set_num_threads(1)
     with counter.get_lock():
         worker_id = counter.value
         counter.value += 1
-    seed = (base_seed + worker_id) % (2 ** 32)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-    import random
-    random.seed(seed)
+    _seed_worker((base_seed + worker_id) % (2 ** 32))
 
 
 def _worker_fn(samples: list) -> tuple:
@@ -289,7 +217,7 @@ class DataLoader:
                 methods = multiprocessing.get_all_start_methods()
                 ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
                 counter = ctx.Value("i", 0)
-                base_seed = int(torch.initial_seed()) % (2 ** 32)  # does not consume RNG state
+                base_seed = _base_seed()
                 self._worker_pool = ctx.Pool(
                     self._num_workers, initializer=_worker_initializer,
                     initargs=(self._dataset, self._batchify_fn, counter, base_seed))

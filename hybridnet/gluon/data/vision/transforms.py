@@ -12,8 +12,8 @@ run eagerly on NDArrays and can be hybridized, traced into other HybridBlocks an
 ``CenterCrop``, ``RandomResizedCrop``, ``Rotate``, ``RandomRotation`` and ``RandomApply`` stay
 eager ``Block``s (their crop boxes depend on the input size or on a Python-side draw).
 
-Randomness: the random operators (flips, colour jitter, lighting) draw from torch's
-generator (``mx.random.seed``), once per call, also when hybridized; ``RandomResizedCrop`` and
+Randomness: the random operators (flips, colour jitter, lighting) and ``RandomRotation`` draw
+from hybridnet's generator (``mx.random.seed``), once per call, also when hybridized; ``RandomResizedCrop`` and
 ``interpolation=10`` (random method) draw from Python's ``random`` and ``RandomApply`` from
 NumPy's, as MXNet does.
 """
@@ -24,10 +24,10 @@ import random as _pyrandom
 from typing import Any, Callable, Optional, Sequence, Tuple
 
 import numpy as np
-import torch
-import torch.nn.functional as _F
 
+from .... import ndarray as _nd
 from ....base import MXNetError
+from ....image import image as _image
 from ....ndarray import NDArray
 from ....ndarray import image as _ndimage
 from ....symbol.symbol import Symbol
@@ -50,7 +50,7 @@ def _eager_input(x: Any, who: str) -> NDArray:
     if isinstance(x, NDArray):
         return x
     if isinstance(x, np.ndarray):
-        return NDArray(torch.from_numpy(np.ascontiguousarray(x)))
+        return _nd.array(x, dtype=x.dtype)
     if isinstance(x, Symbol):
         raise MXNetError(f"{who} is an eager Block (its output depends on the input's size or on a "
                          f"Python-side random draw), so it cannot be traced into a hybridized graph. "
@@ -411,34 +411,18 @@ class RandomLighting(HybridBlock):
         return F.image.random_lighting(x, alpha_std=self._alpha)
 
 
-# -- rotation (eager; no graph operator) ------------------------------------------------------------
+# -- rotation (eager; MXNet's image.imrotate) --------------------------------------------------------
 def _uniform(lo: float, hi: float) -> float:
-    return float(torch.empty((), dtype=torch.float64).uniform_(lo, hi).item()) if hi > lo else float(lo)
+    """One draw from U(lo, hi) by hybridnet's generator (``mx.random.seed``)."""
+    if hi <= lo:
+        return float(lo)
+    return float(_nd.random.uniform(lo, hi, shape=(1,), dtype="float64").asscalar())
 
 
-def _rotate(t: torch.Tensor, degrees: float, zoom_in: bool, zoom_out: bool) -> NDArray:
-    """Rotate a CHW/NCHW float tensor counter-clockwise about its centre (bilinear, zero fill)."""
-    if not t.is_floating_point():
-        raise MXNetError(f"Rotate: the input must be a float CHW/NCHW tensor (use ToTensor first), "
-                         f"got dtype {t.dtype}")
-    if zoom_in and zoom_out:
-        raise MXNetError("Rotate: zoom_in and zoom_out cannot both be True")
-    batched = t.dim() == 4
-    x = t if batched else t.unsqueeze(0)
-    n, _, h, w = x.shape
-    theta = math.radians(degrees)
-    c, s = math.cos(theta), math.sin(theta)
-    scale = 1.0
-    if zoom_in or zoom_out:
-        bw, bh = w * abs(c) + h * abs(s), w * abs(s) + h * abs(c)
-        scale = max(bw / w, bh / h) if zoom_in else min(w / bw, h / bh)
-    # output pixel (x, y) in centred pixel units samples input R(-theta) (x, y) / scale;
-    # the w/h factors account for the aspect ratio in normalised coordinates.
-    mat = torch.tensor([[c / scale, -s * h / w / scale, 0.0],
-                        [s * w / h / scale, c / scale, 0.0]], dtype=x.dtype)
-    grid = _F.affine_grid(mat.expand(n, 2, 3), list(x.shape), align_corners=False)
-    y = _F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
-    return NDArray(y if batched else y[0])
+def _check_float32(x: NDArray, who: str) -> None:
+    if x.dtype != np.float32:
+        raise TypeError(f"{who}: only float32 images are supported, got {np.dtype(x.dtype).name}; "
+                        f"apply ToTensor first (as MXNet requires)")
 
 
 class Rotate(Block):
@@ -452,12 +436,13 @@ class Rotate(Block):
     def forward(self, x: Any) -> NDArray:
         x = _eager_input(x, "Rotate")
         _check_image(x, "Rotate", "CHW")
-        return _rotate(x._t.detach(), *self._args)
+        _check_float32(x, "Rotate")
+        return _image.imrotate(x, *self._args)
 
 
 class RandomRotation(Block):
     """Rotate by an angle drawn uniformly from ``angle_limits`` (degrees), with probability
-    ``rotate_with_proba`` (torch's generator)."""
+    ``rotate_with_proba`` (hybridnet's generator; one angle per image of a batch)."""
 
     def __init__(self, angle_limits: Tuple[float, float], zoom_in: bool = False, zoom_out: bool = False,
                  rotate_with_proba: float = 1.0):
@@ -474,7 +459,10 @@ class RandomRotation(Block):
     def forward(self, x: Any) -> NDArray:
         x = _eager_input(x, "RandomRotation")
         _check_image(x, "RandomRotation", "CHW")
-        t = x._t.detach()
         if _uniform(0.0, 1.0) >= self._proba:
-            return NDArray(t.clone())
-        return _rotate(t, _uniform(*self._limits), *self._zoom)
+            return x.copy()
+        _check_float32(x, "RandomRotation")
+        if x.ndim == 3:
+            return _image.imrotate(x, _uniform(*self._limits), *self._zoom)
+        angles = _nd.random.uniform(*self._limits, shape=(x.shape[0],))
+        return _image.imrotate(x, angles, *self._zoom)

@@ -1,0 +1,95 @@
+"""The registered operators that ONNX export refuses, each with the reason.
+
+Every registered operator either has an ONNX lowering (``formats/onnx.py``) or is listed here;
+``tests/formats/test_onnx_coverage.py`` fails when a new operator is in neither, so adding an
+operator means deciding. "Not lowered yet" entries could be exported with a decomposition that
+nobody has written; the others cannot be meaningfully exported to an inference graph.
+"""
+from __future__ import annotations
+
+_OPTIMIZER = ("training-only optimizer update: it mutates the weight and its states in place, which "
+              "an ONNX inference graph cannot express; export the model, not its training step")
+_RANDOM = ("draws random numbers: ONNX's random operators neither follow hybridnet's generator "
+           "(mx.random.seed) nor MXNet's distributions' parameterisation; apply it outside the "
+           "exported graph")
+_SPARSE = "works on sparse storage (row_sparse/csr), which ONNX graphs do not have"
+_CONTROL_FLOW = ("control-flow operator with subgraphs: needs an ONNX If/Loop lowering of its "
+                 "subgraphs, not written")
+_CUSTOM = "runs user Python code (CustomOp), which cannot be put into an ONNX file"
+_TRAINING = ("training-only: a loss, gradient hook or regulariser whose inference output is not "
+             "what MXNet's exporter emits; drop it from the exported graph")
+_NO_ONNX_OP = "no ONNX operator computes it (special function); not lowered"
+_DYNAMIC = "its output shape depends on the input values, which the exporter's static shape plan cannot follow"
+_NOT_YET = "not lowered yet: ONNX can express it only as a decomposition that has not been written"
+
+_GROUPS: dict = {
+    _OPTIMIZER: (
+        "_adamw_update", "_mp_adamw_update", "_sparse_adagrad_update", "adam_update", "all_finite",
+        "ftml_update", "ftrl_update", "lamb_update_phase1", "lamb_update_phase2",
+        "mp_lamb_update_phase1", "mp_lamb_update_phase2", "mp_nag_mom_update", "mp_sgd_mom_update",
+        "mp_sgd_update", "multi_all_finite", "multi_lars", "multi_mp_sgd_mom_update",
+        "multi_mp_sgd_update", "multi_sgd_mom_update", "multi_sgd_update", "multi_sum_sq",
+        "nag_mom_update", "preloaded_multi_mp_sgd_mom_update", "preloaded_multi_mp_sgd_update",
+        "preloaded_multi_sgd_mom_update", "preloaded_multi_sgd_update", "reset_arrays",
+        "rmsprop_update", "rmspropalex_update", "sgd_mom_update", "sgd_update", "signsgd_update",
+        "signum_update"),
+    _RANDOM: (
+        "_random_exponential", "_random_exponential_like", "_random_gamma", "_random_gamma_like",
+        "_random_generalized_negative_binomial", "_random_generalized_negative_binomial_like",
+        "_random_negative_binomial", "_random_negative_binomial_like", "_random_normal",
+        "_random_normal_like", "_random_poisson", "_random_poisson_like", "_random_randint",
+        "_random_uniform", "_random_uniform_like", "_sample_exponential", "_sample_gamma",
+        "_sample_generalized_negative_binomial", "_sample_multinomial", "_sample_negative_binomial",
+        "_sample_normal", "_sample_poisson", "_sample_uniform", "_shuffle", "_sample_unique_zipfian",
+        "_image_random_brightness", "_image_random_color_jitter", "_image_random_contrast",
+        "_image_random_flip_left_right", "_image_random_flip_top_bottom", "_image_random_hue",
+        "_image_random_lighting", "_image_random_saturation"),
+    _SPARSE: ("cast_storage", "_sparse_retain", "_contrib_getnnz", "_contrib_SparseEmbedding"),
+    _CONTROL_FLOW: ("_cond", "_foreach", "_while_loop"),
+    _CUSTOM: ("Custom",),
+    _TRAINING: (
+        "_contrib_gradientmultiplier", "_contrib_round_ste", "_contrib_sign_ste",
+        "IdentityAttachKLSparseReg", "SVMOutput", "CTCLoss", "softmax_cross_entropy",
+        "_fused_softmax_ce", "amp_multicast", "_identity_with_attr_like_rhs"),
+    _NO_ONNX_OP: ("erfinv", "gamma", "gammaln"),
+    _DYNAMIC: ("_contrib_boolean_mask", "_histogram", "_contrib_box_nms", "_contrib_MultiBoxDetection",
+               "_contrib_Proposal", "_contrib_MultiProposal", "_contrib_bipartite_matching"),
+    _NOT_YET: (
+        # linear algebra
+        "_linalg_det", "_linalg_extractdiag", "_linalg_extracttrian", "_linalg_gelqf", "_linalg_gemm",
+        "_linalg_gemm2", "_linalg_inverse", "_linalg_makediag", "_linalg_maketrian", "_linalg_potrf",
+        "_linalg_potri", "_linalg_slogdet", "_linalg_sumlogdiag", "_linalg_syevd", "_linalg_syrk",
+        "_linalg_trmm", "_linalg_trsm", "khatri_rao",
+        # detection and sampling-grid layers
+        "_contrib_MultiBoxPrior", "_contrib_MultiBoxTarget", "_contrib_PSROIPooling", "_contrib_ROIAlign",
+        "_contrib_RROIAlign", "_contrib_box_decode", "_contrib_box_encode", "_contrib_box_iou",
+        "_contrib_DeformableConvolution", "_contrib_DeformablePSROIPooling",
+        "_contrib_ModulatedDeformableConvolution", "ROIPooling", "BilinearSampler", "GridGenerator",
+        "SpatialTransformer", "Correlation", "_contrib_BilinearResize2D",
+        "_contrib_AdaptiveAvgPooling2D",
+        # normalisation / fused layers
+        "_contrib_BatchNormWithReLU", "_contrib_SyncBatchNorm", "RNN", "_rnn_param_concat",
+        "_contrib_interleaved_matmul_encdec_qk", "_contrib_interleaved_matmul_encdec_valatt",
+        "_contrib_interleaved_matmul_selfatt_qk", "_contrib_interleaved_matmul_selfatt_valatt",
+        "_contrib_div_sqrt_dim", "_contrib_quadratic", "_contrib_count_sketch", "_contrib_fft",
+        "_contrib_ifft", "_contrib_quantize", "_contrib_dequantize",
+        # elementwise tests and legacy layers
+        "_contrib_allclose", "_contrib_isfinite", "_contrib_isinf", "_contrib_isnan",
+        "Convolution_v1", "Pooling_v1", "Crop", "im2col", "col2im", "fill_element_0index",
+        "_onehot_encode",
+        # image operators (deterministic)
+        "_image_adjust_lighting", "_image_crop", "_image_flip_left_right", "_image_flip_top_bottom",
+        "_image_normalize", "_image_resize", "_image_to_tensor",
+        # indexing, ordering and shape
+        "_contrib_arange_like", "_contrib_index_array", "_contrib_index_copy", "_ravel_multi_index",
+        "_unravel_index", "scatter_nd", "_np_cumsum", "argsort", "sort", "nanprod", "nansum",
+        "SequenceLast", "SequenceReverse", "_slice_assign", "diag", "repeat",
+        # densities of the random distributions (deterministic, but no lowering written)
+        "_random_pdf_dirichlet", "_random_pdf_exponential", "_random_pdf_gamma",
+        "_random_pdf_generalized_negative_binomial", "_random_pdf_negative_binomial",
+        "_random_pdf_normal", "_random_pdf_poisson", "_random_pdf_uniform"),
+}
+
+NOT_EXPORTABLE: dict = {name: reason for reason, names in _GROUPS.items() for name in names}
+if len(NOT_EXPORTABLE) != sum(len(v) for v in _GROUPS.values()):
+    raise ValueError("an operator is listed twice in formats/_onnx_unsupported.py")
