@@ -34,6 +34,9 @@ __all__ = ["CachedGraph", "CachedOp", "DEFAULT_MAX_CACHED", "lowering_backend"]
 
 _log = logging.getLogger("hybridnet.hybridize")
 DEFAULT_MAX_CACHED = 8
+# how much faster than the generated function an automatically chosen tier must run (measured
+# when it is built) to replace it; tiny graphs run faster as plain Python calls
+_AUTOMATIC_MIN_SPEEDUP = 1.1
 
 _set_grad = torch._C._set_grad_enabled
 _is_grad = torch.is_grad_enabled
@@ -56,7 +59,7 @@ class CachedOp:
     rounding and fall back to it whenever they cannot serve a call."""
 
     def __init__(self, graph: Graph, data_nodes: Sequence[Node], param_nodes: Sequence[Node],
-                 predict: bool = False, backend: Optional[str] = None):
+                 predict: bool = False, backend: Optional[str] = None, automatic: bool = False):
         self.graph = optimize(graph)
         order = list(data_nodes) + list(param_nodes)
         present = {id(v) for v in self.graph.variables()}
@@ -74,7 +77,9 @@ class CachedOp:
         if backend is not None:
             n_data = sum(1 for i in self._keep if i < len(data_nodes))
             try:
-                self.tier = TierRunner(backend, self.graph, inputs, n_data)
+                # chosen automatically, the tier must earn its place: measurably faster
+                self.tier = TierRunner(backend, self.graph, inputs, n_data,
+                                       min_speedup=_AUTOMATIC_MIN_SPEEDUP if automatic else 0.0)
             except TierRefused as e:
                 self.tier_refused = str(e)
                 _log.info("the %s tier is not used: %s", backend, e)
@@ -189,6 +194,7 @@ class CachedGraph:
         self.static_alloc = static_alloc
         self.static_shape = static_shape
         self.backend = lowering_backend(backend, static_alloc, static_shape)
+        self.automatic_backend = not backend and self.backend is not None
         self.max_cached = max_cached
         self.verify_left = verify
         self.created = list(created)  # where each traced node was created (for verify)
@@ -255,7 +261,7 @@ class CachedGraph:
         if self._variants and key:
             self._report_miss(key)
         op = CachedOp(self.graph, self.input_nodes[:self._n_data], self.input_nodes[self._n_data:],
-                      predict=self.static_alloc, backend=self.backend)
+                      predict=self.static_alloc, backend=self.backend, automatic=self.automatic_backend)
         if self._op_hook is not None:
             op.set_op_hook(*self._op_hook)
         self.compiles += 1

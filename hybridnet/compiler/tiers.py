@@ -192,6 +192,10 @@ class LoweredGraph:
         self.snapshot = snapshot
         self.channels_last = channels_last
         self.build_seconds = build_seconds
+        # median seconds per call measured at build time, of the default function and of this
+        # program on the example data (0.0: not measured)
+        self.default_seconds = 0.0
+        self.lowered_seconds = 0.0
         self._program = program
         self._copy = tuple(copy_outputs)
 
@@ -314,7 +318,8 @@ def _agree(got: Sequence[torch.Tensor], want: Sequence[torch.Tensor]) -> Optiona
 
 
 def lower(backend: str, graph: Graph, input_nodes: Sequence[Node], n_data: int,
-          example_tensors: Sequence[torch.Tensor], channels_last: bool = False) -> LoweredGraph:
+          example_tensors: Sequence[torch.Tensor], channels_last: bool = False,
+          timed: bool = False) -> LoweredGraph:
     """Lower ``graph`` (predict mode) for ``backend``; see the module docstring.
 
     ``input_nodes`` are the graph variables in the order the callable receives tensors (the
@@ -325,7 +330,8 @@ def lower(backend: str, graph: Graph, input_nodes: Sequence[Node], n_data: int,
     (results are returned contiguous, values unchanged); off by default because it measured
     slower or no faster on CPU for resnet18_v1 and mobilenet1.0 (benchmarks/tiers.py).
     Raises :class:`TierRefused` (with the reason) for graphs or backends it cannot lower and
-    for programs whose results disagree with the default tier on the example and a probe."""
+    for programs whose results disagree with the default tier on the example and a probe.
+    ``timed`` also measures both on the example (``default_seconds``, ``lowered_seconds``)."""
     name = check_backend(backend)
     if name == "default":
         raise TierRefused("backend 'default' has no lowered tier")
@@ -364,8 +370,26 @@ def lower(backend: str, graph: Graph, input_nodes: Sequence[Node], n_data: int,
             why = _agree(lowered.run(inputs), expected)
             if why is not None:
                 raise TierRefused(f"{name}: the lowered program disagrees with the default tier: {why}")
+    if timed:
+        lowered.default_seconds, lowered.lowered_seconds = _time_both(
+            lambda: compiled.fn(*data_copy, *params, _train=False), lambda: lowered.run(data_copy))
     lowered.build_seconds = time.perf_counter() - t0
     return lowered
+
+
+def _time_both(default: Callable[[], Any], lowered: Callable[[], Any], rounds: int = 5) -> Tuple[float, float]:
+    """Median seconds per call of ``default`` and ``lowered``, interleaved (after one warm call
+    each), so that a tier that is not faster on this machine can be left out."""
+    times: Tuple[List[float], List[float]] = ([], [])
+    with torch.no_grad():
+        default()
+        lowered()
+        for _ in range(rounds):
+            for fn, out in ((default, times[0]), (lowered, times[1])):
+                t = time.perf_counter()
+                fn()
+                out.append(time.perf_counter() - t)
+    return sorted(times[0])[rounds // 2], sorted(times[1])[rounds // 2]
 
 
 class LoweringCancelled(Exception):
@@ -454,14 +478,15 @@ class TierRunner:
     or at once with ``background=False``. It keeps up to ``max_signatures`` programs (one per data
     signature, least recently built dropped first), drops programs whose parameters changed, and
     disables itself (``disabled`` holds why) after ``max_unused_builds`` programs were dropped
-    before serving a single call (weights or shapes that change between predictions) or after a
-    build failed (warned once).
+    before serving a single call (weights or shapes that change between predictions), after a
+    build failed (warned once), or, with ``min_speedup`` > 0 (the automatic choice), when the
+    first program was not that many times faster than the default function on its example.
 
     Raises :class:`TierRefused` at construction for backends and graphs it cannot lower."""
 
     def __init__(self, backend: str, graph: Graph, input_nodes: Sequence[Node], n_data: int, *,
                  background: bool = True, max_signatures: int = 4, max_unused_builds: int = 3,
-                 channels_last: bool = False):
+                 channels_last: bool = False, min_speedup: float = 0.0):
         self.backend = check_backend(backend)
         if self.backend == "default":
             raise TierRefused("backend 'default' has no lowered tier")
@@ -475,6 +500,7 @@ class TierRunner:
         self.max_signatures = max_signatures
         self.max_unused_builds = max_unused_builds
         self.channels_last = channels_last
+        self.min_speedup = min_speedup
         self.disabled: Optional[str] = None
         self.builds = 0
         self._programs: List[LoweredGraph] = []  # most recently built first
@@ -520,7 +546,7 @@ class TierRunner:
 
     def _lower(self, example: List[torch.Tensor]) -> LoweredGraph:
         return lower(self.backend, self.graph, self.input_nodes, self.n_data, example,
-                     channels_last=self.channels_last)
+                     channels_last=self.channels_last, timed=self.min_speedup > 0)
 
     def _collect(self) -> None:
         pending = self._pending
@@ -535,6 +561,12 @@ class TierRunner:
                 self._add(program)
 
     def _add(self, program: LoweredGraph) -> None:
+        if self.min_speedup > 0 and program.lowered_seconds * self.min_speedup > program.default_seconds:
+            self.disabled = (f"not faster than the default tier on this machine "
+                             f"({program.lowered_seconds * 1e3:.3f} ms vs "
+                             f"{program.default_seconds * 1e3:.3f} ms per call)")
+            self._programs = []
+            return
         self._keep(([program] + [p for p in self._programs
                                  if p.signature != program.signature])[:self.max_signatures])
 

@@ -302,3 +302,15 @@ def test_inductor_tier_matches_default():
     other = torch.rand(4, 5)
     assert_same(lowered(case.tensors(other)), case.expected(case.tensors(other)))
     assert lowered(case.tensors(torch.rand(6, 5))) is tiers.FALLBACK
+
+
+def test_runner_with_min_speedup_keeps_only_a_faster_program(lenet):
+    slow_bar = tiers.TierRunner("MKLDNN", lenet.graph, lenet.inputs, 1, background=False,
+                                min_speedup=1e6)  # no program is a million times faster
+    assert slow_bar(lenet.tensors()) is tiers.FALLBACK
+    assert slow_bar.disabled.startswith("not faster than the default tier")
+    assert slow_bar(lenet.tensors()) is tiers.FALLBACK and slow_bar.builds == 1
+    lowered = tiers.lower("MKLDNN", lenet.graph, lenet.inputs, 1, lenet.tensors(), timed=True)
+    assert lowered.default_seconds > 0 and lowered.lowered_seconds > 0
+    untimed = tiers.lower("MKLDNN", lenet.graph, lenet.inputs, 1, lenet.tensors())
+    assert untimed.default_seconds == untimed.lowered_seconds == 0.0

@@ -217,8 +217,22 @@ def test_static_alloc_and_static_shape_swap_in_the_onednn_tier_and_keep_results(
     assert variant.tier is not None and variant.tier.backend == "MKLDNN"
     variant.wait_for_tier(120)
     np.testing.assert_allclose(net(x).asnumpy(), want, rtol=1e-4, atol=1e-5)
-    assert variant.tier.disabled is None and variant.tier._programs
-    assert any(variant.tier._used.values())  # the lowered program served that call
+    # chosen automatically, the tier serves only where it measured faster when built
+    if variant.tier.disabled is not None:
+        assert variant.tier.disabled.startswith("not faster than the default tier")
+    else:
+        assert any(variant.tier._used.values())  # the lowered program served that call
+
+
+def test_a_named_backend_serves_predictions_once_built():
+    net, x = _conv_net()
+    want = _eager(net, x)
+    net.hybridize(backend="MKLDNN")
+    net(x)
+    variant = net._cached_op.variant(_tensors(net, x))
+    variant.wait_for_tier(120)
+    np.testing.assert_allclose(net(x).asnumpy(), want, rtol=1e-4, atol=1e-5)
+    assert variant.tier.disabled is None and any(variant.tier._used.values())
 
 
 def test_tiers_see_a_trainer_step_and_training_calls_use_the_default_function():
