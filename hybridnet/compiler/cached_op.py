@@ -54,12 +54,13 @@ class CachedOp:
     Every call may run the generated function (``compiled``). Predict-mode calls (not recording,
     not training) may instead run, first choice first: a lowered tier (``backend``: frozen
     TorchScript/oneDNN or Inductor, built in the background, see ``tiers``) and the predict plan
-    (``predict=True``: BatchNorm folded, identities removed, parameter-only work computed once
-    per parameter change, see ``predict``). Both give the default function's results to float
+    (``predict``: BatchNorm folded, identities removed, parameter-only work computed once per
+    parameter change, see ``predict``; shape-generic, so variants on one device share one). Both give the default function's results to float
     rounding and fall back to it whenever they cannot serve a call."""
 
     def __init__(self, graph: Graph, data_nodes: Sequence[Node], param_nodes: Sequence[Node],
-                 predict: bool = False, backend: Optional[str] = None, automatic: bool = False):
+                 predict: Optional[PredictPlan] = None, backend: Optional[str] = None,
+                 automatic: bool = False):
         self.graph = optimize(graph)
         order = list(data_nodes) + list(param_nodes)
         present = {id(v) for v in self.graph.variables()}
@@ -71,7 +72,7 @@ class CachedOp:
         self._fn = self.compiled.fn
         ownership = OutputOwnership(self.graph, inputs)
         self._own = ownership.apply if ownership else None
-        self.predict_plan: Optional[PredictPlan] = PredictPlan(graph, data_nodes, param_nodes) if predict else None
+        self.predict_plan = predict
         self.tier: Optional[TierRunner] = None
         self.tier_refused: Optional[str] = None  # why ``backend`` could not lower this graph
         if backend is not None:
@@ -207,6 +208,7 @@ class CachedGraph:
         self._warned = False
         self.compiles = 0
         self._op_hook: Optional[tuple] = None
+        self._plans: dict = {}  # device index -> PredictPlan shared by that device's variants
 
     def signature(self, tensors: Sequence[torch.Tensor]) -> Signature:
         """The cache key of a call: each data tensor's dtype and device, and its shape when
@@ -261,7 +263,7 @@ class CachedGraph:
         if self._variants and key:
             self._report_miss(key)
         op = CachedOp(self.graph, self.input_nodes[:self._n_data], self.input_nodes[self._n_data:],
-                      predict=self.static_alloc, backend=self.backend, automatic=self.automatic_backend)
+                      predict=self._plan_for(key), backend=self.backend, automatic=self.automatic_backend)
         if self._op_hook is not None:
             op.set_op_hook(*self._op_hook)
         self.compiles += 1
@@ -271,6 +273,18 @@ class CachedGraph:
         while len(self._variants) > self.max_cached:
             self._variants.popitem(last=False)
         return op
+
+    def _plan_for(self, key: Signature) -> Optional[PredictPlan]:
+        """The predict plan of variants on the device of ``key`` (``static_alloc`` only): one per
+        device, so its folded parameters are held once, not once per input shape."""
+        if not self.static_alloc:
+            return None
+        device = key[0][1] if key else -1
+        plan = self._plans.get(device)
+        if plan is None:
+            plan = self._plans[device] = PredictPlan(self.graph, self.input_nodes[:self._n_data],
+                                                     self.input_nodes[self._n_data:])
+        return plan
 
     def _report_miss(self, key: Signature) -> None:
         """Log which input changed; warn once when the cache keeps missing (it is full)."""

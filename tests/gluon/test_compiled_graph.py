@@ -285,3 +285,17 @@ def test_unknown_backend_names_the_valid_ones_and_default_turns_lowering_off():
     net.hybridize(static_alloc=True, static_shape=True, backend="default")
     net(x)
     assert net._cached_op.variant(_tensors(net, x)).tier is None
+
+
+def test_shape_variants_share_one_predict_plan_per_device():
+    net, x = _conv_net()
+    net.hybridize(static_alloc=True, static_shape=True, backend="default")
+    x2 = nd.array(np.random.RandomState(1).randn(2, 3, 8, 8))
+    want = [_eager(net, x), _eager(net, x2)]
+    got = [net(x).asnumpy(), net(x2).asnumpy()]
+    cached = net._cached_op
+    assert cached.compiles == 2
+    plans = {id(op.predict_plan) for op in cached._variants.values()}
+    assert len(plans) == 1 and None not in plans
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
