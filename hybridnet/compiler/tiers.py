@@ -60,10 +60,10 @@ from .aliasing import OutputOwnership
 from .codegen import CompiledGraph, compile_graph
 from .param_guard import ParameterSnapshot
 
-# Tracing our kernels warns where they branch on shapes (``if w.shape[0] != num_hidden``); the
-# data signature is guarded exactly, so those warnings say nothing to a user: silence them, for
-# warnings raised from hybridnet's own modules only.
-warnings.filterwarnings("ignore", category=torch.jit.TracerWarning, module=r"hybridnet\.")
+# Tracing our kernels warns where they branch on shapes (``if w.shape[0] != num_hidden``, or
+# NumPy reducing a shape); the data signature is guarded exactly, so those warnings say nothing
+# to a user: silence them where they are raised from hybridnet's kernels or NumPy only.
+warnings.filterwarnings("ignore", category=torch.jit.TracerWarning, module=r"(hybridnet|numpy)\.")
 
 __all__ = ["BACKENDS", "FALLBACK", "TierRefused", "check_backend", "refusal_reason", "value_reads", "lower",
            "LoweredGraph", "BackgroundLowering", "TierRunner"]
