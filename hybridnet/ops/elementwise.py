@@ -159,6 +159,8 @@ def make_loss(data):
                                           ref=lambda x, a_min, a_max: np.clip(x, a_min, a_max))])
 def clip(data, *, a_min: float, a_max: float):
     """Clip values into [a_min, a_max]."""
+    if data.is_floating_point():  # float bounds: TorchScript's oneDNN fusion asserts on int ones
+        return torch.clamp(data, float(a_min), float(a_max))
     return torch.clamp(data, a_min, a_max)
 
 

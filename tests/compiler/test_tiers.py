@@ -314,3 +314,26 @@ def test_runner_with_min_speedup_keeps_only_a_faster_program(lenet):
     assert lowered.default_seconds > 0 and lowered.lowered_seconds > 0
     untimed = tiers.lower("MKLDNN", lenet.graph, lenet.inputs, 1, lenet.tensors())
     assert untimed.default_seconds == untimed.lowered_seconds == 0.0
+
+
+def test_relu6_clip_takes_the_fused_onednn_path(monkeypatch):
+    """MobileNetV2's relu6 is clip(0, 6): with integer bounds torch's optimize_for_inference
+    asserted and the tier fell back to the unfused frozen program; the kernel passes floats."""
+    mx.random.seed(5)
+    case = Case(get_model("mobilenetv2_0.25", classes=10), (2, 3, 32, 32))
+    outcomes = []
+    original = torch.jit.optimize_for_inference
+
+    def spy(module, *args, **kwargs):
+        try:
+            result = original(module, *args, **kwargs)
+        except RuntimeError:
+            outcomes.append("failed")
+            raise
+        outcomes.append("fused")
+        return result
+
+    monkeypatch.setattr(torch.jit, "optimize_for_inference", spy)
+    lowered = tiers.lower("MKLDNN", case.graph, case.inputs, 1, case.tensors())
+    assert outcomes == ["fused"]
+    assert_same(lowered(case.tensors()), case.expected(case.tensors()))
