@@ -1,10 +1,8 @@
 """Real MXNet 1.9.1 (in a side virtualenv) loads hybridnet's exports and computes the same outputs.
 
-Skips cleanly unless a Python with MXNet 1.9.1 is found: set HYBRIDNET_MXNET_PYTHON to it
-(set up with: python3 -m venv mxvenv && mxvenv/bin/pip install mxnet==1.9.1 "numpy<1.24").
+Skips cleanly unless a Python with MXNet 1.9.1 is found (see tests/real_mxnet.py).
 """
 import json
-import os
 import subprocess
 import textwrap
 
@@ -12,23 +10,10 @@ import numpy as np
 import pytest
 
 import hybridnet as mx
+from real_mxnet import MXNET_PYTHON, SKIP_REASON
 from hybridnet import gluon, nd
 
-MXNET_PYTHON = os.environ.get("HYBRIDNET_MXNET_PYTHON", "/work/mxvenv/bin/python")
-
-
-def _have_mxnet() -> bool:
-    if not os.path.exists(MXNET_PYTHON):
-        return False
-    try:
-        out = subprocess.run([MXNET_PYTHON, "-c", "import mxnet; print(mxnet.__version__)"],
-                             capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return out.returncode == 0 and out.stdout.strip() == "1.9.1"
-
-
-pytestmark = pytest.mark.skipif(not _have_mxnet(), reason="real MXNet 1.9.1 not available (HYBRIDNET_MXNET_PYTHON)")
+pytestmark = pytest.mark.skipif(MXNET_PYTHON is None, reason=SKIP_REASON)
 
 RUNNER = textwrap.dedent("""
     import json, sys, warnings

@@ -1,9 +1,7 @@
 """Real MXNet 1.9.1 loads hybridnet's exports of control-flow graphs (``F.contrib.foreach``,
 ``while_loop``, ``cond``) and computes the same outputs and gradients.
 
-Skips cleanly unless a Python with MXNet 1.9.1 is found: HYBRIDNET_MXNET_PYTHON, else
-/tmp/mxvenv/bin/python, else /work/mxvenv/bin/python (set up with: python3 -m venv mxvenv &&
-mxvenv/bin/pip install mxnet==1.9.1 "numpy<1.24").
+Skips cleanly unless a Python with MXNet 1.9.1 is found (see tests/real_mxnet.py).
 """
 from __future__ import annotations
 
@@ -18,32 +16,10 @@ import pytest
 
 import hybridnet as mx
 from hybridnet import autograd, gluon, nd
+from real_mxnet import MXNET_PYTHON, SKIP_REASON
 
 
-def _mxnet_python() -> str:
-    if os.environ.get("HYBRIDNET_MXNET_PYTHON"):
-        return os.environ["HYBRIDNET_MXNET_PYTHON"]
-    for cand in ("/tmp/mxvenv/bin/python", "/work/mxvenv/bin/python"):
-        if os.path.exists(cand):
-            return cand
-    return ""
-
-
-MXNET_PYTHON = _mxnet_python()
-
-
-def _have_mxnet() -> bool:
-    if not MXNET_PYTHON or not os.path.exists(MXNET_PYTHON):
-        return False
-    try:
-        out = subprocess.run([MXNET_PYTHON, "-c", "import mxnet; print(mxnet.__version__)"],
-                             capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return out.returncode == 0 and out.stdout.strip().splitlines()[-1:] == ["1.9.1"]
-
-
-pytestmark = pytest.mark.skipif(not _have_mxnet(), reason="real MXNet 1.9.1 not available (HYBRIDNET_MXNET_PYTHON)")
+pytestmark = pytest.mark.skipif(MXNET_PYTHON is None, reason=SKIP_REASON)
 
 # In MXNet: load the export, run it through SymbolBlock (outputs) and an executor (gradients of
 # sum(out_k * head_k) with respect to the inputs and the parameters).

@@ -2,10 +2,11 @@
 
 The fixture ``fixtures/sparse_mxnet.params`` was written by real MXNet 1.9.1 with
 ``fixtures/make_sparse_params.py``. The cross-check with a live MXNet skips unless a Python with
-MXNet 1.9.1 is found (``HYBRIDNET_MXNET_PYTHON``, default /tmp/mxvenv/bin/python or /work/mxvenv/bin/python).
+MXNet 1.9.1 is found (see tests/real_mxnet.py).
 """
 import os
 import subprocess
+import sys
 import textwrap
 
 import numpy as np
@@ -14,6 +15,9 @@ import pytest
 import hybridnet as mx
 from hybridnet.base import MXNetError
 from hybridnet.formats import params as fparams
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from real_mxnet import MXNET_PYTHON, SKIP_REASON  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE = os.path.join(HERE, "fixtures", "sparse_mxnet.params")
@@ -83,23 +87,10 @@ def test_pickle_keeps_sparse_storage():
     assert back.stype == "row_sparse" and back.asnumpy().tolist() == [[0, 0], [1, 2]]
 
 
-def _mxnet_python():
-    for p in (os.environ.get("HYBRIDNET_MXNET_PYTHON"), "/tmp/mxvenv/bin/python", "/work/mxvenv/bin/python"):
-        if p and os.path.exists(p):
-            try:
-                out = subprocess.run([p, "-c", "import mxnet; print(mxnet.__version__)"],
-                                     capture_output=True, text=True, timeout=120)
-            except (OSError, subprocess.TimeoutExpired):
-                continue
-            if out.returncode == 0 and out.stdout.strip() == "1.9.1":
-                return p
-    return None
-
-
 def test_real_mxnet_reads_our_sparse_params(tmp_path):
-    py = _mxnet_python()
+    py = MXNET_PYTHON
     if py is None:
-        pytest.skip("real MXNet 1.9.1 not available (HYBRIDNET_MXNET_PYTHON)")
+        pytest.skip(SKIP_REASON)
     rng = np.random.RandomState(0)
     a = rng.randn(6, 5).astype(np.float32)
     a[rng.rand(6, 5) < 0.6] = 0
