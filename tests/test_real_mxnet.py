@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import hybridnet as mx
-from real_mxnet import MXNET_PYTHON, SKIP_REASON
 from hybridnet import gluon, nd
+from real_mxnet import MXNET_PYTHON, SKIP_REASON
 
 pytestmark = pytest.mark.skipif(MXNET_PYTHON is None, reason=SKIP_REASON)
 

@@ -6,7 +6,6 @@ Skips cleanly unless a Python with MXNet 1.9.1 is found (see tests/real_mxnet.py
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
