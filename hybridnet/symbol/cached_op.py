@@ -27,10 +27,10 @@ class CachedOp:
         graph = sym._graph()
         self._input_names = [v.name for v in graph.variables()]
         self._num_outputs = len(graph.outputs)
-        options = {k: _flag_value(v) for k, v in dict(flags or ()).items()}
+        options = dict(flags or ())
         self._compiled = CachedGraph(graph, self._input_names, [], owner="CachedOp",
-                                     static_alloc=bool(options.get("static_alloc", False)),
-                                     static_shape=bool(options.get("static_shape", False)))
+                                     static_alloc=_bool_flag(options, "static_alloc"),
+                                     static_shape=_bool_flag(options, "static_shape"))
 
     def __call__(self, *args: NDArray, out: Any = None, default_ctx: Any = None) -> Any:
         if len(args) != len(self._input_names):
@@ -50,12 +50,9 @@ class CachedOp:
         return outs[0] if self._num_outputs == 1 else outs
 
 
-def _flag_value(v: Any) -> Any:
-    """MXNet passes CachedOp flags as strings ("true", "1"); Python values pass through."""
-    if isinstance(v, str):
-        low = v.strip().lower()
-        if low in ("true", "1"):
-            return True
-        if low in ("false", "0"):
-            return False
-    return v
+def _bool_flag(options: dict, name: str) -> bool:
+    """A boolean CachedOp flag; MXNet passes them as strings ("true", "1"), read as the
+    registry reads boolean attributes (a bad spelling raises naming the flag)."""
+    from ..ops.attrs import parse_value
+    value = options.get(name, False)
+    return parse_value(value, "bool", where=f"CachedOp flag {name}") if isinstance(value, str) else bool(value)
