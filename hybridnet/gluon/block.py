@@ -712,15 +712,7 @@ class HybridBlock(Block):
             raise ValueError(f"{self.name}: the inputs are on several contexts {sorted(map(str, contexts))}; "
                              f"a hybridized block runs on one context. Copy them to one with "
                              f"x.as_in_context(ctx) (MXNet raises here too)")
-        tensors = []
-        for i in cached.data_pos:
-            a = real[i]
-            if not isinstance(a, NDArray):
-                raise TypeError(f"{self.name}: input {i} must be an NDArray, got {type(a).__name__}")
-            tensors.append(dense_tensor(a))  # graphs compute on dense storage (MXNet's fallback)
-        ctx = next(iter(contexts)) if contexts else None
-        for p in cached.params:
-            tensors.append(_param_tensor(p, ctx))
+        tensors = self._graph_inputs(cached, real, next(iter(contexts)) if contexts else None)
         if cached.verify_left:
             outs = self._verify_call(cached, args, tensors)
         else:
@@ -729,6 +721,19 @@ class HybridBlock(Block):
         if _ndarray_mod._labelled:
             _ndarray_mod._carry_context(real, outs)
         return _regroup(outs, cached.out_format)[0]
+
+    def _graph_inputs(self, cached: CachedGraph, real: list, ctx: Optional[Context]) -> list:
+        """The tensors a call of ``cached`` takes: the used data inputs among ``real`` (the
+        flattened non-None arguments), then the parameters on context ``ctx``."""
+        tensors = []
+        for i in cached.data_pos:
+            a = real[i]
+            if not isinstance(a, NDArray):
+                raise TypeError(f"{self.name}: input {i} must be an NDArray, got {type(a).__name__}")
+            tensors.append(dense_tensor(a))  # graphs compute on dense storage (MXNet's fallback)
+        for p in cached.params:
+            tensors.append(_param_tensor(p, ctx))
+        return tensors
 
     def _verify_call(self, cached: CachedGraph, args: tuple, tensors: list) -> tuple:
         """One call checked against the eager code (``hybridize(verify=N)``)."""
@@ -871,10 +876,8 @@ class HybridBlock(Block):
             self(x, *args)
         cached = self._cached_op
         if cached is not None:
-            flat = [a for a in _flatten([x, *args], "input")[0] if a is not None]
-            tensors = [dense_tensor(flat[i]) for i in cached.data_pos]
-            device_ctx = flat[0].context if flat else None
-            tensors += [_param_tensor(p, device_ctx) for p in cached.params]
+            real = [a for a in _flatten([x, *args], "input")[0] if a is not None]
+            tensors = self._graph_inputs(cached, real, real[0].context if real else None)
             cached.variant(tensors).wait_for_tier()
 
 
