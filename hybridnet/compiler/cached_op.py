@@ -188,16 +188,13 @@ class CachedGraph:
         self.in_format = in_format if in_format is not None else [0] * len(self.data_names)
         self.out_format = out_format
         self.single_output = out_format == 0
-        n = len(self.data_names)
-        # forward()'s fast path takes flat NDArray inputs only (no None, no nesting), and not
-        # while verify still has calls to check
-        self.fast_arity = n if self.in_format == [0] * n and not verify else -1
+        self.verify_left = verify
+        self.fast_arity = self._fast_arity()
         self.static_alloc = static_alloc
         self.static_shape = static_shape
         self.backend = lowering_backend(backend, static_alloc, static_shape)
         self.automatic_backend = not backend and self.backend is not None
         self.max_cached = max_cached
-        self.verify_left = verify
         self.created = list(created)  # where each traced node was created (for verify)
         self.input_nodes = [by_name[self.data_names[i]] for i in self.data_pos] + \
             [by_name[p] for p in self.param_names]
@@ -209,6 +206,17 @@ class CachedGraph:
         self.compiles = 0
         self._op_hook: Optional[tuple] = None
         self._plans: dict = {}  # device index -> PredictPlan shared by that device's variants
+
+    def _fast_arity(self) -> int:
+        """How many inputs forward()'s fast path takes: all of them when they are flat NDArrays
+        (no None, no nesting) and verify has no calls left to check, else -1 (no fast path)."""
+        n = len(self.data_names)
+        return n if self.in_format == [0] * n and not self.verify_left else -1
+
+    def count_verified_call(self) -> None:
+        """One call of ``hybridize(verify=N)`` checked; after the last, the fast path opens."""
+        self.verify_left -= 1
+        self.fast_arity = self._fast_arity()
 
     def signature(self, tensors: Sequence[torch.Tensor]) -> Signature:
         """The cache key of a call: each data tensor's dtype and device, and its shape when

@@ -739,9 +739,7 @@ class HybridBlock(Block):
         """One call checked against the eager code (``hybridize(verify=N)``)."""
         from ..compiler.verify import verify_call
         variant = cached.variant(tensors)
-        cached.verify_left -= 1
-        if not cached.verify_left:
-            cached.fast_arity = _fast_path_arity(cached.in_format)
+        cached.count_verified_call()
         mode = _mode()
         n_data = len(cached.data_pos)
         holders = []  # the NDArray each parameter tensor came from
@@ -1023,13 +1021,6 @@ class SymbolBlock(HybridBlock):
 
     def hybrid_forward(self, F: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
-
-
-def _fast_path_arity(in_format: Any) -> int:
-    """How many inputs forward()'s fast path takes: all of them when they are flat NDArrays
-    (no None, no nesting), else -1 (no fast path)."""
-    n = len(in_format)
-    return n if in_format == [0] * n else -1
 
 
 def _param_tensor(p: Parameter, ctx: Optional[Context]) -> Any:
