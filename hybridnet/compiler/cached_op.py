@@ -78,9 +78,10 @@ class CachedOp:
         if backend is not None:
             n_data = sum(1 for i in self._keep if i < len(data_nodes))
             try:
-                # chosen automatically, the tier must earn its place: measurably faster
+                # chosen automatically, it must beat what serves otherwise: the predict plan
                 self.tier = TierRunner(backend, self.graph, inputs, n_data,
-                                       min_speedup=_AUTOMATIC_MIN_SPEEDUP if automatic else 0.0)
+                                       min_speedup=_AUTOMATIC_MIN_SPEEDUP if automatic else 0.0,
+                                       baseline=predict if predict is not None and self._all else None)
             except TierRefused as e:
                 self.tier_refused = str(e)
                 _log.info("the %s tier is not used: %s", backend, e)

@@ -16,12 +16,15 @@ from typing import Callable, Optional, Sequence
 import torch
 
 from ..ir.graph import Graph, Node
+from ..ir.interpreter import Interpreter
+from ..ops.fused import onednn_conv_ready
 from .aliasing import OutputOwnership
 from .codegen import CompiledGraph, compile_graph
 from .param_guard import ParameterSnapshot
 from .passes import optimize, run_passes
 from .passes.constfold import split_parameter_prologue
 from .passes.inference import fold_batchnorm, remove_inference_identities
+from .passes.onednn import fuse_conv_onednn, fusible_convolutions
 
 __all__ = ["PredictPlan", "inference_graph"]
 
@@ -92,9 +95,13 @@ class PredictPlan:
         self._n_data = len(self.data_nodes)
         self._folded: Optional[_Folded] = None
 
-    def _build(self, dtypes: tuple) -> _Program:
-        """Passes, prologue split and compilation for parameters of ``dtypes``."""
+    def _build(self, tensors: Sequence[torch.Tensor], dtypes: tuple) -> _Program:
+        """Passes, prologue split and compilation for parameters of ``dtypes``; ``tensors`` (this
+        call's data then parameters) size the oneDNN weight reorders (``passes.onednn``)."""
         graph = inference_graph(self.graph, {v.name: d for v, d in zip(self.param_nodes, dtypes)})
+        if _onednn_applies(graph, tensors):
+            graph = optimize(fuse_conv_onednn(graph, _record_shapes(graph, self.data_nodes + self.param_nodes,
+                                                                    tensors)))
         split = split_parameter_prologue(graph, self.param_nodes)
         prologue: Optional[CompiledGraph] = None
         pos: tuple = ()
@@ -107,13 +114,15 @@ class PredictPlan:
         ownership = OutputOwnership(split.main, inputs)
         return _Program(dtypes, prologue, pos, main, ownership.apply if ownership else None)
 
-    def _refresh(self, params: Sequence[torch.Tensor]) -> _Folded:
+    def _refresh(self, tensors: Sequence[torch.Tensor]) -> _Folded:
         """Rebuild the program if the parameter dtypes changed, recompute the prologue's results
-        for ``params`` and publish both as one object."""
+        for the parameters among ``tensors`` (data then parameters) and publish both as one
+        object."""
+        params = tensors[self._n_data:]
         dtypes = tuple(t.dtype for t in params)
         current = self._folded
         program = current.program if current is not None and current.program.dtypes == dtypes \
-            else self._build(dtypes)
+            else self._build(tensors, dtypes)
         read = [params[i] for i in program.prologue_pos]
         snapshot = ParameterSnapshot(read)  # taken first: a write during the run shows next call
         values: tuple = ()
@@ -124,21 +133,23 @@ class PredictPlan:
         self._folded = folded
         return folded
 
-    def _current(self, params: Sequence[torch.Tensor]) -> _Folded:
-        """The published prologue results, refreshed first if ``params`` made them stale."""
+    def _current(self, tensors: Sequence[torch.Tensor]) -> _Folded:
+        """The published prologue results, refreshed first if the parameters among ``tensors``
+        made them stale."""
         folded = self._folded
         if folded is None:
-            return self._refresh(params)
+            return self._refresh(tensors)
         pos = folded.program.prologue_pos
-        if pos and not folded.snapshot.matches([params[i] for i in pos]):
-            return self._refresh(params)
+        n = self._n_data
+        if pos and not folded.snapshot.matches([tensors[n + i] for i in pos]):
+            return self._refresh(tensors)
         return folded
 
     def __call__(self, tensors: Sequence[torch.Tensor]) -> tuple:
         """The graph's outputs for ``tensors`` (data then parameters), each a tensor the caller
         owns (copied where it would share memory with an input, a folded value or another
         output)."""
-        folded = self._current(tensors[self._n_data:])
+        folded = self._current(tensors)
         program = folded.program
         args = list(tensors)
         args.extend(folded.values)
@@ -152,10 +163,10 @@ class PredictPlan:
             outs = program.main.fn(*args)
         return outs if program.own is None else program.own(outs, args)
 
-    def program_for(self, params: Sequence[torch.Tensor]) -> tuple:
-        """(prologue, main) compiled graphs used for ``params`` (prologue None when nothing is
-        hoisted): what runs, for tests and ``source`` listings."""
-        program = self._current(params).program
+    def program_for(self, tensors: Sequence[torch.Tensor]) -> tuple:
+        """(prologue, main) compiled graphs used for ``tensors`` (data then parameters; prologue
+        None when nothing is hoisted): what runs, for tests and ``source`` listings."""
+        program = self._current(tensors).program
         return program.prologue, program.main
 
     @property
@@ -169,3 +180,23 @@ class PredictPlan:
         state = "not built" if self._folded is None else \
             f"main {len(self._folded.program.main.graph.nodes)} nodes"
         return f"<PredictPlan {len(self.graph.nodes)} nodes, {state}>"
+
+
+def _onednn_applies(graph: Graph, tensors: Sequence[torch.Tensor]) -> bool:
+    """Whether ``passes.onednn`` may rewrite ``graph`` for these tensors: it has a 2-D convolution
+    and every input is a dense CPU float32 tensor oneDNN can take."""
+    return fusible_convolutions(graph) and all(
+        isinstance(t, torch.Tensor) and t.layout == torch.strided and onednn_conv_ready(t) for t in tensors)
+
+
+def _record_shapes(graph: Graph, inputs: Sequence[Node], tensors: Sequence[torch.Tensor]) -> dict:
+    """Every operator output's shape when ``graph`` runs on ``tensors`` (one interpreted run)."""
+    shapes: dict = {(id(v), 0): tuple(t.shape) for v, t in zip(inputs, tensors)}
+
+    def record(node: Node, ins: list, outs: tuple) -> None:
+        for k, t in enumerate(outs):
+            if isinstance(t, torch.Tensor):
+                shapes[(id(node), k)] = tuple(t.shape)
+    with torch.no_grad():
+        Interpreter(graph, inputs).run(*tensors, hook=record)
+    return shapes

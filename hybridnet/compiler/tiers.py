@@ -319,7 +319,8 @@ def _agree(got: Sequence[torch.Tensor], want: Sequence[torch.Tensor]) -> Optiona
 
 def lower(backend: str, graph: Graph, input_nodes: Sequence[Node], n_data: int,
           example_tensors: Sequence[torch.Tensor], channels_last: bool = False,
-          timed: bool = False) -> LoweredGraph:
+          timed: bool = False,
+          baseline: Optional[Callable[[List[torch.Tensor]], Any]] = None) -> LoweredGraph:
     """Lower ``graph`` (predict mode) for ``backend``; see the module docstring.
 
     ``input_nodes`` are the graph variables in the order the callable receives tensors (the
@@ -331,7 +332,9 @@ def lower(backend: str, graph: Graph, input_nodes: Sequence[Node], n_data: int,
     slower or no faster on CPU for resnet18_v1 and mobilenet1.0 (benchmarks/tiers.py).
     Raises :class:`TierRefused` (with the reason) for graphs or backends it cannot lower and
     for programs whose results disagree with the default tier on the example and a probe.
-    ``timed`` also measures both on the example (``default_seconds``, ``lowered_seconds``)."""
+    ``timed`` also measures both on the example (``default_seconds``, ``lowered_seconds``); the
+    default side is ``baseline(tensors)`` when given (what serves the call otherwise: the predict
+    plan), else the default function."""
     name = check_backend(backend)
     if name == "default":
         raise TierRefused("backend 'default' has no lowered tier")
@@ -371,8 +374,10 @@ def lower(backend: str, graph: Graph, input_nodes: Sequence[Node], n_data: int,
             if why is not None:
                 raise TierRefused(f"{name}: the lowered program disagrees with the default tier: {why}")
     if timed:
-        lowered.default_seconds, lowered.lowered_seconds = _time_both(
-            lambda: compiled.fn(*data_copy, *params, _train=False), lambda: lowered.run(data_copy))
+        example = list(data_copy) + list(params)
+        default = (lambda: baseline(example)) if baseline is not None else \
+            (lambda: compiled.fn(*data_copy, *params, _train=False))
+        lowered.default_seconds, lowered.lowered_seconds = _time_both(default, lambda: lowered.run(data_copy))
     lowered.build_seconds = time.perf_counter() - t0
     return lowered
 
@@ -480,13 +485,15 @@ class TierRunner:
     disables itself (``disabled`` holds why) after ``max_unused_builds`` programs were dropped
     before serving a single call (weights or shapes that change between predictions), after a
     build failed (warned once), or, with ``min_speedup`` > 0 (the automatic choice), when the
-    first program was not that many times faster than the default function on its example.
+    first program was not that many times faster than the default function (or ``baseline``,
+    what serves predict calls otherwise) on its example.
 
     Raises :class:`TierRefused` at construction for backends and graphs it cannot lower."""
 
     def __init__(self, backend: str, graph: Graph, input_nodes: Sequence[Node], n_data: int, *,
                  background: bool = True, max_signatures: int = 4, max_unused_builds: int = 3,
-                 channels_last: bool = False, min_speedup: float = 0.0):
+                 channels_last: bool = False, min_speedup: float = 0.0,
+                 baseline: Optional[Callable[[List[torch.Tensor]], Any]] = None):
         self.backend = check_backend(backend)
         if self.backend == "default":
             raise TierRefused("backend 'default' has no lowered tier")
@@ -501,6 +508,7 @@ class TierRunner:
         self.max_unused_builds = max_unused_builds
         self.channels_last = channels_last
         self.min_speedup = min_speedup
+        self.baseline = baseline
         self.disabled: Optional[str] = None
         self.builds = 0
         self._programs: List[LoweredGraph] = []  # most recently built first
@@ -546,7 +554,7 @@ class TierRunner:
 
     def _lower(self, example: List[torch.Tensor]) -> LoweredGraph:
         return lower(self.backend, self.graph, self.input_nodes, self.n_data, example,
-                     channels_last=self.channels_last, timed=self.min_speedup > 0)
+                     channels_last=self.channels_last, timed=self.min_speedup > 0, baseline=self.baseline)
 
     def _collect(self) -> None:
         pending = self._pending

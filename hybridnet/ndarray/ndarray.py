@@ -472,6 +472,8 @@ class NDArray:
         t = self._t.detach()
         if t.dtype == torch.bfloat16:
             t = t.float()
+        elif t.is_mkldnn:  # a weight in oneDNN's blocked layout (``nd._onednn_conv_weight``)
+            t = t.to_dense()
         if t.device.type != "cpu":
             return t.cpu().numpy()
         return t.numpy().copy()

@@ -5,10 +5,15 @@ optimized one. Each is checked against the NumPy reference of the pattern it rep
 """
 from __future__ import annotations
 
+import functools
+from typing import Any, Literal, Optional
+
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch import Tensor
 
+from .attrs import Shape
 from .registry import Sample, register
 
 __all__: list = []
@@ -54,3 +59,229 @@ def _fused_softmax_ce(data, label, *, axis: int = -1, keepdims: bool = False, ba
     if batch_mean:
         return out.reshape(out.shape[0], -1).mean(1)
     return out if keepdims else out.squeeze(axis)
+
+
+# ---- predict-mode convolutions on oneDNN (compiler/passes/onednn.py substitutes them) ----------
+# torch's oneDNN kernels that fuse a convolution with its bias, an activation and a residual add,
+# reading a weight reordered once into oneDNN's blocked layout for one input size (the reorder is
+# a parameter-only node, so the predict plan computes it once per parameter change). Activations
+# stay channels-last between them; ``_contiguous`` restores the row-major layout at the region's
+# exits.
+
+
+def _mkldnn_op(name: str) -> Any:
+    """torch's ``mkldnn::<name>`` operator, or None where this torch build lacks it."""
+    if not torch.backends.mkldnn.is_available():
+        return None
+    try:
+        return getattr(torch.ops.mkldnn, name)
+    except (AttributeError, RuntimeError):
+        return None
+
+
+_POINTWISE = _mkldnn_op("_convolution_pointwise")
+_REORDER = _mkldnn_op("_reorder_convolution_weight")
+_CONV_ACTS = ("none", "relu", "sigmoid", "tanh", "hardtanh", "leaky_relu")
+_CL = torch.channels_last
+
+
+def onednn_conv_ready(t: torch.Tensor) -> bool:
+    """Whether oneDNN's fused convolution kernels can run on ``t`` (CPU float32, oneDNN built)."""
+    return _POINTWISE is not None and _REORDER is not None and t.device.type == "cpu" \
+        and t.dtype == torch.float32
+
+
+def _needs_grad(*ts: Optional[torch.Tensor]) -> bool:
+    """Whether autograd would record through these tensors (oneDNN's fused kernels have no
+    gradients: the composed reference serves then)."""
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in ts)
+
+
+def _pair(v: Any, default: int) -> list:
+    t = tuple(int(i) for i in v) if v else ()
+    return list(t) if len(t) == 2 else [t[0], t[0]] if len(t) == 1 else [default, default]
+
+
+def _conv_activation(y: torch.Tensor, act: str, alpha: float, beta: float) -> torch.Tensor:
+    if act == "relu":
+        return torch.relu(y)
+    if act == "sigmoid":
+        return torch.sigmoid(y)
+    if act == "tanh":
+        return torch.tanh(y)
+    if act == "hardtanh":
+        return torch.clamp(y, alpha, beta)
+    if act == "leaky_relu":
+        return F.leaky_relu(y, alpha)
+    return y
+
+
+def _act_scalars(act: str, alpha: float, beta: float) -> list:
+    return [alpha, beta] if act == "hardtanh" else [alpha] if act == "leaky_relu" else []
+
+
+def _np_fused_conv(data, weight, packed, bias=None, other=None, *, stride=(), pad=(), dilate=(),
+                   num_group=1, act="none", act_alpha=0.0, act_beta=0.0, input_size=()):
+    from .nn import _np_conv
+    y = _np_conv(data, weight, bias, kernel=weight.shape[2:], stride=stride, pad=pad, dilate=dilate,
+                 num_group=num_group, num_filter=weight.shape[0], no_bias=bias is None)
+    if other is not None:
+        y = y + other
+    if act == "relu":
+        return np.maximum(y, 0)
+    if act == "sigmoid":
+        return 1 / (1 + np.exp(-y))
+    if act == "tanh":
+        return np.tanh(y)
+    if act == "hardtanh":
+        return np.clip(y, act_alpha, act_beta)
+    if act == "leaky_relu":
+        return np.where(y > 0, y, y * act_alpha)
+    return y
+
+
+def _fused_conv_samples() -> list:
+    r = np.random.RandomState(11)
+    x, w, b = r.randn(2, 4, 6, 5), r.randn(6, 4, 3, 3), r.randn(6)
+    geo = {"stride": (1, 1), "pad": (1, 1), "dilate": (1, 1)}
+    s = [Sample((x, w, w, b), {**geo, "act": act, "act_alpha": lo, "act_beta": hi, "input_size": (2, 4, 6, 5)},
+                ref=_np_fused_conv, grad=False, rtol=1e-4, atol=1e-5)
+         for act, lo, hi in (("none", 0.0, 0.0), ("relu", 0.0, 0.0), ("sigmoid", 0.0, 0.0), ("tanh", 0.0, 0.0),
+                             ("hardtanh", 0.0, 0.5), ("leaky_relu", 0.1, 0.0))]
+    # residual add then relu; a packed weight for another input size (the plain weight serves)
+    s.append(Sample((x, w, w, b, r.randn(2, 6, 6, 5)), {**geo, "act": "relu", "input_size": (8, 4, 6, 5)},
+                    ref=_np_fused_conv, grad=False, rtol=1e-4, atol=1e-5))
+    # matmul forms (the packed sample is the matrix _onednn_conv_weight makes): 1x1 kernel on
+    # 2x2 inputs; 3x3 pad 1 on 1x1 inputs; 3x3 stride 2 pad 1 on 2x2 inputs with a residual
+    for xs, ws, geo2, res in (((3, 4, 2, 2), (5, 4, 1, 1), {}, None),
+                              ((3, 4, 1, 1), (5, 4, 3, 3), {"pad": (1, 1)}, None),
+                              ((3, 4, 2, 2), (5, 4, 3, 3), {"stride": (2, 2), "pad": (1, 1)}, (3, 5, 1, 1))):
+        wm = r.randn(*ws)
+        ins = (r.randn(*xs), wm, _onednn_weight_ref(wm, input_size=xs, **geo2), r.randn(ws[0]))
+        s.append(Sample(ins + ((r.randn(*res),) if res else ()), {**geo2, "act": "relu", "input_size": xs},
+                        ref=_np_fused_conv, grad=False, rtol=1e-4, atol=1e-5))
+    # stride, dilation, groups (depthwise), no bias
+    dw = r.randn(4, 1, 3, 3)
+    s.append(Sample((r.randn(1, 4, 7, 7), dw, dw),
+                    {"stride": (2, 2), "pad": (2, 2), "dilate": (2, 2), "num_group": 4, "act": "relu"},
+                    ref=_np_fused_conv, grad=False, rtol=1e-4, atol=1e-5))
+    return s
+
+
+def _conv_as_matmul(data: Tensor, matrix: Tensor, bias: Optional[Tensor], other: Optional[Tensor], act: str,
+                    alpha: float, beta: float, form: Any) -> Tensor:
+    """``_fused_conv`` as one matrix product (see ``matmul_form``); channels-last result."""
+    n, _, h, w = data.shape
+    rows = data.permute(0, 2, 3, 1).reshape(n * h * w if form[0] == "pixel" else n, -1)
+    y = torch.mm(rows, matrix) if bias is None else torch.addmm(bias, rows, matrix)
+    if form[0] == "whole":
+        h = w = 1
+    if other is not None:
+        y += other.permute(0, 2, 3, 1).reshape(y.shape)
+    y = _conv_activation(y, act, alpha, beta)
+    return y.reshape(n, h, w, -1).permute(0, 3, 1, 2)
+
+
+@register("_fused_conv", differentiable=False, samples=_fused_conv_samples)
+def _fused_conv(data: Tensor, weight: Tensor, packed: Tensor, bias: Optional[Tensor] = None,
+                other: Optional[Tensor] = None, *, stride: Shape = (), pad: Shape = (), dilate: Shape = (),
+                num_group: int = 1, act: Literal["none", "relu", "sigmoid", "tanh", "hardtanh", "leaky_relu"] = "none",
+                act_alpha: float = 0.0, act_beta: float = 0.0, input_size: Shape = ()) -> Tensor:
+    """act(conv2d(data, weight) + bias [+ other]) for predict mode (NCHW data, OIHW weight).
+
+    ``packed`` is ``_onednn_conv_weight(weight)``, reordered for inputs of shape ``input_size``:
+    it serves inputs of that shape, the plain weight any other. ``hardtanh`` clips
+    to [act_alpha, act_beta], ``leaky_relu`` has slope act_alpha. With ``other`` (a residual of the
+    output's shape) the activation is relu or none, applied after the addition. On oneDNN the
+    output is channels-last (same values; torch operators accept either layout)."""
+    s, p, d = _pair(stride, 1), _pair(pad, 0), _pair(dilate, 1)
+    if packed.dim() == 2 and tuple(data.shape) == tuple(input_size) and not _needs_grad(data, packed, bias, other):
+        return _conv_as_matmul(data, packed, bias, other, act, act_alpha, act_beta,
+                               matmul_form(tuple(weight.shape), tuple(data.shape), tuple(s), tuple(p), tuple(d),
+                                           num_group))
+    if onednn_conv_ready(data) and weight.dtype == torch.float32 and not _needs_grad(data, weight, bias, other):
+        x = data.contiguous(memory_format=_CL)
+        w = packed if packed.is_mkldnn and tuple(x.shape) == tuple(input_size) else weight
+        if other is None:
+            return _POINTWISE(x, w, bias, p, s, d, num_group, act, _act_scalars(act, act_alpha, act_beta), None)
+        if act in ("none", "relu"):
+            return _POINTWISE.binary(x, other.contiguous(memory_format=_CL), w, bias, p, s, d, num_group, "add",
+                                     None, None if act == "none" else act, [], None)
+    y = F.conv2d(data, weight, bias, s, p, d, num_group)
+    if other is not None:
+        y = y + other
+    return _conv_activation(y, act, act_alpha, act_beta)
+
+
+@functools.lru_cache(maxsize=512)
+def matmul_form(weight_shape: tuple, input_size: tuple, stride: tuple, pad: tuple, dilate: tuple,
+                groups: int) -> Optional[tuple]:
+    """How a 2-D convolution of inputs ``input_size`` is one matrix product, exactly, or None.
+
+    oneDNN's convolutions run at a fraction of the machine's speed when each image has at most 4
+    output positions (the last stages of ImageNet networks on small images), where one GEMM does
+    the same arithmetic. ``("pixel",)``: a 1x1 kernel, stride 1, no padding, on at most 4
+    positions: (N*H*W, C) @ (C, O). ``("whole", rows, cols)``: a single output position whose
+    kernel taps ``rows`` x ``cols`` (the others only ever read zero padding) cover the input
+    exactly: (N, H*W*C) @ (H*W*C, O), the taps cropped from the weight."""
+    if groups != 1 or len(input_size) != 4 or len(weight_shape) != 4:
+        return None
+    (h, w), (kh, kw) = input_size[2:], weight_shape[2:]
+    if kh == kw == 1 and stride == (1, 1) and pad == (0, 0) and h * w <= 4:
+        return ("pixel",)
+    spans = []
+    for size, k, s, p, d in zip((h, w), (kh, kw), stride, pad, dilate):
+        if (size + 2 * p - d * (k - 1) - 1) // s + 1 != 1 or d != 1 or size + p > k:
+            return None  # not a single output position, or the kernel does not cover the input
+        spans.append((p, p + size))  # the taps reading the input: p .. p + size - 1
+    return ("whole",) + tuple(spans)
+
+
+def _onednn_weight_ref(w, *, stride=(), pad=(), dilate=(), num_group=1, input_size=()):
+    form = matmul_form(w.shape, tuple(input_size), tuple(_pair(stride, 1)), tuple(_pair(pad, 0)),
+                       tuple(_pair(dilate, 1)), num_group)
+    if form is None:
+        return w
+    if form[0] == "whole":
+        (r0, r1), (c0, c1) = form[1], form[2]
+        w = w[:, :, r0:r1, c0:c1]
+    return w.transpose(0, 2, 3, 1).reshape(w.shape[0], -1).T
+
+
+@register("_onednn_conv_weight", differentiable=False, samples=lambda: [
+    Sample((_r.randn(6, 4, 3, 3),), {"stride": (1, 1), "pad": (1, 1), "input_size": (2, 4, 6, 5)},
+           ref=_onednn_weight_ref, grad=False),
+    Sample((_r.randn(4, 1, 3, 3),), {"stride": (2, 2), "num_group": 4, "input_size": (1, 4, 7, 7)},
+           ref=_onednn_weight_ref, grad=False),
+    Sample((_r.randn(5, 4, 1, 1),), {"input_size": (3, 4, 2, 2)}, ref=_onednn_weight_ref, grad=False),
+    Sample((_r.randn(5, 4, 3, 3),), {"pad": (1, 1), "input_size": (3, 4, 1, 1)}, ref=_onednn_weight_ref,
+           grad=False),
+    Sample((_r.randn(5, 4, 3, 3),), {"stride": (2, 2), "pad": (1, 1), "input_size": (3, 4, 2, 2)},
+           ref=_onednn_weight_ref, grad=False)])
+def _onednn_conv_weight(weight: Tensor, *, stride: Shape = (), pad: Shape = (), dilate: Shape = (),
+                        num_group: int = 1, input_size: Shape = ()) -> Tensor:
+    """``weight`` prepared for convolving inputs of shape ``input_size`` by ``_fused_conv``:
+    the (taps x in-channels, out-channels) matrix where the convolution is one matrix product
+    (``matmul_form``), else reordered into the blocked layout oneDNN picks (an opaque oneDNN
+    tensor with the weight's values), or ``weight`` itself where oneDNN cannot run it (not CPU
+    float32, oneDNN not built, no input size)."""
+    size = tuple(int(i) for i in input_size)
+    s, p, d = _pair(stride, 1), _pair(pad, 0), _pair(dilate, 1)
+    if len(size) != 4 or weight.dim() != 4 or _needs_grad(weight):
+        return weight
+    form = matmul_form(tuple(weight.shape), size, tuple(s), tuple(p), tuple(d), num_group)
+    if form is not None:
+        if form[0] == "whole":
+            (r0, r1), (c0, c1) = form[1], form[2]
+            weight = weight[:, :, r0:r1, c0:c1]
+        return weight.permute(0, 2, 3, 1).reshape(weight.shape[0], -1).t().contiguous()
+    if not onednn_conv_ready(weight):
+        return weight
+    return _REORDER(weight.contiguous(), p, s, d, num_group, list(size))
+
+
+@register("_contiguous", samples=lambda: [Sample((_r.randn(2, 3, 4, 5),), ref=lambda x: x)])
+def _contiguous(data: Tensor) -> Tensor:
+    """The input's values in row-major (C-contiguous) layout: the input itself when it already is.
+    Ends a channels-last region of a predict-mode graph (see ``_fused_conv``)."""
+    return data.contiguous()

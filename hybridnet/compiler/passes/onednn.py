@@ -1,0 +1,159 @@
+"""Predict mode on oneDNN: 2-D convolutions with their activation or residual add fused, reading
+weights reordered once into oneDNN's blocked layout, activations kept channels-last between them.
+
+MXNet 1.9.1's CPU build does this with its MKLDNN subgraph backend (conv + bias + relu/add
+fusion, weights cached in the blocked layout). Here the rewrite targets torch's oneDNN kernels
+through two operators (``ops/fused.py``): ``_onednn_conv_weight`` (parameter-only, so the
+predict plan's prologue reorders each weight once per parameter change) and ``_fused_conv``.
+Graph outputs that may carry the channels-last layout leave through ``_contiguous``, so callers
+see row-major arrays as before. Valid only in predict mode: the fused kernels have no gradients.
+
+The reorder is chosen for one input size; ``shapes`` (each node output's shape on a real call,
+recorded by the caller) supplies it and checks residual shapes. Inputs of another size still
+give the same results through the plain weight.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional, cast
+
+from ...ir.graph import Entry, Graph, Node, topo_order, transform
+from ...ops import registry as _reg
+from ...ops.registry import OpDef
+
+__all__ = ["fuse_conv_onednn", "fusible_convolutions"]
+
+_ADDS = frozenset({"elemwise_add", "_plus", "_add", "broadcast_add", "broadcast_plus"})
+
+Shapes = Mapping[tuple, tuple]  # (id(node), output index) -> shape
+
+
+def _name(node: Node) -> str:
+    return cast(OpDef, node.op).name if node.op is not None else ""
+
+
+def _attr(node: Node, key: str) -> Any:
+    if key in node.attrs:
+        return node.attrs[key]
+    return cast(OpDef, node.op).attrs[key].default
+
+
+def _is_fusible_conv(node: Node, shapes: Shapes) -> bool:
+    """A 2-D NCHW Convolution whose input shape was recorded (4-D)."""
+    if _name(node) != "Convolution" or len(tuple(_attr(node, "kernel"))) != 2:
+        return False
+    layout = _attr(node, "layout")
+    if layout not in (None, "None", "NCHW"):
+        return False
+    data = shapes.get((id(node.inputs[0][0]), node.inputs[0][1]))
+    return data is not None and len(data) == 4
+
+
+def fusible_convolutions(graph: Graph) -> bool:
+    """Whether ``graph`` has a 2-D NCHW Convolution (the pass needs recorded shapes for it)."""
+    return any(_name(n) == "Convolution" and len(tuple(_attr(n, "kernel"))) == 2
+               and _attr(n, "layout") in (None, "None", "NCHW") for n in graph.nodes)
+
+
+def _activation(node: Node) -> Optional[tuple]:
+    """(act, alpha, beta) of ``_fused_conv`` for an activation node it can absorb, else None."""
+    name = _name(node)
+    if name == "Activation":
+        act = _attr(node, "act_type")
+        return (act, 0.0, 0.0) if act in ("relu", "sigmoid", "tanh") else None
+    if name in ("relu", "sigmoid", "tanh"):
+        return (name, 0.0, 0.0)
+    if name == "clip":
+        lo, hi = float(_attr(node, "a_min")), float(_attr(node, "a_max"))
+        return ("hardtanh", lo, hi) if lo <= hi else None
+    if name == "LeakyReLU" and _attr(node, "act_type") == "leaky":
+        return ("leaky_relu", float(_attr(node, "slope")), 0.0)
+    return None
+
+
+def fuse_conv_onednn(graph: Graph, shapes: Shapes) -> Graph:
+    """Rewrite each fusible Convolution (see the module docstring) into ``_fused_conv``.
+
+    A convolution whose output only feeds an activation (relu, sigmoid, tanh, clip, leaky relu)
+    absorbs it; one whose output only feeds an addition with a value of the same shape absorbs
+    the addition, and the relu after it when the sum only feeds that relu (ResNet's residual
+    join). Neither absorbed value may be a graph output or read elsewhere."""
+    users = graph.users()
+    outputs = {id(n) for n, _ in graph.outputs}
+
+    def sole_reader(node: Node) -> Optional[Node]:
+        readers = users[id(node)]
+        return readers[0][0] if len(readers) == 1 and id(node) not in outputs else None
+
+    convs = {id(n) for n in graph.nodes if _is_fusible_conv(n, shapes)}
+    # what each convolution absorbs: conv id -> ("act", node) | ("add", add node, conv slot, relu)
+    absorbed: dict = {}
+    ends: dict = {}  # id(node that the fused op replaces) -> conv id
+    claimed: set = set()  # additions a convolution absorbs (the other operand stays as it is)
+    for conv in graph.nodes:
+        if id(conv) not in convs:
+            continue
+        reader = sole_reader(conv)
+        if reader is None or reader.inputs.count((conv, 0)) != 1:
+            continue
+        if _activation(reader) is not None and len(reader.inputs) == 1:
+            absorbed[id(conv)] = ("act", reader)
+            ends[id(reader)] = id(conv)
+        elif _name(reader) in _ADDS and len(reader.inputs) == 2 and id(reader) not in claimed:
+            slot = reader.inputs.index((conv, 0))
+            other = reader.inputs[1 - slot]
+            mine, theirs = shapes.get((id(conv), 0)), shapes.get((id(other[0]), other[1]))
+            if mine is None or mine != theirs:
+                continue
+            after = sole_reader(reader)
+            relu = after if after is not None and _activation(after) == ("relu", 0.0, 0.0) else None
+            absorbed[id(conv)] = ("add", reader, slot, relu)
+            claimed.add(id(reader))
+            ends[id(relu if relu is not None else reader)] = id(conv)
+    originals = {id(n): n for n in graph.nodes}
+    fused_op, pack_op, zeros_op = _reg.get("_fused_conv"), _reg.get("_onednn_conv_weight"), _reg.get("_zeros")
+    rebuilt: dict = {}  # id(original node) -> its rebuilt inputs
+
+    def fused(conv: Node, conv_inputs: tuple, act: tuple, other: Optional[Entry], name: str) -> list:
+        data, weight = conv_inputs[0], conv_inputs[1]
+        geometry = {k: _attr(conv, k) for k in ("stride", "pad", "dilate", "num_group")}
+        size = tuple(int(d) for d in shapes[(id(conv.inputs[0][0]), conv.inputs[0][1])])
+        packed = Node(pack_op, f"{conv.name}_onednn_weight", {**geometry, "input_size": size}, (weight,))
+        if len(conv_inputs) > 2 and not _attr(conv, "no_bias"):
+            bias = conv_inputs[2]
+        else:
+            bias = (Node(zeros_op, f"{conv.name}_zero_bias", {"shape": (int(_attr(conv, "num_filter")),)}, ()), 0)
+        inputs = (data, weight, (packed, 0), bias) + ((other,) if other is not None else ())
+        attrs = {**geometry, "act": act[0], "act_alpha": act[1], "act_beta": act[2], "input_size": size}
+        return [(Node(fused_op, name, attrs, inputs), 0)]
+
+    def visit(node: Node, inputs: tuple) -> Any:
+        rebuilt[id(node)] = inputs
+        if id(node) in convs and id(node) not in absorbed:
+            return fused(node, inputs, ("none", 0.0, 0.0), None, node.name)
+        conv_id = ends.get(id(node))
+        if conv_id is None:
+            return None
+        conv = originals[conv_id]
+        how = absorbed[conv_id]
+        if how[0] == "act":
+            return fused(conv, rebuilt[conv_id], cast(tuple, _activation(node)), None, node.name)
+        _, add, slot, relu = how
+        add_inputs = rebuilt[id(add)]
+        act = ("relu", 0.0, 0.0) if relu is not None else ("none", 0.0, 0.0)
+        return fused(conv, rebuilt[conv_id], act, add_inputs[1 - slot], node.name)
+
+    new_outputs = transform(graph.outputs, visit)
+    if not convs:
+        return Graph(new_outputs)
+    return Graph(_leave_channels_last(new_outputs, fused_op))
+
+
+def _leave_channels_last(outputs: list, fused_op: OpDef) -> list:
+    """``outputs`` with each one computed from a fused convolution wrapped in ``_contiguous``."""
+    tainted: set = set()
+    for node in topo_order([n for n, _ in outputs]):
+        if node.op is fused_op or any(id(src) in tainted for src, _ in node.inputs):
+            tainted.add(id(node))
+    contiguous = _reg.get("_contiguous")
+    return [(Node(contiguous, f"{n.name}_contiguous{k}", {}, ((n, k),)), 0) if id(n) in tainted else (n, k)
+            for n, k in outputs]
