@@ -17,6 +17,14 @@ from hybridnet.ops.nn import _np_conv
 
 R = np.random.RandomState(7)
 CONV = get("Convolution").kernel
+DEFAULT_MIN_WEIGHT = nn_ops.TINY_OUTPUT_MIN_WEIGHT
+
+
+@pytest.fixture(autouse=True)
+def tiny_path_for_small_weights(monkeypatch):
+    """The tiny-output path only pays for big weights; the numerical checks here use small ones,
+    so they lower its size floor (test_tiny_output_min_weight checks the default)."""
+    monkeypatch.setattr(nn_ops, "TINY_OUTPUT_MIN_WEIGHT", 0)
 _TORCH_CONVS = {torch.conv1d, torch.conv2d, torch.conv3d, torch.nn.functional.conv1d,
                 torch.nn.functional.conv2d, torch.nn.functional.conv3d}
 
@@ -238,9 +246,27 @@ def test_tiny_output_path_taken_only_where_meant(case):
             np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("cin,cout,taken", [(16, 16, False), (256, 256, True)])
+def test_tiny_output_min_weight(monkeypatch, cin, cout, taken):
+    """With the default size floor a small weight keeps torch's backward, a big one (resnet's
+    stage 3) takes the patch matmul; both give torch's gradients."""
+    monkeypatch.setattr(nn_ops, "TINY_OUTPUT_MIN_WEIGHT", DEFAULT_MIN_WEIGHT)
+    x = torch.randn(2, cin, 2, 2, requires_grad=True)
+    w = (torch.randn(cout, cin, 3, 3) * 0.05).requires_grad_()
+    a = attrs_of((3, 3), (1, 1), (1, 1), (1, 1), cout)
+    y = CONV(x, w, None, **a, no_bias=True)
+    assert ("_TinyOutputConvBackward" in _grad_fn_names(y)) == taken
+    g = torch.randn(y.shape)
+    gx, gw = torch.autograd.grad(y, (x, w), g)
+    rx, rw, _ = torch.ops.aten.convolution_backward(g, x.detach(), w.detach(), None, [1, 1], [1, 1], [1, 1], False,
+                                                    [0, 0], 1, [True, True, False])
+    np.testing.assert_allclose(gx.numpy(), rx.numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(gw.numpy(), rw.numpy(), rtol=1e-4, atol=1e-4)
+
+
 def test_tiny_output_weight_gradient_matches_torch_backward_float32():
-    """resnet18's stage-3 shape, scaled down in batch: the patch-matmul weight gradient against
-    torch's own convolution_backward."""
+    """resnet18's stage-3 shape, scaled down: the patch-matmul weight gradient against torch's
+    own convolution_backward."""
     x = torch.randn(8, 64, 2, 2, requires_grad=True)
     w = torch.randn(32, 64, 3, 3, requires_grad=True)
     a = attrs_of((3, 3), (1, 1), (1, 1), (1, 1), 32)
