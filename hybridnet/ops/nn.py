@@ -317,7 +317,7 @@ def _conv_fast(x: Tensor, w: Tensor, b: Optional[Tensor], stride: Any, pad: Any,
        the output shape and every product with a real input element are unchanged; autograd
        flows through the slice, so the cropped taps get zero gradient as before.
     2. The linear form: a kernel that then covers the whole unpadded input (one output position)
-       is a matrix product of the flattened input and weight (F.linear: 3-4x faster, both ways).
+       is a matrix product of the flattened input and weight (F.linear: 2.6-4.5x faster, both ways).
     3. A tiny output (<= TINY_OUTPUT_POSITIONS positions per image, a weight of at least
        TINY_OUTPUT_MIN_WEIGHT elements, CPU) while the weight needs a gradient runs
        :class:`_TinyOutputConv` (weight gradient as one matmul over the patches).
