@@ -5,7 +5,6 @@ optimized one. Each is checked against the NumPy reference of the pattern it rep
 """
 from __future__ import annotations
 
-import functools
 from typing import Any, Literal, Optional
 
 import numpy as np
@@ -14,6 +13,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from .attrs import Shape
+from .nn import _np_conv, conv_taps
 from .registry import Sample, register
 
 __all__: list = []
@@ -122,7 +122,6 @@ def _act_scalars(act: str, alpha: float, beta: float) -> list:
 
 def _np_fused_conv(data, weight, packed, bias=None, other=None, *, stride=(), pad=(), dilate=(),
                    num_group=1, act="none", act_alpha=0.0, act_beta=0.0, input_size=()):
-    from .nn import _np_conv
     y = _np_conv(data, weight, bias, kernel=weight.shape[2:], stride=stride, pad=pad, dilate=dilate,
                  num_group=num_group, num_filter=weight.shape[0], no_bias=bias is None)
     if other is not None:
@@ -213,7 +212,6 @@ def _fused_conv(data: Tensor, weight: Tensor, packed: Tensor, bias: Optional[Ten
     return _conv_activation(y, act, act_alpha, act_beta)
 
 
-@functools.lru_cache(maxsize=512)
 def matmul_form(weight_shape: tuple, input_size: tuple, stride: tuple, pad: tuple, dilate: tuple,
                 groups: int) -> Optional[tuple]:
     """How a 2-D convolution of inputs ``input_size`` is one matrix product, exactly, or None.
@@ -222,19 +220,20 @@ def matmul_form(weight_shape: tuple, input_size: tuple, stride: tuple, pad: tupl
     output positions (the last stages of ImageNet networks on small images), where one GEMM does
     the same arithmetic. ``("pixel",)``: a 1x1 kernel, stride 1, no padding, on at most 4
     positions: (N*H*W, C) @ (C, O). ``("whole", rows, cols)``: a single output position whose
-    kernel taps ``rows`` x ``cols`` (the others only ever read zero padding) cover the input
-    exactly: (N, H*W*C) @ (H*W*C, O), the taps cropped from the weight."""
+    kernel taps ``rows`` x ``cols`` (the others only ever read zero padding; see
+    ``nn.conv_taps``) cover the input exactly: (N, H*W*C) @ (H*W*C, O), the taps cropped from
+    the weight."""
     if groups != 1 or len(input_size) != 4 or len(weight_shape) != 4:
         return None
-    (h, w), (kh, kw) = input_size[2:], weight_shape[2:]
-    if kh == kw == 1 and stride == (1, 1) and pad == (0, 0) and h * w <= 4:
+    geometry = conv_taps(tuple(input_size[2:]), tuple(weight_shape[2:]), stride, pad, dilate)
+    if geometry is None:
+        return None
+    taps, _, positions, covers, _ = geometry
+    if covers:
+        return ("whole",) + taps
+    if tuple(weight_shape[2:]) == (1, 1) and stride == (1, 1) and pad == (0, 0) and positions <= 4:
         return ("pixel",)
-    spans = []
-    for size, k, s, p, d in zip((h, w), (kh, kw), stride, pad, dilate):
-        if (size + 2 * p - d * (k - 1) - 1) // s + 1 != 1 or d != 1 or size + p > k:
-            return None  # not a single output position, or the kernel does not cover the input
-        spans.append((p, p + size))  # the taps reading the input: p .. p + size - 1
-    return ("whole",) + tuple(spans)
+    return None
 
 
 def _onednn_weight_ref(w, *, stride=(), pad=(), dilate=(), num_group=1, input_size=()):

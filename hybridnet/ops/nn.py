@@ -11,6 +11,7 @@ NumPy references written independently of the kernels (bottom of this file).
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Callable, Literal, Optional, Sequence
 
@@ -308,6 +309,38 @@ def _spatial(value: Any, n: int, default: int) -> Optional[tuple]:
     return torch_spatial(value, n, default)
 
 
+@functools.lru_cache(maxsize=1024)
+def conv_taps(spatial: tuple, kernel: tuple, stride: tuple, pad: tuple, dilate: tuple) -> Optional[tuple]:
+    """The exact geometry of a convolution of inputs of ``spatial`` size (per axis), or None where
+    torch rejects it: ``(taps, pad, positions, covers, cropped)``. ``taps`` are the (start, stop) kernel
+    taps per axis that read some real input element (the others only ever read zero padding and
+    can be cropped off), ``pad`` the padding that keeps the output shape once they are, and
+    ``positions`` the output positions per image. ``covers``: the cropped kernel spans the
+    unpadded input exactly (one output position: the convolution is one matrix product);
+    ``cropped``: some taps are cropped off. Cropping is done only where symmetric padding gives
+    the same output."""
+    taps, new_pad = [], []
+    positions = 1
+    covers = True  # every axis: no padding and the kernel spans the input exactly once
+    for xi, ki, si, pi, di in zip(spatial, kernel, stride, pad, dilate):
+        span = di * (ki - 1) + 1
+        if si < 1 or pi < 0 or di < 1 or xi + 2 * pi < span:
+            return None
+        oi = (xi + 2 * pi - span) // si + 1
+        positions *= oi
+        lo, hi = 0, ki - 1
+        if pi and ki > 1 and not (_tap_used(0, xi, oi, si, pi, di) and _tap_used(ki - 1, xi, oi, si, pi, di)):
+            used = [j for j in range(ki) if _tap_used(j, xi, oi, si, pi, di)] or [0, ki - 1]
+            p2 = pi - used[0] * di
+            if p2 >= 0 and (xi + 2 * p2 - di * (used[-1] - used[0]) - 1) // si + 1 == oi:
+                lo, hi, pi = used[0], used[-1], p2
+        taps.append((lo, hi + 1))
+        new_pad.append(pi)
+        covers = covers and pi == 0 and hi - lo + 1 == xi
+    cropped = any(lo or hi != k for (lo, hi), k in zip(taps, kernel))
+    return tuple(taps), tuple(new_pad), positions, covers, cropped
+
+
 def _conv_fast(x: Tensor, w: Tensor, b: Optional[Tensor], stride: Any, pad: Any, dilate: Any,
                groups: int) -> Optional[Tensor]:
     """A channels-first convolution through an exact fast path, or None for the plain one.
@@ -332,41 +365,22 @@ def _conv_fast(x: Tensor, w: Tensor, b: Optional[Tensor], stride: Any, pad: Any,
     st, pd, dl = _spatial(stride, n, 1), _spatial(pad, n, 0), _spatial(dilate, n, 1)
     if st is None or pd is None or dl is None:
         return None
-    crop = None
-    new_pad = pd
-    positions = 1
-    covers = True  # every axis: no padding and the kernel spans the input exactly once
-    for i in range(n):
-        xi, ki, si, pi, di = xs[2 + i], ws[2 + i], st[i], pd[i], dl[i]
-        span = di * (ki - 1) + 1
-        if si < 1 or pi < 0 or di < 1 or xi + 2 * pi < span:
-            return None  # torch's error
-        oi = (xi + 2 * pi - span) // si + 1
-        positions *= oi
-        if pi and ki > 1 and not (_tap_used(0, xi, oi, si, pi, di) and _tap_used(ki - 1, xi, oi, si, pi, di)):
-            used = [j for j in range(ki) if _tap_used(j, xi, oi, si, pi, di)] or [0, ki - 1]
-            lo, hi = used[0], used[-1]
-            p2 = pi - lo * di
-            if p2 >= 0 and (xi + 2 * p2 - di * (hi - lo) - 1) // si + 1 == oi:
-                if crop is None:
-                    crop = [slice(None)] * (n + 2)
-                    new_pad = list(pd)
-                crop[2 + i] = slice(lo, hi + 1)
-                new_pad[i] = pi = p2
-                ki = hi - lo + 1
-        covers = covers and pi == 0 and ki == xi
-    if crop is not None:
-        w = w[tuple(crop)]
+    geometry = conv_taps(tuple(xs[2:]), tuple(ws[2:]), tuple(st), tuple(pd), tuple(dl))
+    if geometry is None:
+        return None  # torch's error
+    taps, new_pad, positions, covers, crop = geometry
+    if crop:
+        w = w[(slice(None), slice(None)) + tuple(slice(lo, hi) for lo, hi in taps)]
     if covers and groups == 1:
         # flattened channels-last: copying the cropped weight in that order measured 2.7x faster
         out = F.linear(x.movedim(1, -1).flatten(1), w.movedim(1, -1).flatten(1).contiguous(), b)
         return out.reshape((x.shape[0], ws[0]) + (1,) * n)
     if positions <= TINY_OUTPUT_POSITIONS and groups == 1 and w.requires_grad and torch.is_grad_enabled() \
             and x.device.type == "cpu" and w.numel() >= TINY_OUTPUT_MIN_WEIGHT:
-        return _TinyOutputConv.apply(x, w, b, st, tuple(new_pad), dl)
-    if crop is None:
+        return _TinyOutputConv.apply(x, w, b, st, new_pad, dl)
+    if not crop:
         return None
-    return _CONV[n](x, w, b, st, tuple(new_pad), dl, groups)
+    return _CONV[n](x, w, b, st, new_pad, dl, groups)
 
 
 def _patches(x: Tensor, kernel: Sequence[int], stride: Sequence[int], pad: Sequence[int],
