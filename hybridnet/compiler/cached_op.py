@@ -55,8 +55,9 @@ class CachedOp:
     not training) may instead run, first choice first: a lowered tier (``backend``: frozen
     TorchScript/oneDNN or Inductor, built in the background, see ``tiers``) and the predict plan
     (``predict``: BatchNorm folded, identities removed, parameter-only work computed once per
-    parameter change, see ``predict``; shape-generic, so variants on one device share one). Both give the default function's results to float
-    rounding and fall back to it whenever they cannot serve a call."""
+    parameter change, see ``predict``; shape-generic, so variants on one device share one: its
+    oneDNN weight reorders fit the first call's input size best). Both give the default
+    function's results to float rounding and fall back to it whenever they cannot serve a call."""
 
     def __init__(self, graph: Graph, data_nodes: Sequence[Node], param_nodes: Sequence[Node],
                  predict: Optional[PredictPlan] = None, backend: Optional[str] = None,

@@ -8,6 +8,11 @@ parameter change instead of once per call (``passes.constfold``): BatchNorm fold
 Convolution before it costs nothing per call. Parameter changes are noticed by identity and
 version counter (``param_guard.ParameterSnapshot``): ``Trainer.step``, ``p.data()[:] = ...``,
 ``p.set_data`` and ``load_parameters`` all show.
+
+On CPU float32, 2-D convolutions are then fused with their activation or residual join on
+oneDNN (``passes.onednn``), with weights reordered in the prologue for the input size of the
+call that builds the plan (found by one interpreted run); calls of other sizes get the same
+results through the plain weights.
 """
 from __future__ import annotations
 
