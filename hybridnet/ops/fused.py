@@ -81,7 +81,6 @@ def _mkldnn_op(name: str) -> Any:
 
 _POINTWISE = _mkldnn_op("_convolution_pointwise")
 _REORDER = _mkldnn_op("_reorder_convolution_weight")
-_CONV_ACTS = ("none", "relu", "sigmoid", "tanh", "hardtanh", "leaky_relu")
 _CL = torch.channels_last
 
 
@@ -102,17 +101,18 @@ def _pair(v: Any, default: int) -> list:
     return list(t) if len(t) == 2 else [t[0], t[0]] if len(t) == 1 else [default, default]
 
 
-def _conv_activation(y: torch.Tensor, act: str, alpha: float, beta: float) -> torch.Tensor:
+def _conv_activation(y: torch.Tensor, act: str, alpha: float, beta: float, inplace: bool = False) -> torch.Tensor:
+    """``_fused_conv``'s activation on ``y`` (in place when ``inplace``: ``y`` is a fresh result)."""
     if act == "relu":
-        return torch.relu(y)
+        return torch.relu_(y) if inplace else torch.relu(y)
     if act == "sigmoid":
-        return torch.sigmoid(y)
+        return torch.sigmoid_(y) if inplace else torch.sigmoid(y)
     if act == "tanh":
-        return torch.tanh(y)
+        return torch.tanh_(y) if inplace else torch.tanh(y)
     if act == "hardtanh":
-        return torch.clamp(y, alpha, beta)
+        return y.clamp_(alpha, beta) if inplace else torch.clamp(y, alpha, beta)
     if act == "leaky_relu":
-        return F.leaky_relu(y, alpha)
+        return F.leaky_relu(y, alpha, inplace=inplace)
     return y
 
 
@@ -177,7 +177,7 @@ def _conv_as_matmul(data: Tensor, matrix: Tensor, bias: Optional[Tensor], other:
         h = w = 1
     if other is not None:
         y += other.permute(0, 2, 3, 1).reshape(y.shape)
-    y = _conv_activation(y, act, alpha, beta)
+    y = _conv_activation(y, act, alpha, beta, inplace=True)
     return y.reshape(n, h, w, -1).permute(0, 3, 1, 2)
 
 
