@@ -96,9 +96,12 @@ def _needs_grad(*ts: Optional[torch.Tensor]) -> bool:
     return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in ts)
 
 
-def _pair(v: Any, default: int) -> list:
+def _pair(v: Any, default: int) -> tuple:
+    """A 2-D spatial attribute as a 2-tuple (empty: ``default`` on both axes)."""
+    if type(v) is tuple and len(v) == 2:
+        return v  # what the attribute parser and passes.onednn give: no work per call
     t = tuple(int(i) for i in v) if v else ()
-    return list(t) if len(t) == 2 else [t[0], t[0]] if len(t) == 1 else [default, default]
+    return t if len(t) == 2 else (t[0], t[0]) if len(t) == 1 else (default, default)
 
 
 def _conv_activation(y: torch.Tensor, act: str, alpha: float, beta: float, inplace: bool = False) -> torch.Tensor:
@@ -194,13 +197,13 @@ def _fused_conv(data: Tensor, weight: Tensor, packed: Tensor, bias: Optional[Ten
     output's shape) the activation is relu or none, applied after the addition. On oneDNN the
     output is channels-last (same values; torch operators accept either layout)."""
     s, p, d = _pair(stride, 1), _pair(pad, 0), _pair(dilate, 1)
-    if packed.dim() == 2 and tuple(data.shape) == tuple(input_size) and not _needs_grad(data, packed, bias, other):
+    planned = data.shape == input_size  # the size ``packed`` was made for (torch.Size == tuple)
+    if planned and packed.dim() == 2 and not _needs_grad(data, packed, bias, other):
         return _conv_as_matmul(data, packed, bias, other, act, act_alpha, act_beta,
-                               matmul_form(tuple(weight.shape), tuple(data.shape), tuple(s), tuple(p), tuple(d),
-                                           num_group))
+                               matmul_form(tuple(weight.shape), tuple(input_size), s, p, d, num_group))
     if onednn_conv_ready(data) and weight.dtype == torch.float32 and not _needs_grad(data, weight, bias, other):
         x = data.contiguous(memory_format=_CL)
-        w = packed if packed.is_mkldnn and tuple(x.shape) == tuple(input_size) else weight
+        w = packed if planned and packed.is_mkldnn else weight
         if other is None:
             return _POINTWISE(x, w, bias, p, s, d, num_group, act, _act_scalars(act, act_alpha, act_beta), None)
         if act in ("none", "relu"):
@@ -237,8 +240,7 @@ def matmul_form(weight_shape: tuple, input_size: tuple, stride: tuple, pad: tupl
 
 
 def _onednn_weight_ref(w, *, stride=(), pad=(), dilate=(), num_group=1, input_size=()):
-    form = matmul_form(w.shape, tuple(input_size), tuple(_pair(stride, 1)), tuple(_pair(pad, 0)),
-                       tuple(_pair(dilate, 1)), num_group)
+    form = matmul_form(w.shape, tuple(input_size), _pair(stride, 1), _pair(pad, 0), _pair(dilate, 1), num_group)
     if form is None:
         return w
     if form[0] == "whole":
@@ -268,7 +270,7 @@ def _onednn_conv_weight(weight: Tensor, *, stride: Shape = (), pad: Shape = (), 
     s, p, d = _pair(stride, 1), _pair(pad, 0), _pair(dilate, 1)
     if len(size) != 4 or weight.dim() != 4 or _needs_grad(weight):
         return weight
-    form = matmul_form(tuple(weight.shape), size, tuple(s), tuple(p), tuple(d), num_group)
+    form = matmul_form(tuple(weight.shape), size, s, p, d, num_group)
     if form is not None:
         if form[0] == "whole":
             (r0, r1), (c0, c1) = form[1], form[2]
@@ -276,7 +278,7 @@ def _onednn_conv_weight(weight: Tensor, *, stride: Shape = (), pad: Shape = (), 
         return weight.permute(0, 2, 3, 1).reshape(weight.shape[0], -1).t().contiguous()
     if not onednn_conv_ready(weight):
         return weight
-    return _REORDER(weight.contiguous(), p, s, d, num_group, list(size))
+    return _REORDER(weight.contiguous(), list(p), list(s), list(d), num_group, list(size))
 
 
 @register("_contiguous", samples=lambda: [Sample((_r.randn(2, 3, 4, 5),), ref=lambda x: x)])
