@@ -570,7 +570,8 @@ class TierRunner:
 
     def _add(self, program: LoweredGraph) -> None:
         if self.min_speedup > 0 and program.lowered_seconds * self.min_speedup > program.default_seconds:
-            self.disabled = (f"not faster than the default tier on this machine "
+            rival = "the predict plan" if self.baseline is not None else "the default tier"
+            self.disabled = (f"not {self.min_speedup:g}x faster than {rival} on this machine "
                              f"({program.lowered_seconds * 1e3:.3f} ms vs "
                              f"{program.default_seconds * 1e3:.3f} ms per call)")
             self._programs = []

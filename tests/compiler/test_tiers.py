@@ -308,7 +308,7 @@ def test_runner_with_min_speedup_keeps_only_a_faster_program(lenet):
     slow_bar = tiers.TierRunner("MKLDNN", lenet.graph, lenet.inputs, 1, background=False,
                                 min_speedup=1e6)  # no program is a million times faster
     assert slow_bar(lenet.tensors()) is tiers.FALLBACK
-    assert slow_bar.disabled.startswith("not faster than the default tier")
+    assert slow_bar.disabled.startswith("not 1e+06x faster than the default tier")
     assert slow_bar(lenet.tensors()) is tiers.FALLBACK and slow_bar.builds == 1
     lowered = tiers.lower("MKLDNN", lenet.graph, lenet.inputs, 1, lenet.tensors(), timed=True)
     assert lowered.default_seconds > 0 and lowered.lowered_seconds > 0

@@ -246,6 +246,17 @@ def test_tiny_output_path_taken_only_where_meant(case):
             np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-4)
 
 
+def _assert_grads_match_torch_backward(x: torch.Tensor, w: torch.Tensor, y: torch.Tensor) -> None:
+    """Input and weight gradients of ``y`` (a 3x3 stride-1 pad-1 convolution of x by w) equal
+    torch's own convolution_backward (float32 tolerance)."""
+    g = torch.randn(y.shape)
+    gx, gw = torch.autograd.grad(y, (x, w), g)
+    rx, rw, _ = torch.ops.aten.convolution_backward(g, x.detach(), w.detach(), None, [1, 1], [1, 1], [1, 1], False,
+                                                    [0, 0], 1, [True, True, False])
+    np.testing.assert_allclose(gx.numpy(), rx.numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(gw.numpy(), rw.numpy(), rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("cin,cout,taken", [(16, 16, False), (256, 256, True)])
 def test_tiny_output_min_weight(monkeypatch, cin, cout, taken):
     """With the default size floor a small weight keeps torch's backward, a big one (resnet's
@@ -256,12 +267,7 @@ def test_tiny_output_min_weight(monkeypatch, cin, cout, taken):
     a = attrs_of((3, 3), (1, 1), (1, 1), (1, 1), cout)
     y = CONV(x, w, None, **a, no_bias=True)
     assert ("_TinyOutputConvBackward" in _grad_fn_names(y)) == taken
-    g = torch.randn(y.shape)
-    gx, gw = torch.autograd.grad(y, (x, w), g)
-    rx, rw, _ = torch.ops.aten.convolution_backward(g, x.detach(), w.detach(), None, [1, 1], [1, 1], [1, 1], False,
-                                                    [0, 0], 1, [True, True, False])
-    np.testing.assert_allclose(gx.numpy(), rx.numpy(), rtol=1e-4, atol=1e-4)
-    np.testing.assert_allclose(gw.numpy(), rw.numpy(), rtol=1e-4, atol=1e-4)
+    _assert_grads_match_torch_backward(x, w, y)
 
 
 def test_tiny_output_weight_gradient_matches_torch_backward_float32():
@@ -272,12 +278,7 @@ def test_tiny_output_weight_gradient_matches_torch_backward_float32():
     a = attrs_of((3, 3), (1, 1), (1, 1), (1, 1), 32)
     y = CONV(x, w, None, **a, no_bias=True)
     assert "_TinyOutputConvBackward" in _grad_fn_names(y)
-    g = torch.randn(y.shape)
-    gx, gw = torch.autograd.grad(y, (x, w), g)
-    rx, rw, _ = torch.ops.aten.convolution_backward(g, x.detach(), w.detach(), None, [1, 1], [1, 1], [1, 1], False,
-                                                    [0, 0], 1, [True, True, False])
-    np.testing.assert_allclose(gx.numpy(), rx.numpy(), rtol=1e-4, atol=1e-4)
-    np.testing.assert_allclose(gw.numpy(), rw.numpy(), rtol=1e-4, atol=1e-4)
+    _assert_grads_match_torch_backward(x, w, y)
 
 
 @pytest.mark.parametrize("layout,dshape,wshape,a", [
