@@ -26,6 +26,7 @@ from ..ir.interpreter import Interpreter
 from ..profiler import recorder as _profiler
 from .aliasing import OutputOwnership
 from .codegen import compile_graph
+from .host_memory import keep_freed_memory
 from .passes import optimize
 from .predict import PredictPlan
 from .tiers import TierRefused, TierRunner, check_backend
@@ -193,6 +194,8 @@ class CachedGraph:
         self.verify_left = verify
         self.fast_arity = self._fast_arity()
         self.static_alloc = static_alloc
+        if static_alloc:
+            keep_freed_memory()  # MXNet's static allocation: buffers are reused, not re-faulted
         self.static_shape = static_shape
         self.backend = lowering_backend(backend, static_alloc, static_shape)
         self.automatic_backend = not backend and self.backend is not None
