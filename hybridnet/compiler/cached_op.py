@@ -83,7 +83,8 @@ class CachedOp:
                 # chosen automatically, it must beat what serves otherwise: the predict plan
                 self.tier = TierRunner(backend, self.graph, inputs, n_data,
                                        min_speedup=_AUTOMATIC_MIN_SPEEDUP if automatic else 0.0,
-                                       baseline=predict if predict is not None and self._all else None)
+                                       baseline=predict if predict is not None and self._all else None,
+                                       defer_calls=1 if automatic else 0)
             except TierRefused as e:
                 self.tier_refused = str(e)
                 _log.info("the %s tier is not used: %s", backend, e)

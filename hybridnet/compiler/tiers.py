@@ -486,14 +486,16 @@ class TierRunner:
     before serving a single call (weights or shapes that change between predictions), after a
     build failed (warned once), or, with ``min_speedup`` > 0 (the automatic choice), when the
     first program was not that many times faster than the default function (or ``baseline``,
-    what serves predict calls otherwise) on its example.
+    what serves predict calls otherwise) on its example. The first ``defer_calls`` calls fall
+    back without starting a build: the automatic choice lets the first prediction (which builds
+    the predict plan) run without a lowering thread competing for the cores and the GIL.
 
     Raises :class:`TierRefused` at construction for backends and graphs it cannot lower."""
 
     def __init__(self, backend: str, graph: Graph, input_nodes: Sequence[Node], n_data: int, *,
                  background: bool = True, max_signatures: int = 4, max_unused_builds: int = 3,
                  channels_last: bool = False, min_speedup: float = 0.0,
-                 baseline: Optional[Callable[[List[torch.Tensor]], Any]] = None):
+                 baseline: Optional[Callable[[List[torch.Tensor]], Any]] = None, defer_calls: int = 0):
         self.backend = check_backend(backend)
         if self.backend == "default":
             raise TierRefused("backend 'default' has no lowered tier")
@@ -509,6 +511,7 @@ class TierRunner:
         self.channels_last = channels_last
         self.min_speedup = min_speedup
         self.baseline = baseline
+        self._defer = defer_calls  # calls left to the fallback before the first build starts
         self.disabled: Optional[str] = None
         self.builds = 0
         self._programs: List[LoweredGraph] = []  # most recently built first
@@ -538,6 +541,9 @@ class TierRunner:
                     return program.run(tensors[:self.n_data])
             if self._pending is not None:
                 return FALLBACK  # one build at a time; the next miss schedules the next
+            if self._defer > 0:
+                self._defer -= 1
+                return FALLBACK
             data = [t.detach().clone() for t in tensors[:self.n_data]]
             example = data + list(tensors[self.n_data:])
             self.builds += 1

@@ -316,6 +316,22 @@ def test_runner_with_min_speedup_keeps_only_a_faster_program(lenet):
     assert untimed.default_seconds == untimed.lowered_seconds == 0.0
 
 
+def test_runner_defers_its_first_build_and_times_against_the_baseline(lenet):
+    """The automatic choice: the first call falls back without building (the predict plan is
+    being built then); the build is timed against ``baseline``, and a refusal names it."""
+    seen = []
+
+    def baseline(tensors):
+        seen.append(len(tensors))
+        return ()
+    runner = tiers.TierRunner("MKLDNN", lenet.graph, lenet.inputs, 1, background=False, min_speedup=1e6,
+                              baseline=baseline, defer_calls=1)
+    assert runner(lenet.tensors()) is tiers.FALLBACK and runner.builds == 0 and seen == []
+    assert runner(lenet.tensors()) is tiers.FALLBACK and runner.builds == 1
+    assert seen and set(seen) == {len(lenet.inputs)}  # timed on data + parameters
+    assert runner.disabled.startswith("not 1e+06x faster than the predict plan")
+
+
 def test_relu6_clip_takes_the_fused_onednn_path(monkeypatch):
     """MobileNetV2's relu6 is clip(0, 6): with integer bounds torch's optimize_for_inference
     asserted and the tier fell back to the unfused frozen program; the kernel passes floats."""

@@ -214,9 +214,13 @@ def test_static_alloc_and_static_shape_swap_in_the_onednn_tier_and_keep_results(
     net, x = _conv_net()
     want = _eager(net, x)
     net.hybridize(static_alloc=True, static_shape=True)
-    np.testing.assert_allclose(net(x).asnumpy(), want, rtol=1e-5, atol=1e-5)  # default tier serves
+    np.testing.assert_allclose(net(x).asnumpy(), want, rtol=1e-5, atol=1e-5)  # the plan serves
     variant = net._cached_op.variant(_tensors(net, x))
     assert variant.tier is not None and variant.tier.backend == "MKLDNN"
+    # the first prediction (which builds the predict plan) starts no lowering; the second does
+    assert variant.tier.builds == 0
+    np.testing.assert_allclose(net(x).asnumpy(), want, rtol=1e-5, atol=1e-5)
+    assert variant.tier.builds == 1
     variant.wait_for_tier(120)
     np.testing.assert_allclose(net(x).asnumpy(), want, rtol=1e-4, atol=1e-5)
     # chosen automatically, the tier serves only where it measured faster when built
@@ -241,6 +245,7 @@ def test_tiers_see_a_trainer_step_and_training_calls_use_the_default_function():
     net, x = _conv_net()
     net.hybridize(static_alloc=True, static_shape=True)
     net(x)
+    net(x)  # the automatic tier starts building at the second prediction
     net._cached_op.variant(_tensors(net, x)).wait_for_tier(120)
     trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
     with mx.autograd.record():
