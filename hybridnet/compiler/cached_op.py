@@ -35,8 +35,8 @@ __all__ = ["CachedGraph", "CachedOp", "DEFAULT_MAX_CACHED", "lowering_backend"]
 
 _log = logging.getLogger("hybridnet.hybridize")
 DEFAULT_MAX_CACHED = 8
-# how much faster than the generated function an automatically chosen tier must run (measured
-# when it is built) to replace it; tiny graphs run faster as plain Python calls
+# how much faster than what serves otherwise (the predict plan, else the generated function) an
+# automatically chosen tier must run, measured when it is built, to replace it
 _AUTOMATIC_MIN_SPEEDUP = 1.1
 
 _set_grad = torch._C._set_grad_enabled

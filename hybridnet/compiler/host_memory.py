@@ -14,9 +14,9 @@ and lasts until exit. Without glibc (macOS, Windows, musl) nothing changes;
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import platform
-import threading
 
 __all__ = ["keep_freed_memory"]
 
@@ -24,18 +24,12 @@ _M_TRIM_THRESHOLD = -1
 _M_MMAP_MAX = -4
 _INT_MAX = 2 ** 31 - 1  # mallopt takes a C int
 
-_lock = threading.Lock()
-_state: dict = {}
 
-
+@functools.lru_cache(maxsize=1)
 def keep_freed_memory() -> bool:
-    """Apply the policy (once per process); whether it is in force."""
-    if "on" in _state:
-        return _state["on"]
-    with _lock:
-        if "on" not in _state:
-            _state["on"] = _apply()
-    return _state["on"]
+    """Apply the policy (once per process; mallopt is idempotent should two threads race the
+    first call); whether it is in force."""
+    return _apply()
 
 
 def _apply() -> bool:

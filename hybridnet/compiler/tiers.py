@@ -192,8 +192,9 @@ class LoweredGraph:
         self.snapshot = snapshot
         self.channels_last = channels_last
         self.build_seconds = build_seconds
-        # median seconds per call measured at build time, of the default function and of this
-        # program on the example data (0.0: not measured)
+        # median seconds per call measured at build time on the example data, of what serves
+        # otherwise (``lower``'s baseline, else the default function) and of this program
+        # (0.0: not measured)
         self.default_seconds = 0.0
         self.lowered_seconds = 0.0
         self._program = program

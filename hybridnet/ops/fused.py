@@ -14,6 +14,7 @@ from torch import Tensor
 
 from .attrs import Shape
 from .nn import _np_conv, conv_taps
+from .shape_rules import torch_spatial
 from .registry import Sample, register
 
 __all__: list = []
@@ -96,12 +97,15 @@ def _needs_grad(*ts: Optional[torch.Tensor]) -> bool:
     return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in ts)
 
 
-def _pair(v: Any, default: int) -> tuple:
-    """A 2-D spatial attribute as a 2-tuple (empty: ``default`` on both axes)."""
-    if type(v) is tuple and len(v) == 2:
-        return v  # what the attribute parser and passes.onednn give: no work per call
-    t = tuple(int(i) for i in v) if v else ()
-    return t if len(t) == 2 else (t[0], t[0]) if len(t) == 1 else (default, default)
+def _geometry(op: str, stride: Any, pad: Any, dilate: Any) -> tuple:
+    """(stride, pad, dilate) of a 2-D convolution as 2-tuples; ValueError naming a bad one."""
+    out = []
+    for name, value, default in (("stride", stride, 1), ("pad", pad, 0), ("dilate", dilate, 1)):
+        t = torch_spatial(value, 2, default)
+        if t is None:
+            raise ValueError(f"{op}: {name}={value!r} must give 1 or 2 values for a 2-D convolution")
+        out.append(t)
+    return tuple(out)
 
 
 def _conv_activation(y: torch.Tensor, act: str, alpha: float, beta: float, inplace: bool = False) -> torch.Tensor:
@@ -196,7 +200,7 @@ def _fused_conv(data: Tensor, weight: Tensor, packed: Tensor, bias: Optional[Ten
     to [act_alpha, act_beta], ``leaky_relu`` has slope act_alpha. With ``other`` (a residual of the
     output's shape) the activation is relu or none, applied after the addition. On oneDNN the
     output is channels-last (same values; torch operators accept either layout)."""
-    s, p, d = _pair(stride, 1), _pair(pad, 0), _pair(dilate, 1)
+    s, p, d = _geometry("_fused_conv", stride, pad, dilate)
     planned = data.shape == input_size  # the size ``packed`` was made for (torch.Size == tuple)
     if planned and packed.dim() == 2 and not _needs_grad(data, packed, bias, other):
         return _conv_as_matmul(data, packed, bias, other, act, act_alpha, act_beta,
@@ -240,7 +244,8 @@ def matmul_form(weight_shape: tuple, input_size: tuple, stride: tuple, pad: tupl
 
 
 def _onednn_weight_ref(w, *, stride=(), pad=(), dilate=(), num_group=1, input_size=()):
-    form = matmul_form(w.shape, tuple(input_size), _pair(stride, 1), _pair(pad, 0), _pair(dilate, 1), num_group)
+    form = matmul_form(w.shape, tuple(input_size), *_geometry("_onednn_conv_weight", stride, pad, dilate),
+                       num_group)
     if form is None:
         return w
     if form[0] == "whole":
@@ -267,7 +272,7 @@ def _onednn_conv_weight(weight: Tensor, *, stride: Shape = (), pad: Shape = (), 
     tensor with the weight's values), or ``weight`` itself where oneDNN cannot run it (not CPU
     float32, oneDNN not built, no input size)."""
     size = tuple(int(i) for i in input_size)
-    s, p, d = _pair(stride, 1), _pair(pad, 0), _pair(dilate, 1)
+    s, p, d = _geometry("_onednn_conv_weight", stride, pad, dilate)
     if len(size) != 4 or weight.dim() != 4 or _needs_grad(weight):
         return weight
     form = matmul_form(tuple(weight.shape), size, s, p, d, num_group)

@@ -225,6 +225,15 @@ def _channels_first(shape: tuple, layout: Any) -> tuple:
     return tuple(shape)
 
 
+def conv_output_size(x: int, k: int, s: int, p: int, d: int) -> Optional[int]:
+    """Output size along one axis of a convolution as torch sizes it ((x + 2p - d(k-1) - 1) // s
+    + 1), or None where torch rejects the geometry."""
+    span = d * (k - 1) + 1
+    if s < 1 or p < 0 or d < 1 or x + 2 * p < span:
+        return None
+    return (x + 2 * p - span) // s + 1
+
+
 def _conv_shape(attrs: dict, shapes: _ShapeList) -> Optional[list]:
     """Convolution's output, sized as torch's convolution sizes it: from the weight's spatial
     size, with stride/pad/dilate (out = (x + 2p - d(k-1) - 1) // s + 1)."""
@@ -239,12 +248,9 @@ def _conv_shape(attrs: dict, shapes: _ShapeList) -> Optional[list]:
     s, p, d = (torch_spatial(attrs[a], n, dflt) for a, dflt in (("stride", 1), ("pad", 0), ("dilate", 1)))
     if s is None or p is None or d is None:
         return None
-    out = []
-    for x, k, si, pi, di in zip(data[2:], weight[2:], s, p, d):
-        span = di * (k - 1) + 1
-        if si < 1 or pi < 0 or di < 1 or x + 2 * pi < span:
-            return None
-        out.append((x + 2 * pi - span) // si + 1)
+    out = [conv_output_size(*axis) for axis in zip(data[2:], weight[2:], s, p, d)]
+    if None in out:
+        return None
     res = (data[0], weight[0]) + tuple(out)
     return [(res[0],) + res[2:] + (res[1],) if _channels_last(layout) else res]
 
@@ -301,14 +307,6 @@ def _tap_used(j: int, x: int, o: int, s: int, p: int, d: int) -> bool:
     return i0 < o and i0 * s < a + x
 
 
-def _spatial(value: Any, n: int, default: int) -> Optional[tuple]:
-    """:func:`torch_spatial`, with a shortcut for the n-tuple the attribute parser already made
-    (this runs on every call)."""
-    if type(value) is tuple and len(value) == n:
-        return value
-    return torch_spatial(value, n, default)
-
-
 @functools.lru_cache(maxsize=1024)
 def conv_taps(spatial: tuple, kernel: tuple, stride: tuple, pad: tuple, dilate: tuple) -> Optional[tuple]:
     """The exact geometry of a convolution of inputs of ``spatial`` size (per axis), or None where
@@ -323,10 +321,9 @@ def conv_taps(spatial: tuple, kernel: tuple, stride: tuple, pad: tuple, dilate: 
     positions = 1
     covers = True  # every axis: no padding and the kernel spans the input exactly once
     for xi, ki, si, pi, di in zip(spatial, kernel, stride, pad, dilate):
-        span = di * (ki - 1) + 1
-        if si < 1 or pi < 0 or di < 1 or xi + 2 * pi < span:
+        oi = conv_output_size(xi, ki, si, pi, di)
+        if oi is None:
             return None
-        oi = (xi + 2 * pi - span) // si + 1
         positions *= oi
         lo, hi = 0, ki - 1
         if pi and ki > 1 and not (_tap_used(0, xi, oi, si, pi, di) and _tap_used(ki - 1, xi, oi, si, pi, di)):
@@ -362,7 +359,7 @@ def _conv_fast(x: Tensor, w: Tensor, b: Optional[Tensor], stride: Any, pad: Any,
     if len(ws) != n + 2 or groups < 1 or xs[1] != ws[1] * groups or ws[0] % groups \
             or (b is not None and (b.dim() != 1 or b.shape[0] != ws[0])):
         return None
-    st, pd, dl = _spatial(stride, n, 1), _spatial(pad, n, 0), _spatial(dilate, n, 1)
+    st, pd, dl = torch_spatial(stride, n, 1), torch_spatial(pad, n, 0), torch_spatial(dilate, n, 1)
     if st is None or pd is None or dl is None:
         return None
     geometry = conv_taps(tuple(xs[2:]), tuple(ws[2:]), tuple(st), tuple(pd), tuple(dl))

@@ -149,7 +149,10 @@ def broadcast_shapes(attrs: dict, shapes: list) -> Optional[list]:
 
 def torch_spatial(value: Any, n: int, default: int) -> Optional[tuple]:
     """An n-tuple from a stride/pad/dilate attribute as torch's convolutions read it (empty:
-    ``default``; one value: repeated); None for any other length."""
+    ``default``; one value: repeated); None for any other length. An n-tuple (what the attribute
+    parser makes) comes back as it is: kernels call this on every call."""
+    if type(value) is tuple and len(value) == n:
+        return value
     if isinstance(value, int):
         return (value,) * n
     if not value:

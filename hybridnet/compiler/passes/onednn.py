@@ -37,12 +37,14 @@ def _attr(node: Node, key: str) -> Any:
     return cast(OpDef, node.op).attrs[key].default
 
 
+def _is_conv2d_nchw(node: Node) -> bool:
+    return _name(node) == "Convolution" and len(tuple(_attr(node, "kernel"))) == 2 \
+        and _attr(node, "layout") in (None, "None", "NCHW")
+
+
 def _is_fusible_conv(node: Node, shapes: Shapes) -> bool:
     """A 2-D NCHW Convolution whose input shape was recorded (4-D)."""
-    if _name(node) != "Convolution" or len(tuple(_attr(node, "kernel"))) != 2:
-        return False
-    layout = _attr(node, "layout")
-    if layout not in (None, "None", "NCHW"):
+    if not _is_conv2d_nchw(node):
         return False
     data = shapes.get((id(node.inputs[0][0]), node.inputs[0][1]))
     return data is not None and len(data) == 4
@@ -50,8 +52,7 @@ def _is_fusible_conv(node: Node, shapes: Shapes) -> bool:
 
 def fusible_convolutions(graph: Graph) -> bool:
     """Whether ``graph`` has a 2-D NCHW Convolution (the pass needs recorded shapes for it)."""
-    return any(_name(n) == "Convolution" and len(tuple(_attr(n, "kernel"))) == 2
-               and _attr(n, "layout") in (None, "None", "NCHW") for n in graph.nodes)
+    return any(_is_conv2d_nchw(n) for n in graph.nodes)
 
 
 def _activation(node: Node) -> Optional[tuple]:
