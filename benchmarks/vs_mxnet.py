@@ -5,8 +5,9 @@ Each measurement runs in a fresh process of either framework (the same worker co
 frameworks round after round, and the table shows medians over everything and the ratio
 hybridnet / MXNet (below 1: hybridnet is faster). Both run hybridized with
 ``static_alloc=True, static_shape=True`` (the seed code's flags; in hybridnet they select the
-predict plan and the lowered oneDNN tier) and the same thread count. ``--plain`` adds hybridnet
-with a bare ``hybridize()`` (the generated function only). Each worker warms up for 3 s first.
+predict plan and the lowered oneDNN tier) and the same thread count. ``--plain`` adds both
+frameworks with a bare ``hybridize()`` (hybridnet's default tier, the generated function, against
+MXNet's default CachedOp). Each worker warms up for 3 s first.
 
 Workloads: the seed MLP 512-256-128-2 at batch 1; the seed LeNet at batch 16 and 256 (inference
 and one SGD training step) and its first hybridized call (build + deferred init + trace +
@@ -94,8 +95,8 @@ def _run_worker(framework: str, workload: str, repeats: int) -> dict:
     def build():
         net = make()
         net.initialize(mx.init.Xavier())
-        if framework == "hybridnet-plain":
-            net.hybridize()  # no flags: the generated function only
+        if framework.endswith("-plain"):
+            net.hybridize()  # no flags: each framework's default
         else:
             net.hybridize(static_alloc=True, static_shape=True)
         return net
@@ -164,7 +165,7 @@ def main() -> None:
     ap.add_argument("--mxnet-python", default=os.environ.get("HYBRIDNET_MXNET_PYTHON", "/tmp/mxvenv/bin/python"))
     ap.add_argument("--only", nargs="*", help="run only these workloads")
     ap.add_argument("--plain", action="store_true",
-                    help="also run hybridnet with plain hybridize() (no static flags: no lowered tier)")
+                    help="also run both frameworks with plain hybridize() (no static flags)")
     ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -181,7 +182,7 @@ def main() -> None:
     workloads = args.only or (WORKLOADS + (BIG if args.big else []))
     rows = []
     for w in workloads:
-        samples: dict = {"hybridnet": [], "hybridnet-plain": [], "mxnet": []}
+        samples: dict = {"hybridnet": [], "hybridnet-plain": [], "mxnet": [], "mxnet-plain": []}
         reps = 1 if w.endswith("first_call") else args.repeats
         rounds = args.rounds * (3 if w.endswith("first_call") else 1)
         for _ in range(rounds):
@@ -189,12 +190,15 @@ def main() -> None:
             if args.plain:
                 samples["hybridnet-plain"] += _measure(sys.executable, "hybridnet-plain", w, reps, env)
             samples["mxnet"] += _measure(args.mxnet_python, "mxnet", w, reps, mx_env)
+            if args.plain:
+                samples["mxnet-plain"] += _measure(args.mxnet_python, "mxnet-plain", w, reps, mx_env)
         hyb, mxn = statistics.median(samples["hybridnet"]), statistics.median(samples["mxnet"])
         row = [w, f"{hyb * 1e3:.3f}", f"{mxn * 1e3:.3f}", f"{hyb / mxn:.2f}"]
         if args.plain:
-            plain = statistics.median(samples["hybridnet-plain"])
+            plain, mx_plain = (statistics.median(samples[k]) for k in ("hybridnet-plain", "mxnet-plain"))
             row[1:1] = [f"{plain * 1e3:.3f}"]
-            row.append(f"{plain / mxn:.2f}")
+            row[3:3] = [f"{mx_plain * 1e3:.3f}"]
+            row.append(f"{plain / mx_plain:.2f}")
         rows.append(tuple(row))
         print(f"{w}: hybridnet {hyb * 1e3:.3f} ms, mxnet {mxn * 1e3:.3f} ms, ratio {hyb / mxn:.2f}",
               flush=True)
@@ -203,8 +207,8 @@ def main() -> None:
     print()
     head = ["workload", "hybridnet", "mxnet", "ratio"]
     if args.plain:
-        head = ["workload", "hybridnet hybridize()", "hybridnet static", "mxnet static", "ratio static",
-                "ratio hybridize()"]
+        head = ["workload", "hybridnet hybridize()", "hybridnet static", "mxnet hybridize()", "mxnet static",
+                "ratio static", "ratio hybridize()"]
     print(table(f"hybridnet vs MXNet 1.9.1 ({args.threads} threads; median ms per call; ratio < 1: "
                 f"hybridnet faster)", rows, head))
 

@@ -28,6 +28,7 @@ from .aliasing import OutputOwnership
 from .codegen import compile_graph
 from .host_memory import keep_freed_memory
 from .passes import optimize
+from .passes.layout import channels_last_convolutions
 from .predict import PredictPlan
 from .tiers import TierRefused, TierRunner, check_backend
 
@@ -70,7 +71,9 @@ class CachedOp:
         self._all = len(self._keep) == len(order)
         inputs = [order[i] for i in self._keep]
         self._inputs = inputs
-        self.compiled = compile_graph(self.graph, inputs, "hybrid_forward")
+        # tiers and op hooks work on ``graph``; the default function also keeps conv activations
+        # channels-last (passes/layout.py)
+        self.compiled = compile_graph(channels_last_convolutions(self.graph), inputs, "hybrid_forward")
         self._fn = self.compiled.fn
         ownership = OutputOwnership(self.graph, inputs)
         self._own = ownership.apply if ownership else None

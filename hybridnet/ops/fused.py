@@ -291,3 +291,15 @@ def _contiguous(data: Tensor) -> Tensor:
     """The input's values in row-major (C-contiguous) layout: the input itself when it already is.
     Ends a channels-last region of a predict-mode graph (see ``_fused_conv``)."""
     return data.contiguous()
+
+
+@register("_channels_last", differentiable=True, samples=lambda: [
+    Sample((_r.randn(2, 3, 4, 5),), ref=lambda x: x), Sample((_r.randn(3, 4),), ref=lambda x: x)])
+def _channels_last(data: Tensor) -> Tensor:
+    """The input's values, stored channels-last where oneDNN's convolutions run on them (a 4-D CPU
+    float32 tensor; the input itself when it already is), else the input. Starts a channels-last
+    region of a hybridized graph (see ``compiler/passes/layout.py``): torch's oneDNN convolutions
+    and the operators between them keep that layout, and run 1.5-4x faster in it than in NCHW."""
+    if data.dim() == 4 and onednn_conv_ready(data):
+        return data.contiguous(memory_format=_CL)
+    return data

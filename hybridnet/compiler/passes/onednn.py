@@ -20,7 +20,7 @@ from ...ir.graph import Entry, Graph, Node, topo_order, transform
 from ...ops import registry as _reg
 from ...ops.registry import OpDef
 
-__all__ = ["fuse_conv_onednn", "fusible_convolutions"]
+__all__ = ["fuse_conv_onednn", "fusible_convolutions", "is_conv2d_nchw", "leave_channels_last", "attr"]
 
 _ADDS = frozenset({"elemwise_add", "_plus", "_add", "broadcast_add", "broadcast_plus"})
 
@@ -31,20 +31,22 @@ def _name(node: Node) -> str:
     return cast(OpDef, node.op).name if node.op is not None else ""
 
 
-def _attr(node: Node, key: str) -> Any:
+def attr(node: Node, key: str) -> Any:
+    """An attribute of ``node``, or its operator's default."""
     if key in node.attrs:
         return node.attrs[key]
     return cast(OpDef, node.op).attrs[key].default
 
 
-def _is_conv2d_nchw(node: Node) -> bool:
-    return _name(node) == "Convolution" and len(tuple(_attr(node, "kernel"))) == 2 \
-        and _attr(node, "layout") in (None, "None", "NCHW")
+def is_conv2d_nchw(node: Node) -> bool:
+    """A 2-D Convolution in MXNet's default NCHW layout."""
+    return _name(node) == "Convolution" and len(tuple(attr(node, "kernel"))) == 2 \
+        and attr(node, "layout") in (None, "None", "NCHW")
 
 
 def _is_fusible_conv(node: Node, shapes: Shapes) -> bool:
     """A 2-D NCHW Convolution whose input shape was recorded (4-D)."""
-    if not _is_conv2d_nchw(node):
+    if not is_conv2d_nchw(node):
         return False
     data = shapes.get((id(node.inputs[0][0]), node.inputs[0][1]))
     return data is not None and len(data) == 4
@@ -52,22 +54,22 @@ def _is_fusible_conv(node: Node, shapes: Shapes) -> bool:
 
 def fusible_convolutions(graph: Graph) -> bool:
     """Whether ``graph`` has a 2-D NCHW Convolution (the pass needs recorded shapes for it)."""
-    return any(_is_conv2d_nchw(n) for n in graph.nodes)
+    return any(is_conv2d_nchw(n) for n in graph.nodes)
 
 
 def _activation(node: Node) -> Optional[tuple]:
     """(act, alpha, beta) of ``_fused_conv`` for an activation node it can absorb, else None."""
     name = _name(node)
     if name == "Activation":
-        act = _attr(node, "act_type")
+        act = attr(node, "act_type")
         return (act, 0.0, 0.0) if act in ("relu", "sigmoid", "tanh") else None
     if name in ("relu", "sigmoid", "tanh"):
         return (name, 0.0, 0.0)
     if name == "clip":
-        lo, hi = float(_attr(node, "a_min")), float(_attr(node, "a_max"))
+        lo, hi = float(attr(node, "a_min")), float(attr(node, "a_max"))
         return ("hardtanh", lo, hi) if lo <= hi else None
-    if name == "LeakyReLU" and _attr(node, "act_type") == "leaky":
-        return ("leaky_relu", float(_attr(node, "slope")), 0.0)
+    if name == "LeakyReLU" and attr(node, "act_type") == "leaky":
+        return ("leaky_relu", float(attr(node, "slope")), 0.0)
     return None
 
 
@@ -116,13 +118,13 @@ def fuse_conv_onednn(graph: Graph, shapes: Shapes) -> Graph:
 
     def fused(conv: Node, conv_inputs: tuple, act: tuple, other: Optional[Entry], name: str) -> list:
         data, weight = conv_inputs[0], conv_inputs[1]
-        geometry = {k: _attr(conv, k) for k in ("stride", "pad", "dilate", "num_group")}
+        geometry = {k: attr(conv, k) for k in ("stride", "pad", "dilate", "num_group")}
         size = tuple(int(d) for d in shapes[(id(conv.inputs[0][0]), conv.inputs[0][1])])
         packed = Node(pack_op, f"{conv.name}_onednn_weight", {**geometry, "input_size": size}, (weight,))
-        if len(conv_inputs) > 2 and not _attr(conv, "no_bias"):
+        if len(conv_inputs) > 2 and not attr(conv, "no_bias"):
             bias = conv_inputs[2]
         else:
-            bias = (Node(zeros_op, f"{conv.name}_zero_bias", {"shape": (int(_attr(conv, "num_filter")),)}, ()), 0)
+            bias = (Node(zeros_op, f"{conv.name}_zero_bias", {"shape": (int(attr(conv, "num_filter")),)}, ()), 0)
         inputs = (data, weight, (packed, 0), bias) + ((other,) if other is not None else ())
         attrs = {**geometry, "act": act[0], "act_alpha": act[1], "act_beta": act[2], "input_size": size}
         return [(Node(fused_op, name, attrs, inputs), 0)]
@@ -146,14 +148,15 @@ def fuse_conv_onednn(graph: Graph, shapes: Shapes) -> Graph:
     new_outputs = transform(graph.outputs, visit)
     if not convs:
         return Graph(new_outputs)
-    return Graph(_leave_channels_last(new_outputs, fused_op))
+    return Graph(leave_channels_last(new_outputs, fused_op))
 
 
-def _leave_channels_last(outputs: list, fused_op: OpDef) -> list:
-    """``outputs`` with each one computed from a fused convolution wrapped in ``_contiguous``."""
+def leave_channels_last(outputs: list, start: OpDef) -> list:
+    """``outputs`` with each one computed from a ``start`` node (whose output may be
+    channels-last) wrapped in ``_contiguous``."""
     tainted: set = set()
     for node in topo_order([n for n, _ in outputs]):
-        if node.op is fused_op or any(id(src) in tainted for src, _ in node.inputs):
+        if node.op is start or any(id(src) in tainted for src, _ in node.inputs):
             tainted.add(id(node))
     contiguous = _reg.get("_contiguous")
     return [(Node(contiguous, f"{n.name}_contiguous{k}", {}, ((n, k),)), 0) if id(n) in tainted else (n, k)
