@@ -1,11 +1,10 @@
-"""The default hybridized function with and without channels-last convolution activations
-(hybridnet/compiler/passes/layout.py), interleaved in one process.
+"""Predict-mode calls of the default hybridized function with and without channels-last
+convolution activations (hybridnet/compiler/passes/layout.py), interleaved in one process.
 
 Two copies of each net with the same parameters are hybridized with a bare ``hybridize()`` (no
 static flags: the default function serves every call), one compiled with
-``passes.layout.ENABLED`` off. Per net: inference and one SGD training step
-(SoftmaxCrossEntropyLoss), both at batch 32. Run alone:
-OMP_NUM_THREADS=2 python benchmarks/layout.py [--big] [--repeats N]
+``passes.layout.ENABLED`` off; both run inference at batch 32. (Training always runs the NCHW
+function.) Run alone: OMP_NUM_THREADS=2 python benchmarks/layout.py [--big] [--repeats N]
 """
 from __future__ import annotations
 
@@ -23,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _timing import interleaved, table  # noqa: E402
 
 import hybridnet as mx  # noqa: E402
-from hybridnet import autograd, gluon  # noqa: E402
+from hybridnet import gluon  # noqa: E402
 from hybridnet.compiler.passes import layout  # noqa: E402
 from hybridnet.gluon.model_zoo import vision  # noqa: E402
 
@@ -54,55 +53,33 @@ def _pair(make: Callable[[], gluon.HybridBlock], x: mx.nd.NDArray) -> list:
     return nets
 
 
-def _steps(net: gluon.HybridBlock, x: mx.nd.NDArray, label: mx.nd.NDArray) -> tuple:
-    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
-    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.0})
-
-    def infer() -> None:
-        net(x).wait_to_read()
-
-    def train() -> None:
-        with autograd.record():
-            loss = loss_fn(net(x), label)
-        loss.backward()
-        trainer.step(x.shape[0])
-        mx.nd.waitall()
-    return infer, train
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--big", action="store_true", help="add 3x224x224 inference")
     args = ap.parse_args()
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
-    cases = [("seed LeNet", _seed_lenet, (32, 1, 28, 28), True),
-             ("resnet18_v1", lambda: vision.get_model("resnet18_v1", classes=10), (32, 3, 32, 32), True),
-             ("mobilenet1.0", lambda: vision.get_model("mobilenet1.0", classes=10), (32, 3, 32, 32), True)]
+    cases = [("seed LeNet", _seed_lenet, (32, 1, 28, 28)),
+             ("resnet18_v1", lambda: vision.get_model("resnet18_v1", classes=10), (32, 3, 32, 32)),
+             ("mobilenet1.0", lambda: vision.get_model("mobilenet1.0", classes=10), (32, 3, 32, 32))]
     if args.big:
-        cases += [("resnet18_v1", lambda: vision.get_model("resnet18_v1"), (32, 3, 224, 224), False),
-                  ("mobilenet1.0", lambda: vision.get_model("mobilenet1.0"), (32, 3, 224, 224), False)]
+        cases += [("resnet18_v1", lambda: vision.get_model("resnet18_v1"), (32, 3, 224, 224)),
+                  ("mobilenet1.0", lambda: vision.get_model("mobilenet1.0"), (32, 3, 224, 224))]
     rng = np.random.RandomState(0)
     rows = []
-    for name, make, shape, train in cases:
+    for name, make, shape in cases:
         x = mx.nd.array(rng.rand(*shape).astype(np.float32))
-        label = mx.nd.array(rng.randint(0, 10, shape[0]).astype(np.float32))
         nchw, cl = _pair(make, x)
-        (i0, t0), (i1, t1) = _steps(nchw, x, label), _steps(cl, x, label)
         big = shape[2] > 100
-        res = interleaved({"nchw": i0, "cl": i1}, number=1 if big else 5, repeats=3 if big else args.repeats,
-                          warmup=1 if big else 3)
+        res = interleaved({"nchw": lambda: nchw(x).wait_to_read(), "cl": lambda: cl(x).wait_to_read()},
+                          number=1 if big else 5, repeats=3 if big else args.repeats, warmup=1 if big else 3)
         what = f"{name} b{shape[0]} {'x'.join(map(str, shape[1:]))}"
         rows.append((f"{what} inference", f"{res['nchw'] * 1e3:.2f}", f"{res['cl'] * 1e3:.2f}",
                      f"{res['cl'] / res['nchw']:.2f}"))
         print(rows[-1], flush=True)
-        if train:
-            res = interleaved({"nchw": t0, "cl": t1}, number=2, repeats=args.repeats)
-            rows.append((f"{what} train step", f"{res['nchw'] * 1e3:.2f}", f"{res['cl'] * 1e3:.2f}",
-                         f"{res['cl'] / res['nchw']:.2f}"))
-            print(rows[-1], flush=True)
     print()
-    print(table("hybridize() default function: NCHW vs channels-last convolution activations (median ms)",
+    print(table("hybridize() default function, inference: NCHW vs channels-last convolution activations "
+                "(median ms)",
                 rows, ["workload", "NCHW", "channels-last", "ratio"]))
 
 

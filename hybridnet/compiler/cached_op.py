@@ -25,7 +25,7 @@ from ..ir.graph import Graph, Node
 from ..ir.interpreter import Interpreter
 from ..profiler import recorder as _profiler
 from .aliasing import OutputOwnership
-from .codegen import compile_graph
+from .codegen import CompiledGraph, compile_graph
 from .host_memory import keep_freed_memory
 from .passes import optimize
 from .passes.layout import channels_last_convolutions
@@ -59,7 +59,9 @@ class CachedOp:
     (``predict``: BatchNorm folded, identities removed, parameter-only work computed once per
     parameter change, see ``predict``; shape-generic, so variants on one device share one: its
     oneDNN weight reorders fit the first call's input size best). Both give the default
-    function's results to float rounding and fall back to it whenever they cannot serve a call."""
+    function's results to float rounding and fall back to it whenever they cannot serve a call.
+    Without them, predict-mode calls run the default function with convolution activations
+    channels-last (``passes.layout``); recording and training always run ``compiled``."""
 
     def __init__(self, graph: Graph, data_nodes: Sequence[Node], param_nodes: Sequence[Node],
                  predict: Optional[PredictPlan] = None, backend: Optional[str] = None,
@@ -71,10 +73,13 @@ class CachedOp:
         self._all = len(self._keep) == len(order)
         inputs = [order[i] for i in self._keep]
         self._inputs = inputs
-        # tiers and op hooks work on ``graph``; the default function also keeps conv activations
-        # channels-last (passes/layout.py)
-        self.compiled = compile_graph(channels_last_convolutions(self.graph), inputs, "hybrid_forward")
+        self.compiled = compile_graph(self.graph, inputs, "hybrid_forward")
         self._fn = self.compiled.fn
+        # predict-mode calls that no plan or tier serves run the graph with convolution
+        # activations channels-last (passes/layout.py), compiled on the first such call
+        layout = channels_last_convolutions(self.graph)
+        self._layout_graph: Optional[Graph] = layout if layout is not self.graph else None
+        self._layout_compiled: Optional[CompiledGraph] = None
         ownership = OutputOwnership(self.graph, inputs)
         self._own = ownership.apply if ownership else None
         self.predict_plan = predict
@@ -131,7 +136,15 @@ class CachedOp:
                 return outs
         if not self._all:
             tensors = [tensors[i] for i in self._keep]
-        fn = self._fn if not _profiler.running else _profiler.timed_graph(self.compiled)
+        compiled = self.compiled
+        if _profiler.running:
+            fn = _profiler.timed_graph(compiled)
+        elif self._layout_graph is not None and not mode.recording and not mode.training \
+                and self._fn is compiled.fn:
+            compiled = self._channels_last_function()
+            fn = compiled.fn
+        else:
+            fn = self._fn
         try:
             if mode.recording or not _is_grad():
                 outs = fn(*tensors, _train=mode.training)
@@ -142,9 +155,19 @@ class CachedOp:
                 finally:
                     _set_grad(True)
         except (RuntimeError, ValueError, IndexError, TypeError) as e:
-            raise explain_failure(self.graph, self.compiled.input_names, tensors, e,
-                                  self.compiled.source) from e
+            raise explain_failure(self.graph, compiled.input_names, tensors, e, compiled.source) from e
         return outs if self._own is None else self._own(outs, tensors)
+
+    def _channels_last_function(self) -> CompiledGraph:
+        """The default function with convolution activations channels-last, for predict mode:
+        the same kernels, faster on oneDNN, results equal to float rounding. Recording and
+        training keep ``compiled``, so gradients and batch statistics are exactly eager mode's
+        (a BatchNorm over a few values in training mode turns rounding differences into
+        visible ones)."""
+        if self._layout_compiled is None:
+            assert self._layout_graph is not None
+            self._layout_compiled = compile_graph(self._layout_graph, self._inputs, "hybrid_forward")
+        return self._layout_compiled
 
     def _predict(self, tensors: list) -> Optional[tuple]:
         """Outputs from the lowered tier or the predict plan; None: run the default function."""

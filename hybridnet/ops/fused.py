@@ -299,7 +299,7 @@ def _channels_last(data: Tensor) -> Tensor:
     """The input's values, stored channels-last where oneDNN's convolutions run on them (a 4-D CPU
     float32 tensor; the input itself when it already is), else the input. Starts a channels-last
     region of a hybridized graph (see ``compiler/passes/layout.py``): torch's oneDNN convolutions
-    and the operators between them keep that layout, and run 1.5-4x faster in it than in NCHW."""
+    and the operators between them keep that layout, and run faster in it than in NCHW."""
     if data.dim() == 4 and onednn_conv_ready(data):
         return data.contiguous(memory_format=_CL)
     return data

@@ -21,7 +21,6 @@ from ..compiler.aliasing import OutputOwnership
 from ..compiler.codegen import compile_graph
 from ..compiler.memory import planned_bytes
 from ..compiler.passes import cse, distinct_outputs, run_passes
-from ..compiler.passes.layout import channels_last_convolutions
 from ..context import Context, current_context
 from ..ir.graph import Graph
 from ..ndarray.ndarray import NDArray
@@ -120,8 +119,7 @@ class Executor:
         self._grad_req = {n: (reqs.get(n, "null") if g_ is not None else "null")
                           for n, g_ in zip(self._arg_names, self.grad_arrays)}
         order = g.arguments() + g.aux_variables()
-        # convolution activations channels-last, as in hybridize's default function
-        self._compiled = compile_graph(channels_last_convolutions(g), order)
+        self._compiled = compile_graph(g, order)
         self._ownership = OutputOwnership(g, order)
         self._outputs: Optional[list] = None  # allocated on first use (bind stays cheap)
         self._last_train = False

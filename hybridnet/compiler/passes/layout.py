@@ -1,18 +1,20 @@
-"""Channels-last activations for the 2-D convolutions of a hybridized graph's default function.
+"""Channels-last activations for the 2-D convolutions of a hybridized graph, for predict-mode
+calls of the default function (``CachedOp`` compiles it beside the NCHW one, which recording and
+training keep: see ``CachedOp._channels_last_function``).
 
 torch's oneDNN convolutions run faster on channels-last (NHWC-strided) inputs than on NCHW ones
-(forward 1.2-2x, depthwise 2x, training 1.05-1.5x on the zoo's layers; the first layer of an
-ImageNet network at 224x224 5x) and produce channels-last outputs, which the operators between
-convolutions (BatchNorm, activations, pooling, additions) keep. MXNet's MKLDNN build gets the
-same effect by keeping convolution outputs in oneDNN's blocked layout between operators.
+(forward 1.2-2x, depthwise 2x on the zoo's layers; the first layer of an ImageNet network at
+224x224 5x) and produce channels-last outputs, which the operators between convolutions
+(BatchNorm, activations, pooling, additions) keep. MXNet's MKLDNN build gets the same effect by
+keeping convolution outputs in oneDNN's blocked layout between operators.
 
 Each 2-D NCHW Convolution with at least ``MIN_FILTERS`` filters, or grouped, reads its data
 through ``_channels_last`` (a no-op where oneDNN does not run the convolution: not CPU float32,
 or already channels-last). Narrower convolutions stay NCHW: on the seed LeNet (6 and 16 filters)
-the layout's conversions cost more than its kernels save (3-12% slower, measured). Graph outputs
+the layout's conversions cost more than its kernels save (3-4% slower, measured). Graph outputs
 computed from a converted value leave through ``_contiguous``, so callers see row-major arrays
 as before. Values are those of the NCHW kernels to float rounding (the accumulation order
-differs); gradients flow through both operators.
+differs); gradients would flow through both operators.
 """
 from __future__ import annotations
 
