@@ -29,7 +29,7 @@ from .param_guard import ParameterSnapshot
 from .passes import optimize, run_passes
 from .passes.constfold import split_parameter_prologue
 from .passes.inference import fold_batchnorm, remove_inference_identities
-from .passes.onednn import fuse_conv_onednn, fusible_convolutions
+from .passes.onednn import fuse_onednn, fusible_convolutions
 
 __all__ = ["PredictPlan", "inference_graph"]
 
@@ -105,7 +105,7 @@ class PredictPlan:
         call's data then parameters) size the oneDNN weight reorders (``passes.onednn``)."""
         graph = inference_graph(self.graph, {v.name: d for v, d in zip(self.param_nodes, dtypes)})
         if _onednn_applies(graph, tensors):
-            graph = optimize(fuse_conv_onednn(graph, _record_shapes(graph, self.data_nodes + self.param_nodes,
+            graph = optimize(fuse_onednn(graph, _record_shapes(graph, self.data_nodes + self.param_nodes,
                                                                     tensors)))
         split = split_parameter_prologue(graph, self.param_nodes)
         prologue: Optional[CompiledGraph] = None

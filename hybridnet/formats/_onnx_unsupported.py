@@ -20,7 +20,7 @@ _TRAINING = ("training-only: a loss, gradient hook or regulariser whose inferenc
              "what MXNet's exporter emits; drop it from the exported graph")
 _NO_ONNX_OP = "no ONNX operator computes it (special function); not lowered"
 _DYNAMIC = "its output shape depends on the input values, which the exporter's static shape plan cannot follow"
-_COMPILED_ONLY = ("internal to compiled functions (oneDNN-fused convolution, reordered weight, layout): "
+_COMPILED_ONLY = ("internal to compiled functions (oneDNN-fused convolution or linear, packed weight, layout): "
                   "export writes the traced graph, which never holds it")
 _NOT_YET = "not lowered yet: ONNX can express it only as a decomposition that has not been written"
 
@@ -49,7 +49,8 @@ _GROUPS: dict = {
     _SPARSE: ("cast_storage", "_sparse_retain", "_contrib_getnnz", "_contrib_SparseEmbedding"),
     _CONTROL_FLOW: ("_cond", "_foreach", "_while_loop"),
     _CUSTOM: ("Custom",),
-    _COMPILED_ONLY: ("_fused_conv", "_onednn_conv_weight", "_contiguous", "_channels_last"),
+    _COMPILED_ONLY: ("_fused_conv", "_onednn_conv_weight", "_contiguous", "_channels_last", "_fused_linear",
+                     "_onednn_linear_weight"),
     _TRAINING: (
         "_contrib_gradientmultiplier", "_contrib_round_ste", "_contrib_sign_ste",
         "IdentityAttachKLSparseReg", "SVMOutput", "CTCLoss", "softmax_cross_entropy",

@@ -13,7 +13,7 @@ import torch
 import hybridnet as mx
 from hybridnet import gluon, sym
 from hybridnet.compiler.codegen import compile_graph
-from hybridnet.compiler.passes.onednn import fuse_conv_onednn
+from hybridnet.compiler.passes.onednn import fuse_onednn
 from hybridnet.compiler.predict import PredictPlan
 from hybridnet.gluon import nn
 from hybridnet.gluon.model_zoo import vision
@@ -158,6 +158,54 @@ def test_tiny_outputs_run_as_one_matrix_product(monkeypatch):
     assert calls == []
 
 
+def test_matrix_forms_run_oneDNN_linear_when_big_enough(monkeypatch):
+    """With every matrix product big enough (threshold 0) the matrix forms read a oneDNN-packed
+    weight and still agree, residual joins included; resnet18_v1 at batch 2 is below the real
+    threshold (dense matrix, torch.addmm)."""
+    p = _Plan(vision.get_model("resnet18_v1", classes=10), (2, 3, 32, 32))
+    x = torch.zeros(2, 3, 32, 32)
+    assert not any(t.is_mkldnn for t in p.plan._current(p.tensors(x)).values if t.dim() == 2)
+    monkeypatch.setattr(fused, "LINEAR_MIN_MACS", 0)
+    q = _Plan(vision.get_model("resnet18_v1", classes=10), (2, 3, 32, 32))
+    q.check((2, 3, 32, 32))
+    packed = [t for t in q.plan._current(q.tensors(x)).values if t.is_mkldnn and t.dim() == 2]
+    assert len(packed) == 4 + 1  # the 4 "whole" convolutions and the Dense head
+
+
+class _Head(gluon.HybridBlock):
+    """A convolution net's head: Dense + relu big enough for oneDNN's linear kernel (64 rows x
+    512 x 512), a Dense read twice (its relu is not absorbed), a small Dense (MKL stays)."""
+
+    def __init__(self):
+        super().__init__()
+        with self.name_scope():
+            self.conv = nn.Conv2D(32, 3, padding=1, in_channels=8)
+            self.big = nn.Dense(512, activation="relu", in_units=512)
+            self.shared = nn.Dense(512, in_units=512)
+            self.small = nn.Dense(10, in_units=512)
+
+    def hybrid_forward(self, F, x):
+        h = self.big(self.conv(x))
+        s = self.shared(h)
+        return self.small(F.relu(s)), s
+
+
+def test_big_fully_connected_layers_run_on_oneDNN_linear_with_their_activation():
+    p = _Plan(_Head(), (64, 8, 4, 4))
+    p.check((64, 8, 4, 4))
+    p.check((5, 8, 4, 4))  # other rows: the packed weight still serves
+    ops = p.main_ops((64, 8, 4, 4))
+    assert ops["_fused_linear"] == 2 and ops["FullyConnected"] == 1
+    assert ops["Activation"] + ops["relu"] == 1  # the shared Dense keeps its relu
+    acts = sorted(n.attrs["act"] for n in p.plan.program_for(p.tensors(torch.zeros(64, 8, 4, 4)))[1].graph.nodes
+                  if n.op is not None and n.op.name == "_fused_linear")
+    assert acts == ["none", "relu"]
+    w = [q for k, q in p.params.items() if k.endswith("dense0_weight")][0]
+    before = p.check((64, 8, 4, 4))[0].clone()
+    w.set_data(w.data() * 0.5)  # the packed weight follows
+    assert not torch.allclose(before, p.check((64, 8, 4, 4))[0])
+
+
 def test_matmul_form_geometry():
     form = fused.matmul_form
     assert form((8, 4, 1, 1), (2, 4, 2, 2), (1, 1), (0, 0), (1, 1), 1) == ("pixel",)
@@ -219,7 +267,7 @@ def test_float64_plans_are_not_rewritten():
 def test_the_pass_without_recorded_shapes_leaves_the_graph():
     """Shapes come from a real call; a convolution whose input shape is unknown is left alone."""
     p = _Plan(vision.get_model("resnet18_v1", classes=10), (2, 3, 32, 32))
-    out = fuse_conv_onednn(p.graph, {})
+    out = fuse_onednn(p.graph, {})
     assert sum(n.op is not None and n.op.name == "_fused_conv" for n in out.nodes) == 0
     assert len(out.nodes) == len(p.graph.nodes)
 

@@ -1,5 +1,6 @@
 """Predict mode on oneDNN: 2-D convolutions with their activation or residual add fused, reading
-weights reordered once into oneDNN's blocked layout, activations kept channels-last between them.
+weights reordered once into oneDNN's blocked layout, activations kept channels-last between them;
+big FullyConnected layers with their activation on oneDNN's linear kernel, weights packed once.
 
 MXNet 1.9.1's CPU build does this with its MKLDNN subgraph backend (conv + bias + relu/add
 fusion, weights cached in the blocked layout). Here the rewrite targets torch's oneDNN kernels
@@ -17,10 +18,11 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, cast
 
 from ...ir.graph import Entry, Graph, Node, topo_order, transform
+from ...ops import fused as _fused
 from ...ops import registry as _reg
 from ...ops.registry import OpDef
 
-__all__ = ["fuse_conv_onednn", "fusible_convolutions", "is_conv2d_nchw", "leave_channels_last", "attr"]
+__all__ = ["fuse_onednn", "fusible_convolutions", "is_conv2d_nchw", "leave_channels_last", "attr"]
 
 _ADDS = frozenset({"elemwise_add", "_plus", "_add", "broadcast_add", "broadcast_plus"})
 
@@ -73,13 +75,30 @@ def _activation(node: Node) -> Optional[tuple]:
     return None
 
 
-def fuse_conv_onednn(graph: Graph, shapes: Shapes) -> Graph:
-    """Rewrite each fusible Convolution (see the module docstring) into ``_fused_conv``.
+def _fusible_linear(node: Node, shapes: Shapes) -> Optional[int]:
+    """The rows of a FullyConnected whose input shape was recorded and which multiplies
+    ``flatten(data)`` (flatten=True, or 2-D data) by at least ``LINEAR_MIN_MACS``; else None."""
+    if _name(node) != "FullyConnected":
+        return None
+    data = shapes.get((id(node.inputs[0][0]), node.inputs[0][1]))
+    if data is None or len(data) < 2 or (len(data) > 2 and not attr(node, "flatten")):
+        return None
+    features = 1
+    for d in data[1:]:
+        features *= int(d)
+    macs = int(data[0]) * features * int(attr(node, "num_hidden"))
+    return int(data[0]) if macs >= _fused.LINEAR_MIN_MACS else None
 
-    A convolution whose output only feeds an activation (relu, sigmoid, tanh, clip, leaky relu)
-    absorbs it; one whose output only feeds an addition with a value of the same shape absorbs
-    the addition, and the relu after it when the sum only feeds that relu (ResNet's residual
-    join). Neither absorbed value may be a graph output or read elsewhere."""
+
+def fuse_onednn(graph: Graph, shapes: Shapes) -> Graph:
+    """Rewrite each fusible Convolution (see the module docstring) into ``_fused_conv``, and each
+    big FullyConnected into ``_fused_linear``.
+
+    A convolution or FullyConnected whose output only feeds an activation (relu, sigmoid, tanh,
+    clip, leaky relu) absorbs it; a convolution whose output only feeds an addition with a value
+    of the same shape absorbs the addition, and the relu after it when the sum only feeds that
+    relu (ResNet's residual join). Neither absorbed value may be a graph output or read
+    elsewhere."""
     users = graph.users()
     outputs = {id(n) for n, _ in graph.outputs}
 
@@ -88,15 +107,22 @@ def fuse_conv_onednn(graph: Graph, shapes: Shapes) -> Graph:
         return readers[0][0] if len(readers) == 1 and id(node) not in outputs else None
 
     convs = {id(n) for n in graph.nodes if _is_fusible_conv(n, shapes)}
-    # what each convolution absorbs: conv id -> ("act", node) | ("add", add node, conv slot, relu)
+    linears = {id(n): rows for n in graph.nodes if (rows := _fusible_linear(n, shapes)) is not None}
+    # what each convolution or FullyConnected absorbs: its id -> ("act", node) | ("add", add node,
+    # conv slot, relu) (additions: convolutions only)
     absorbed: dict = {}
-    ends: dict = {}  # id(node that the fused op replaces) -> conv id
+    ends: dict = {}  # id(node that the fused op replaces) -> id(its convolution or FullyConnected)
     claimed: set = set()  # additions a convolution absorbs (the other operand stays as it is)
     for conv in graph.nodes:
-        if id(conv) not in convs:
+        if id(conv) not in convs and id(conv) not in linears:
             continue
         reader = sole_reader(conv)
         if reader is None or reader.inputs.count((conv, 0)) != 1:
+            continue
+        if id(conv) in linears:
+            if _activation(reader) is not None and len(reader.inputs) == 1:
+                absorbed[id(conv)] = ("act", reader)
+                ends[id(reader)] = id(conv)
             continue
         if _activation(reader) is not None and len(reader.inputs) == 1:
             absorbed[id(conv)] = ("act", reader)
@@ -129,15 +155,27 @@ def fuse_conv_onednn(graph: Graph, shapes: Shapes) -> Graph:
         attrs = {**geometry, "act": act[0], "act_alpha": act[1], "act_beta": act[2], "input_size": size}
         return [(Node(fused_op, name, attrs, inputs), 0)]
 
+    linear_op, linear_pack_op = _reg.get("_fused_linear"), _reg.get("_onednn_linear_weight")
+
+    def fused_linear(fc: Node, fc_inputs: tuple, act: tuple, name: str) -> list:
+        packed = Node(linear_pack_op, f"{fc.name}_onednn_weight", {"rows": linears[id(fc)]}, (fc_inputs[1],))
+        bias = (fc_inputs[2],) if len(fc_inputs) > 2 and not attr(fc, "no_bias") else ()
+        attrs = {"act": act[0], "act_alpha": act[1], "act_beta": act[2], "rows": linears[id(fc)]}
+        return [(Node(linear_op, name, attrs, (fc_inputs[0], fc_inputs[1], (packed, 0)) + bias), 0)]
+
     def visit(node: Node, inputs: tuple) -> Any:
         rebuilt[id(node)] = inputs
         if id(node) in convs and id(node) not in absorbed:
             return fused(node, inputs, ("none", 0.0, 0.0), None, node.name)
+        if id(node) in linears and id(node) not in absorbed:
+            return fused_linear(node, inputs, ("none", 0.0, 0.0), node.name)
         conv_id = ends.get(id(node))
         if conv_id is None:
             return None
         conv = originals[conv_id]
         how = absorbed[conv_id]
+        if id(conv) in linears:
+            return fused_linear(conv, rebuilt[conv_id], cast(tuple, _activation(node)), node.name)
         if how[0] == "act":
             return fused(conv, rebuilt[conv_id], cast(tuple, _activation(node)), None, node.name)
         _, add, slot, relu = how
