@@ -106,7 +106,7 @@ class PredictPlan:
         graph = inference_graph(self.graph, {v.name: d for v, d in zip(self.param_nodes, dtypes)})
         if _onednn_applies(graph, tensors):
             graph = optimize(fuse_onednn(graph, _record_shapes(graph, self.data_nodes + self.param_nodes,
-                                                                    tensors)))
+                                                               tensors)))
         split = split_parameter_prologue(graph, self.param_nodes)
         prologue: Optional[CompiledGraph] = None
         pos: tuple = ()

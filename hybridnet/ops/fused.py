@@ -338,7 +338,7 @@ def _channels_last(data: Tensor) -> Tensor:
 
 
 # ---- predict-mode FullyConnected on oneDNN's packed linear kernel (passes/onednn.py) ------------
-def _np_fused_linear(data, weight, packed, bias=None, *, act="none", act_alpha=0.0, act_beta=0.0, rows=0):
+def _np_fused_linear(data, weight, packed, bias=None, *, act="none", act_alpha=0.0, act_beta=0.0):
     y = data.reshape(data.shape[0], -1) @ weight.T
     return _np_act(y if bias is None else y + bias, act, act_alpha, act_beta)
 
@@ -346,12 +346,12 @@ def _np_fused_linear(data, weight, packed, bias=None, *, act="none", act_alpha=0
 def _fused_linear_samples() -> list:
     r = np.random.RandomState(12)
     w, b = r.randn(6, 20), r.randn(6)
-    s = [Sample((r.randn(3, 20), w, w, b), {"act": act, "act_alpha": lo, "act_beta": hi, "rows": 3},
+    s = [Sample((r.randn(3, 20), w, w, b), {"act": act, "act_alpha": lo, "act_beta": hi},
                 ref=_np_fused_linear, grad=False, rtol=1e-4, atol=1e-5)
          for act, lo, hi in (("none", 0.0, 0.0), ("relu", 0.0, 0.0), ("sigmoid", 0.0, 0.0), ("tanh", 0.0, 0.0),
                              ("hardtanh", -0.5, 0.5), ("leaky_relu", 0.1, 0.0))]
     # a 4-D input is flattened (a convolution net's head); no bias
-    s.append(Sample((r.randn(2, 5, 2, 2), w, w), {"act": "relu", "rows": 2}, ref=_np_fused_linear, grad=False,
+    s.append(Sample((r.randn(2, 5, 2, 2), w, w), {"act": "relu"}, ref=_np_fused_linear, grad=False,
                     rtol=1e-4, atol=1e-5))
     return s
 
@@ -359,11 +359,11 @@ def _fused_linear_samples() -> list:
 @register("_fused_linear", differentiable=False, samples=_fused_linear_samples)
 def _fused_linear(data: Tensor, weight: Tensor, packed: Tensor, bias: Optional[Tensor] = None, *,
                   act: Literal["none", "relu", "sigmoid", "tanh", "hardtanh", "leaky_relu"] = "none",
-                  act_alpha: float = 0.0, act_beta: float = 0.0, rows: int = 0) -> Tensor:
+                  act_alpha: float = 0.0, act_beta: float = 0.0) -> Tensor:
     """act(flatten(data) @ weight.T + bias) for predict mode: FullyConnected (flatten=True) with
     its activation (as ``_fused_conv``'s). ``packed`` is ``_onednn_linear_weight(weight)``; where
     it is a oneDNN-packed weight, oneDNN's linear kernel runs with the bias and activation fused
-    (any number of rows; ``rows`` is the number it was packed for)."""
+    (on any number of rows, fastest on the number it was packed for)."""
     x = data.flatten(1) if data.dim() > 2 else data
     if packed.is_mkldnn and x.dim() == 2 and x.dtype == torch.float32 and not _needs_grad(x, packed, bias):
         return _LINEAR(x.contiguous(), packed, bias, act, _act_scalars(act, act_alpha, act_beta), "")

@@ -160,7 +160,7 @@ def fuse_onednn(graph: Graph, shapes: Shapes) -> Graph:
     def fused_linear(fc: Node, fc_inputs: tuple, act: tuple, name: str) -> list:
         packed = Node(linear_pack_op, f"{fc.name}_onednn_weight", {"rows": linears[id(fc)]}, (fc_inputs[1],))
         bias = (fc_inputs[2],) if len(fc_inputs) > 2 and not attr(fc, "no_bias") else ()
-        attrs = {"act": act[0], "act_alpha": act[1], "act_beta": act[2], "rows": linears[id(fc)]}
+        attrs = {"act": act[0], "act_alpha": act[1], "act_beta": act[2]}
         return [(Node(linear_op, name, attrs, (fc_inputs[0], fc_inputs[1], (packed, 0)) + bias), 0)]
 
     def visit(node: Node, inputs: tuple) -> Any:
