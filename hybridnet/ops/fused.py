@@ -98,6 +98,8 @@ def pack_linear(matrix: Tensor, rows: int) -> Tensor:
             or rows * matrix.shape[0] * matrix.shape[1] < LINEAR_MIN_MACS:
         return matrix
     return _REORDER_LINEAR(matrix.contiguous(), rows)
+
+
 _CL = torch.channels_last
 
 
@@ -334,7 +336,6 @@ def _channels_last(data: Tensor) -> Tensor:
     if data.dim() == 4 and onednn_conv_ready(data):
         return data.contiguous(memory_format=_CL)
     return data
-
 
 
 # ---- predict-mode FullyConnected on oneDNN's packed linear kernel (passes/onednn.py) ------------
