@@ -18,9 +18,10 @@ import torch
 
 from ..base import MXNetError, dtype_torch
 from ..compiler.aliasing import OutputOwnership
-from ..compiler.codegen import compile_graph
+from ..compiler.codegen import CompiledGraph, compile_graph
 from ..compiler.memory import planned_bytes
 from ..compiler.passes import cse, distinct_outputs, run_passes
+from ..compiler.passes.layout import channels_last_convolutions
 from ..context import Context, current_context
 from ..ir.graph import Graph
 from ..ndarray.ndarray import NDArray
@@ -120,6 +121,10 @@ class Executor:
                           for n, g_ in zip(self._arg_names, self.grad_arrays)}
         order = g.arguments() + g.aux_variables()
         self._compiled = compile_graph(g, order)
+        # predict-mode forwards: convolution activations channels-last (compiled on first use)
+        layout = channels_last_convolutions(g)
+        self._layout_graph: Optional[Graph] = layout if layout is not g else None
+        self._layout_compiled: Optional[CompiledGraph] = None
         self._ownership = OutputOwnership(g, order)
         self._outputs: Optional[list] = None  # allocated on first use (bind stays cheap)
         self._last_train = False
@@ -217,7 +222,12 @@ class Executor:
             args.append(t)
         args += [_dense(a._t) for a in self.aux_arrays]
         with torch.set_grad_enabled(need_grad):
-            fn = self._compiled.fn if not _profiler.running else _profiler.timed_graph(self._compiled)
+            if _profiler.running:
+                fn = _profiler.timed_graph(self._compiled)
+            elif not is_train and not need_grad and self._layout_graph is not None:
+                fn = self._channels_last_function().fn
+            else:
+                fn = self._compiled.fn
             outs = fn(*args, _train=is_train)
             if self._ownership:
                 outs = self._ownership.apply(outs, args)
@@ -234,6 +244,16 @@ class Executor:
         if self._monitor is not None:
             self._run_monitor(args, is_train)
         return outs
+
+    def _channels_last_function(self) -> CompiledGraph:
+        """The bound graph with convolution activations channels-last (``passes.layout``) for
+        forwards that need no gradient and are not training, as a hybridized block's predict
+        calls; training keeps the NCHW function, eager mode's exact kernels."""
+        if self._layout_compiled is None:
+            assert self._layout_graph is not None
+            self._layout_compiled = compile_graph(self._layout_graph,
+                                                  self._graph.arguments() + self._graph.aux_variables())
+        return self._layout_compiled
 
     def _run_monitor(self, args: list, is_train: bool) -> None:
         callback, monitor_all = self._monitor  # type: ignore[misc]

@@ -184,3 +184,34 @@ def test_channels_last_operator_only_reorders_cpu_float32_4d():
     v = torch.randn(3, 4)
     assert fused._channels_last(v) is v
     assert "_channels_last" in ALIASING_OPS  # it may return its input: outputs are checked for sharing
+
+
+def test_symbol_executor_predicts_channels_last_and_trains_exactly_as_eager(monkeypatch):
+    data = sym.var("data")
+    c1 = sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=32, name="c1")
+    out = sym.Convolution(sym.relu(c1), kernel=(3, 3), num_filter=32, name="c2")
+    rng = np.random.RandomState(5)
+    args = {"data": rng.randn(2, 4, 6, 6), "c1_weight": rng.randn(32, 4, 3, 3) * 0.2, "c1_bias": rng.randn(32),
+            "c2_weight": rng.randn(32, 32, 3, 3) * 0.1, "c2_bias": rng.randn(32)}
+    nd_args = {k: mx.nd.array(v.astype(np.float32)) for k, v in args.items()}
+    eager = {k: v.copy() for k, v in nd_args.items()}
+    for v in eager.values():
+        v.attach_grad()
+    head = mx.nd.array(rng.randn(2, 32, 4, 4).astype(np.float32))
+    with autograd.record():
+        h = mx.nd.relu(mx.nd.Convolution(eager["data"], eager["c1_weight"], eager["c1_bias"], kernel=(3, 3),
+                                         pad=(1, 1), num_filter=32))
+        want = mx.nd.Convolution(h, eager["c2_weight"], eager["c2_bias"], kernel=(3, 3), num_filter=32)
+    want.backward(head)
+    layouts = _ConvLayouts(monkeypatch)
+    exe = out.bind(mx.cpu(), nd_args, args_grad={k: mx.nd.zeros(v.shape) for k, v in args.items()})
+    predicted = exe.forward(is_train=False)[0]
+    assert layouts.seen == [True, True] and predicted._t.is_contiguous()
+    np.testing.assert_allclose(predicted.asnumpy(), want.asnumpy(), rtol=1e-4, atol=1e-4)
+    layouts.seen.clear()
+    trained = exe.forward(is_train=True)[0]
+    exe.backward(head)
+    assert True not in layouts.seen
+    np.testing.assert_array_equal(trained.asnumpy(), want.asnumpy())
+    for k, g in exe.grad_dict.items():
+        np.testing.assert_array_equal(g.asnumpy(), eager[k].grad.asnumpy(), err_msg=k)
