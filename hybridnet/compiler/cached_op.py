@@ -76,10 +76,8 @@ class CachedOp:
         self.compiled = compile_graph(self.graph, inputs, "hybrid_forward")
         self._fn = self.compiled.fn
         # predict-mode calls that no plan or tier serves run the graph with convolution
-        # activations channels-last (passes/layout.py), compiled on the first such call
-        layout = channels_last_convolutions(self.graph)
-        self._layout_graph: Optional[Graph] = layout if layout is not self.graph else None
-        self._layout_compiled: Optional[CompiledGraph] = None
+        # activations channels-last (passes/layout.py), made on the first such call
+        self._layout: Optional[tuple] = None  # (compiled function or None: no convolution)
         ownership = OutputOwnership(self.graph, inputs)
         self._own = ownership.apply if ownership else None
         self.predict_plan = predict
@@ -139,9 +137,9 @@ class CachedOp:
         compiled = self.compiled
         if _profiler.running:
             fn = _profiler.timed_graph(compiled)
-        elif self._layout_graph is not None and not mode.recording and not mode.training \
-                and self._fn is compiled.fn:
-            compiled = self._channels_last_function()
+        elif not mode.recording and not mode.training and self._fn is compiled.fn \
+                and (layout := self._channels_last_function()) is not None:
+            compiled = layout
             fn = compiled.fn
         else:
             fn = self._fn
@@ -158,16 +156,17 @@ class CachedOp:
             raise explain_failure(self.graph, compiled.input_names, tensors, e, compiled.source) from e
         return outs if self._own is None else self._own(outs, tensors)
 
-    def _channels_last_function(self) -> CompiledGraph:
-        """The default function with convolution activations channels-last, for predict mode:
-        the same kernels, faster on oneDNN, results equal to float rounding. Recording and
-        training keep ``compiled``, so gradients and batch statistics are exactly eager mode's
-        (a BatchNorm over a few values in training mode turns rounding differences into
-        visible ones)."""
-        if self._layout_compiled is None:
-            assert self._layout_graph is not None
-            self._layout_compiled = compile_graph(self._layout_graph, self._inputs, "hybrid_forward")
-        return self._layout_compiled
+    def _channels_last_function(self) -> Optional[CompiledGraph]:
+        """The default function with convolution activations channels-last, for predict mode
+        (None: the pass changes nothing): the same kernels, faster on oneDNN, results equal to
+        float rounding. Recording and training keep ``compiled``, so gradients and batch
+        statistics are exactly eager mode's (a BatchNorm over a few values in training mode turns
+        rounding differences into visible ones)."""
+        if self._layout is None:
+            layout = channels_last_convolutions(self.graph)
+            self._layout = (compile_graph(layout, self._inputs, "hybrid_forward")
+                            if layout is not self.graph else None,)
+        return self._layout[0]
 
     def _predict(self, tensors: list) -> Optional[tuple]:
         """Outputs from the lowered tier or the predict plan; None: run the default function."""

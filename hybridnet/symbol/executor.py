@@ -121,10 +121,8 @@ class Executor:
                           for n, g_ in zip(self._arg_names, self.grad_arrays)}
         order = g.arguments() + g.aux_variables()
         self._compiled = compile_graph(g, order)
-        # predict-mode forwards: convolution activations channels-last (compiled on first use)
-        layout = channels_last_convolutions(g)
-        self._layout_graph: Optional[Graph] = layout if layout is not g else None
-        self._layout_compiled: Optional[CompiledGraph] = None
+        # predict-mode forwards: convolution activations channels-last (made on first use)
+        self._layout: Optional[tuple] = None  # (compiled function or None: no convolution)
         self._ownership = OutputOwnership(g, order)
         self._outputs: Optional[list] = None  # allocated on first use (bind stays cheap)
         self._last_train = False
@@ -224,8 +222,8 @@ class Executor:
         with torch.set_grad_enabled(need_grad):
             if _profiler.running:
                 fn = _profiler.timed_graph(self._compiled)
-            elif not is_train and not need_grad and self._layout_graph is not None:
-                fn = self._channels_last_function().fn
+            elif not is_train and not need_grad and (layout := self._channels_last_function()) is not None:
+                fn = layout.fn
             else:
                 fn = self._compiled.fn
             outs = fn(*args, _train=is_train)
@@ -245,15 +243,16 @@ class Executor:
             self._run_monitor(args, is_train)
         return outs
 
-    def _channels_last_function(self) -> CompiledGraph:
+    def _channels_last_function(self) -> Optional[CompiledGraph]:
         """The bound graph with convolution activations channels-last (``passes.layout``) for
         forwards that need no gradient and are not training, as a hybridized block's predict
-        calls; training keeps the NCHW function, eager mode's exact kernels."""
-        if self._layout_compiled is None:
-            assert self._layout_graph is not None
-            self._layout_compiled = compile_graph(self._layout_graph,
-                                                  self._graph.arguments() + self._graph.aux_variables())
-        return self._layout_compiled
+        calls (None: the pass changes nothing); training keeps the NCHW function, eager mode's
+        exact kernels."""
+        if self._layout is None:
+            g = self._graph
+            layout = channels_last_convolutions(g)
+            self._layout = (compile_graph(layout, g.arguments() + g.aux_variables()) if layout is not g else None,)
+        return self._layout[0]
 
     def _run_monitor(self, args: list, is_train: bool) -> None:
         callback, monitor_all = self._monitor  # type: ignore[misc]
