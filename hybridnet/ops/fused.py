@@ -205,18 +205,25 @@ def _conv_as_matmul(data: Tensor, matrix: Tensor, bias: Optional[Tensor], other:
     rows = data.permute(0, 2, 3, 1).reshape(n * h * w if form[0] == "pixel" else n, -1)
     if form[0] == "whole":
         h = w = 1
-    res = None if other is None else other.permute(0, 2, 3, 1).reshape(rows.shape[0], -1)
-    if matrix.is_mkldnn:
-        if res is None:
-            y = _LINEAR(rows.contiguous(), matrix, bias, act, _act_scalars(act, alpha, beta), "")
-            return y.reshape(n, h, w, -1).permute(0, 3, 1, 2)
-        y = _LINEAR.binary(rows.contiguous(), res.contiguous(), matrix, bias, "add")
+    if other is None:
+        y = _linear_act(rows, matrix, bias, act, alpha, beta)
     else:
-        y = torch.mm(rows, matrix.t()) if bias is None else torch.addmm(bias, rows, matrix.t())
-        if res is not None:
+        res = other.permute(0, 2, 3, 1).reshape(rows.shape[0], -1)
+        if matrix.is_mkldnn:
+            y = _LINEAR.binary(rows.contiguous(), res.contiguous(), matrix, bias, "add")
+        else:
+            y = F.linear(rows, matrix, bias)
             y += res
-    y = _conv_activation(y, act, alpha, beta, inplace=True)
+        y = _conv_activation(y, act, alpha, beta, inplace=True)
     return y.reshape(n, h, w, -1).permute(0, 3, 1, 2)
+
+
+def _linear_act(x: Tensor, matrix: Tensor, bias: Optional[Tensor], act: str, alpha: float, beta: float) -> Tensor:
+    """act(x @ matrix.T + bias) for a 2-D ``x``: one oneDNN linear kernel where ``matrix`` is
+    packed by ``pack_linear``, else F.linear and the activation in place."""
+    if matrix.is_mkldnn:
+        return _LINEAR(x.contiguous(), matrix, bias, act, _act_scalars(act, alpha, beta), "")
+    return _conv_activation(F.linear(x, matrix, bias), act, alpha, beta, inplace=True)
 
 
 @register("_fused_conv", differentiable=False, samples=_fused_conv_samples)
@@ -366,9 +373,8 @@ def _fused_linear(data: Tensor, weight: Tensor, packed: Tensor, bias: Optional[T
     it is a oneDNN-packed weight, oneDNN's linear kernel runs with the bias and activation fused
     (on any number of rows, fastest on the number it was packed for)."""
     x = data.flatten(1) if data.dim() > 2 else data
-    if packed.is_mkldnn and x.dim() == 2 and x.dtype == torch.float32 and not _needs_grad(x, packed, bias):
-        return _LINEAR(x.contiguous(), packed, bias, act, _act_scalars(act, act_alpha, act_beta), "")
-    return _conv_activation(F.linear(x, weight, bias), act, act_alpha, act_beta, inplace=True)
+    packed_serves = x.dim() == 2 and x.dtype == torch.float32 and not _needs_grad(x, packed, bias)
+    return _linear_act(x, packed if packed_serves else weight, bias, act, act_alpha, act_beta)
 
 
 @register("_onednn_linear_weight", differentiable=False, samples=lambda: [
