@@ -15,6 +15,7 @@ give the same results through the plain weight.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping, Optional, cast
 
 from ...ir.graph import Entry, Graph, Node, topo_order, transform
@@ -83,10 +84,7 @@ def _fusible_linear(node: Node, shapes: Shapes) -> Optional[int]:
     data = shapes.get((id(node.inputs[0][0]), node.inputs[0][1]))
     if data is None or len(data) < 2 or (len(data) > 2 and not attr(node, "flatten")):
         return None
-    features = 1
-    for d in data[1:]:
-        features *= int(d)
-    macs = int(data[0]) * features * int(attr(node, "num_hidden"))
+    macs = math.prod(int(d) for d in data) * int(attr(node, "num_hidden"))
     return int(data[0]) if macs >= _fused.LINEAR_MIN_MACS else None
 
 
@@ -119,15 +117,11 @@ def fuse_onednn(graph: Graph, shapes: Shapes) -> Graph:
         reader = sole_reader(conv)
         if reader is None or reader.inputs.count((conv, 0)) != 1:
             continue
-        if id(conv) in linears:
-            if _activation(reader) is not None and len(reader.inputs) == 1:
-                absorbed[id(conv)] = ("act", reader)
-                ends[id(reader)] = id(conv)
-            continue
         if _activation(reader) is not None and len(reader.inputs) == 1:
             absorbed[id(conv)] = ("act", reader)
             ends[id(reader)] = id(conv)
-        elif _name(reader) in _ADDS and len(reader.inputs) == 2 and id(reader) not in claimed:
+        elif id(conv) in convs and _name(reader) in _ADDS and len(reader.inputs) == 2 \
+                and id(reader) not in claimed:
             slot = reader.inputs.index((conv, 0))
             other = reader.inputs[1 - slot]
             mine, theirs = shapes.get((id(conv), 0)), shapes.get((id(other[0]), other[1]))
