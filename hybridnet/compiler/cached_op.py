@@ -13,6 +13,7 @@ results do (``aliasing``). Neither object holds per-call state: threads may call
 """
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import warnings
@@ -32,7 +33,7 @@ from .passes.layout import channels_last_convolutions
 from .predict import PredictPlan
 from .tiers import TierRefused, TierRunner, check_backend
 
-__all__ = ["CachedGraph", "CachedOp", "DEFAULT_MAX_CACHED", "lowering_backend"]
+__all__ = ["CachedGraph", "CachedOp", "DEFAULT_MAX_CACHED", "compile_channels_last", "lowering_backend"]
 
 _log = logging.getLogger("hybridnet.hybridize")
 DEFAULT_MAX_CACHED = 8
@@ -75,9 +76,6 @@ class CachedOp:
         self._inputs = inputs
         self.compiled = compile_graph(self.graph, inputs, "hybrid_forward")
         self._fn = self.compiled.fn
-        # predict-mode calls that no plan or tier serves run the graph with convolution
-        # activations channels-last (passes/layout.py), made on the first such call
-        self._layout: Optional[tuple] = None  # (compiled function or None: no convolution)
         ownership = OutputOwnership(self.graph, inputs)
         self._own = ownership.apply if ownership else None
         self.predict_plan = predict
@@ -138,7 +136,7 @@ class CachedOp:
         if _profiler.running:
             fn = _profiler.timed_graph(compiled)
         elif not mode.recording and not mode.training and self._fn is compiled.fn \
-                and (layout := self._channels_last_function()) is not None:
+                and (layout := self._channels_last_function) is not None:
             compiled = layout
             fn = compiled.fn
         else:
@@ -156,17 +154,15 @@ class CachedOp:
             raise explain_failure(self.graph, compiled.input_names, tensors, e, compiled.source) from e
         return outs if self._own is None else self._own(outs, tensors)
 
+    @functools.cached_property
     def _channels_last_function(self) -> Optional[CompiledGraph]:
-        """The default function with convolution activations channels-last, for predict mode
-        (None: the pass changes nothing): the same kernels, faster on oneDNN, results equal to
-        float rounding. Recording and training keep ``compiled``, so gradients and batch
-        statistics are exactly eager mode's (a BatchNorm over a few values in training mode turns
-        rounding differences into visible ones)."""
-        if self._layout is None:
-            layout = channels_last_convolutions(self.graph)
-            self._layout = (compile_graph(layout, self._inputs, "hybrid_forward")
-                            if layout is not self.graph else None,)
-        return self._layout[0]
+        """The default function with convolution activations channels-last, for predict-mode
+        calls that no plan or tier serves, made on the first one (None: the pass changes
+        nothing): the same kernels, faster on oneDNN, results equal to float rounding. Recording
+        and training keep ``compiled``, so gradients and batch statistics are exactly eager
+        mode's (a BatchNorm over a few values in training mode turns rounding differences into
+        visible ones)."""
+        return compile_channels_last(self.graph, self._inputs, "hybrid_forward")
 
     def _predict(self, tensors: list) -> Optional[tuple]:
         """Outputs from the lowered tier or the predict plan; None: run the default function."""
@@ -347,6 +343,14 @@ class CachedGraph:
                     "keep input dtypes and devices fixed, or raise hybridize(max_cached=N)")
             warnings.warn(f"{msg}. It keeps recompiling: more than max_cached={self.max_cached} "
                           f"signatures, so older ones are dropped; {hint}", stacklevel=5)
+
+
+def compile_channels_last(graph: Graph, inputs: Sequence[Node], fn_name: str) -> Optional[CompiledGraph]:
+    """``graph`` compiled with its convolution activations channels-last (``passes.layout``): the
+    predict-mode function of a hybridized block or a bound executor; None where the pass changes
+    nothing."""
+    layout = channels_last_convolutions(graph)
+    return None if layout is graph else compile_graph(layout, inputs, fn_name)
 
 
 def lowering_backend(backend: Optional[str], static_alloc: bool, static_shape: bool) -> Optional[str]:

@@ -10,6 +10,7 @@ own their memory (an output that is an argument, or a view of one, is copied; se
 """
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any, Callable, Optional
 
@@ -18,10 +19,10 @@ import torch
 
 from ..base import MXNetError, dtype_torch
 from ..compiler.aliasing import OutputOwnership
+from ..compiler.cached_op import compile_channels_last
 from ..compiler.codegen import CompiledGraph, compile_graph
 from ..compiler.memory import planned_bytes
 from ..compiler.passes import cse, distinct_outputs, run_passes
-from ..compiler.passes.layout import channels_last_convolutions
 from ..context import Context, current_context
 from ..ir.graph import Graph
 from ..ndarray.ndarray import NDArray
@@ -119,10 +120,8 @@ class Executor:
         # an argument without a gradient array gets no gradient, whatever grad_req says
         self._grad_req = {n: (reqs.get(n, "null") if g_ is not None else "null")
                           for n, g_ in zip(self._arg_names, self.grad_arrays)}
-        order = g.arguments() + g.aux_variables()
+        self._order = order = g.arguments() + g.aux_variables()  # the compiled functions' inputs
         self._compiled = compile_graph(g, order)
-        # predict-mode forwards: convolution activations channels-last (made on first use)
-        self._layout: Optional[tuple] = None  # (compiled function or None: no convolution)
         self._ownership = OutputOwnership(g, order)
         self._outputs: Optional[list] = None  # allocated on first use (bind stays cheap)
         self._last_train = False
@@ -222,7 +221,7 @@ class Executor:
         with torch.set_grad_enabled(need_grad):
             if _profiler.running:
                 fn = _profiler.timed_graph(self._compiled)
-            elif not is_train and not need_grad and (layout := self._channels_last_function()) is not None:
+            elif not is_train and not need_grad and (layout := self._channels_last_function) is not None:
                 fn = layout.fn
             else:
                 fn = self._compiled.fn
@@ -243,16 +242,13 @@ class Executor:
             self._run_monitor(args, is_train)
         return outs
 
+    @functools.cached_property
     def _channels_last_function(self) -> Optional[CompiledGraph]:
         """The bound graph with convolution activations channels-last (``passes.layout``) for
         forwards that need no gradient and are not training, as a hybridized block's predict
-        calls (None: the pass changes nothing); training keeps the NCHW function, eager mode's
-        exact kernels."""
-        if self._layout is None:
-            g = self._graph
-            layout = channels_last_convolutions(g)
-            self._layout = (compile_graph(layout, g.arguments() + g.aux_variables()) if layout is not g else None,)
-        return self._layout[0]
+        calls, made on the first one (None: the pass changes nothing); training keeps the NCHW
+        function, eager mode's exact kernels."""
+        return compile_channels_last(self._graph, self._order, "graph_fn")
 
     def _run_monitor(self, args: list, is_train: bool) -> None:
         callback, monitor_all = self._monitor  # type: ignore[misc]
@@ -260,11 +256,10 @@ class Executor:
         if not entries:
             return
         internals = Graph(entries)
-        order = self._graph.arguments() + self._graph.aux_variables()
         with torch.no_grad():
-            values = compile_graph(internals, order).fn(*args, _train=is_train)
+            values = compile_graph(internals, self._order).fn(*args, _train=is_train)
         by_entry = {(id(n), k): v for (n, k), v in zip(entries, values)}
-        var_values = {id(v): t for v, t in zip(order, args)}
+        var_values = {id(v): t for v, t in zip(self._order, args)}
         for node in self._graph.nodes:
             if node.op is None:
                 continue

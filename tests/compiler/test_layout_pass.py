@@ -170,7 +170,7 @@ def test_outputs_leave_row_major_and_match_eager_with_shared_values():
         assert h._t.is_contiguous()
         np.testing.assert_allclose(h.asnumpy(), e.asnumpy(), rtol=1e-4, atol=1e-4)
     op = net._cached_op.latest()
-    assert _ops(op._channels_last_function().graph)["_contiguous"] == 3
+    assert _ops(op._channels_last_function.graph)["_contiguous"] == 3
     assert _ops(op.compiled.graph)["_channels_last"] == 0
 
 
