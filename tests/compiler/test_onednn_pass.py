@@ -143,16 +143,17 @@ def test_other_input_sizes_use_the_plain_weight_and_agree():
     p.check((2, 3, 32, 32))
 
 
-def test_tiny_outputs_run_as_one_matrix_product(monkeypatch):
-    """resnet18_v1 at 32x32: stage 4 sees 1x1 inputs (3x3 pad 1 -> centre tap) and its first
-    convolution a 2x2 input at stride 2; the 1x1 shortcut there reads 2x2 -> 1x1 at stride 2,
-    which is no matrix form (it skips input pixels)."""
+def test_tiny_images_run_as_one_matrix_product(monkeypatch):
+    """resnet18_v1 at 32x32: stage 3 sees 2x2 images (its 3x3 pad-1 convolutions, 4 positions <
+    9 taps, run dense; its first reads 4x4 at stride 2: 16 positions, oneDNN), stage 4 1x1
+    images (3x3 pad 1 -> centre tap) and its first convolution a 2x2 input at stride 2; the 1x1
+    shortcut there reads 2x2 -> 1x1 at stride 2, which is no matrix form (it skips input pixels)."""
     calls = []
     real = fused._conv_as_matmul
     monkeypatch.setattr(fused, "_conv_as_matmul", lambda *a: calls.append(a[-1]) or real(*a))
     p = _Plan(vision.get_model("resnet18_v1", classes=10), (2, 3, 32, 32))
     p.check((2, 3, 32, 32))
-    assert collections.Counter(c[0] for c in calls) == {"whole": 4}
+    assert collections.Counter(calls) == {("dense", 1, 1): 4, ("dense", 2, 2): 3}
     calls.clear()
     p.check((2, 3, 48, 48))  # another size: oneDNN with the plain weight
     assert calls == []
@@ -169,7 +170,7 @@ def test_matrix_forms_run_oneDNN_linear_when_big_enough(monkeypatch):
     q = _Plan(vision.get_model("resnet18_v1", classes=10), (2, 3, 32, 32))
     q.check((2, 3, 32, 32))
     packed = [t for t in q.plan._current(q.tensors(x)).values if t.is_mkldnn and t.dim() == 2]
-    assert len(packed) == 4 + 1  # the 4 "whole" convolutions and the Dense head
+    assert len(packed) == 7 + 1  # the 7 "dense" convolutions and the Dense head
 
 
 class _Head(gluon.HybridBlock):
@@ -210,12 +211,31 @@ def test_matmul_form_geometry():
     form = fused.matmul_form
     assert form((8, 4, 1, 1), (2, 4, 2, 2), (1, 1), (0, 0), (1, 1), 1) == ("pixel",)
     assert form((8, 4, 1, 1), (2, 4, 3, 3), (1, 1), (0, 0), (1, 1), 1) is None  # 9 positions
-    assert form((8, 4, 3, 3), (2, 4, 1, 1), (1, 1), (1, 1), (1, 1), 1) == ("whole", (1, 2), (1, 2))
-    assert form((8, 4, 3, 3), (2, 4, 2, 2), (2, 2), (1, 1), (1, 1), 1) == ("whole", (1, 3), (1, 3))
-    assert form((8, 4, 3, 3), (2, 4, 3, 3), (1, 1), (0, 0), (1, 1), 1) == ("whole", (0, 3), (0, 3))
-    assert form((8, 4, 3, 3), (2, 4, 2, 2), (1, 1), (1, 1), (1, 1), 1) is None  # 2x2 outputs
+    assert form((8, 4, 3, 3), (2, 4, 1, 1), (1, 1), (1, 1), (1, 1), 1) == ("dense", 1, 1)
+    assert form((8, 4, 3, 3), (2, 4, 2, 2), (2, 2), (1, 1), (1, 1), 1) == ("dense", 1, 1)
+    assert form((8, 4, 3, 3), (2, 4, 3, 3), (1, 1), (0, 0), (1, 1), 1) == ("dense", 1, 1)  # covers
+    assert form((8, 4, 3, 3), (2, 4, 2, 2), (1, 1), (1, 1), (1, 1), 1) == ("dense", 2, 2)  # 4 < 9 taps
+    assert form((8, 4, 3, 3), (2, 4, 3, 3), (1, 1), (1, 1), (1, 1), 1) is None  # 9 positions, 9 taps
+    assert form((8, 4, 3, 3), (2, 4, 4, 4), (2, 2), (1, 1), (1, 1), 1) is None  # 16 positions
+    assert form((8, 4, 3, 3), (2, 4, 2, 2), (1, 1), (4, 4), (1, 1), 1) is None  # matrix 36 / 9 taps
     assert form((8, 4, 1, 1), (2, 4, 2, 2), (2, 2), (0, 0), (1, 1), 1) is None  # skips pixels
     assert form((8, 2, 3, 3), (2, 4, 1, 1), (1, 1), (1, 1), (1, 1), 2) is None  # groups
+
+
+def test_dense_conv_matrix_is_the_convolution():
+    """Each column of the unrolled weight is the convolution of one basis image (NumPy)."""
+    r = np.random.RandomState(3)
+    w = r.randn(5, 3, 3, 3).astype(np.float32)
+    for spatial, s, p, d in (((2, 2), (1, 1), (1, 1), (1, 1)), ((2, 3), (1, 2), (2, 1), (2, 1)),
+                             ((1, 1), (1, 1), (1, 1), (1, 1))):
+        geo = dict(stride=s, pad=p, dilate=d)
+        out = tuple((x + 2 * pi - di * 2 - 1) // si + 1 for x, si, pi, di in zip(spatial, s, p, d))
+        m = fused.dense_conv_matrix(torch.from_numpy(w), spatial, out, s, p, d).numpy()
+        x = r.randn(4, 3, *spatial).astype(np.float32)
+        want = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w), None, s, p, d).numpy()
+        got = (x.transpose(0, 2, 3, 1).reshape(4, -1) @ m.T).reshape(4, *out, 5).transpose(0, 3, 1, 2)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        assert m.shape == (out[0] * out[1] * 5, spatial[0] * spatial[1] * 3), geo
 
 
 def test_weight_changes_reach_the_reordered_weights():
