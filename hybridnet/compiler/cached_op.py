@@ -29,11 +29,12 @@ from .aliasing import OutputOwnership
 from .codegen import CompiledGraph, compile_graph
 from .host_memory import keep_freed_memory
 from .passes import optimize
+from .passes.inference import compute_in_place
 from .passes.layout import channels_last_convolutions
 from .predict import PredictPlan
 from .tiers import TierRefused, TierRunner, check_backend
 
-__all__ = ["CachedGraph", "CachedOp", "DEFAULT_MAX_CACHED", "compile_channels_last", "lowering_backend"]
+__all__ = ["CachedGraph", "CachedOp", "DEFAULT_MAX_CACHED", "compile_predict_function", "lowering_backend"]
 
 _log = logging.getLogger("hybridnet.hybridize")
 DEFAULT_MAX_CACHED = 8
@@ -62,7 +63,8 @@ class CachedOp:
     oneDNN weight reorders fit the first call's input size best). Both give the default
     function's results to float rounding and fall back to it whenever they cannot serve a call.
     Without them, predict-mode calls run the default function with convolution activations
-    channels-last (``passes.layout``); recording and training always run ``compiled``."""
+    channels-last and BatchNorm and residual additions in place (``compile_predict_function``);
+    recording and training always run ``compiled``."""
 
     def __init__(self, graph: Graph, data_nodes: Sequence[Node], param_nodes: Sequence[Node],
                  predict: Optional[PredictPlan] = None, backend: Optional[str] = None,
@@ -136,8 +138,8 @@ class CachedOp:
         if _profiler.running:
             fn = _profiler.timed_graph(compiled)
         elif not mode.recording and not mode.training and self._fn is compiled.fn \
-                and (layout := self._channels_last_function) is not None:
-            compiled = layout
+                and (predict := self._predict_function) is not None:
+            compiled = predict
             fn = compiled.fn
         else:
             fn = self._fn
@@ -155,14 +157,14 @@ class CachedOp:
         return outs if self._own is None else self._own(outs, tensors)
 
     @functools.cached_property
-    def _channels_last_function(self) -> Optional[CompiledGraph]:
-        """The default function with convolution activations channels-last, for predict-mode
-        calls that no plan or tier serves, made on the first one (None: the pass changes
-        nothing): the same kernels, faster on oneDNN, results equal to float rounding. Recording
-        and training keep ``compiled``, so gradients and batch statistics are exactly eager
-        mode's (a BatchNorm over a few values in training mode turns rounding differences into
-        visible ones)."""
-        return compile_channels_last(self.graph, self._inputs, "hybrid_forward")
+    def _predict_function(self) -> Optional[CompiledGraph]:
+        """The default function for predict-mode calls that no plan or tier serves
+        (``compile_predict_function``: convolution activations channels-last, BatchNorm and
+        residual additions in place), made on the first one (None: the passes change
+        nothing): results equal to float rounding. Recording and training keep ``compiled``,
+        so gradients and batch statistics are exactly eager mode's (a BatchNorm over a few
+        values in training mode turns rounding differences into visible ones)."""
+        return compile_predict_function(self.graph, self._inputs, "hybrid_forward")
 
     def _predict(self, tensors: list) -> Optional[tuple]:
         """Outputs from the lowered tier or the predict plan; None: run the default function."""
@@ -345,12 +347,14 @@ class CachedGraph:
                           f"signatures, so older ones are dropped; {hint}", stacklevel=5)
 
 
-def compile_channels_last(graph: Graph, inputs: Sequence[Node], fn_name: str) -> Optional[CompiledGraph]:
-    """``graph`` compiled with its convolution activations channels-last (``passes.layout``): the
-    predict-mode function of a hybridized block or a bound executor; None where the pass changes
-    nothing."""
-    layout = channels_last_convolutions(graph)
-    return None if layout is graph else compile_graph(layout, inputs, fn_name)
+def compile_predict_function(graph: Graph, inputs: Sequence[Node], fn_name: str) -> Optional[CompiledGraph]:
+    """``graph`` compiled for calls that neither record nor train (the predict-mode function of a
+    hybridized block or a bound executor): convolution activations channels-last
+    (``passes.layout``), BatchNorm and residual additions written over the convolution outputs
+    they read (``passes.inference.compute_in_place``); None where neither pass changes
+    anything."""
+    rewritten = compute_in_place(channels_last_convolutions(graph))
+    return None if rewritten is graph else compile_graph(rewritten, inputs, fn_name)
 
 
 def lowering_backend(backend: Optional[str], static_alloc: bool, static_shape: bool) -> Optional[str]:

@@ -19,7 +19,7 @@ import torch
 
 from ..base import MXNetError, dtype_torch
 from ..compiler.aliasing import OutputOwnership
-from ..compiler.cached_op import compile_channels_last
+from ..compiler.cached_op import compile_predict_function
 from ..compiler.codegen import CompiledGraph, compile_graph
 from ..compiler.memory import planned_bytes
 from ..compiler.passes import cse, distinct_outputs, run_passes
@@ -221,8 +221,8 @@ class Executor:
         with torch.set_grad_enabled(need_grad):
             if _profiler.running:
                 fn = _profiler.timed_graph(self._compiled)
-            elif not is_train and not need_grad and (layout := self._channels_last_function) is not None:
-                fn = layout.fn
+            elif not is_train and not need_grad and (predict := self._predict_function) is not None:
+                fn = predict.fn
             else:
                 fn = self._compiled.fn
             outs = fn(*args, _train=is_train)
@@ -243,12 +243,13 @@ class Executor:
         return outs
 
     @functools.cached_property
-    def _channels_last_function(self) -> Optional[CompiledGraph]:
-        """The bound graph with convolution activations channels-last (``passes.layout``) for
-        forwards that need no gradient and are not training, as a hybridized block's predict
-        calls, made on the first one (None: the pass changes nothing); training keeps the NCHW
-        function, eager mode's exact kernels."""
-        return compile_channels_last(self._graph, self._order, "graph_fn")
+    def _predict_function(self) -> Optional[CompiledGraph]:
+        """The bound graph for forwards that need no gradient and are not training, as a
+        hybridized block's predict calls (``compile_predict_function``: convolution activations
+        channels-last, BatchNorm and residual additions in place), made on the first one
+        (None: the passes change nothing); training keeps the plain function, eager mode's
+        exact kernels."""
+        return compile_predict_function(self._graph, self._order, "graph_fn")
 
     def _run_monitor(self, args: list, is_train: bool) -> None:
         callback, monitor_all = self._monitor  # type: ignore[misc]

@@ -8,7 +8,9 @@ from hybridnet import sym
 from hybridnet.compiler.codegen import compile_graph
 from hybridnet.compiler.passes import (fold_batchnorm, remove_inference_identities, run_passes,
                                        split_parameter_prologue)
+from hybridnet.compiler.passes.inference import compute_in_place
 from hybridnet.ir.graph import Graph
+from hybridnet.ops import fused
 
 
 def _ops(g):
@@ -292,3 +294,84 @@ def test_fold_batchnorm_v1():
     g2 = fold_batchnorm(g)
     assert "BatchNorm_v1" not in _ops(g2) and len(g2.nodes) == len(g.nodes) - 1 + 8
     _same(g2, g, _values(g, np.random.RandomState(7), _CONV_SHAPES))
+
+
+# ---- work written in place ----------------------------------------------------------------------
+def _residual_block():
+    """conv -> BN -> relu -> conv -> BN -> (+ shortcut) -> relu, the shortcut read twice."""
+    data = sym.var("data")
+    c1 = sym.Convolution(data, kernel=(3, 3), num_filter=3, pad=(1, 1), name="c1")
+    a1 = sym.Activation(sym.BatchNorm(c1, fix_gamma=False, name="bn1"), act_type="relu", name="act1")
+    c2 = sym.Convolution(a1, kernel=(3, 3), num_filter=3, pad=(1, 1), name="c2")
+    b2 = sym.BatchNorm(c2, fix_gamma=True, eps=1e-5, name="bn2")
+    return sym.relu(data + b2, name="out")
+
+
+_BLOCK_SHAPES = {"data": (2, 3, 5, 4), "c1_weight": (3, 3, 3, 3), "c1_bias": (3,), "c2_weight": (3, 3, 3, 3),
+                 "c2_bias": (3,), **{f"bn{i}_{p}": (3,) for i in (1, 2)
+                                     for p in ("gamma", "beta", "moving_mean", "moving_var")}}
+
+
+@pytest.mark.parametrize("min_elements", [0, 1 << 30])  # written in place / a new tensor
+def test_compute_in_place_residual_block(min_elements, monkeypatch):
+    monkeypatch.setattr(fused, "INPLACE_MIN_ELEMENTS", min_elements)
+    g = _residual_block()._graph()
+    g2 = compute_in_place(g)
+    assert sorted(_ops(g2)) == ["Convolution", "Convolution", "_add_act", "_batchnorm_act", "_batchnorm_act"]
+    bns = [n for n in g2.nodes if n.op is not None and n.op.name == "_batchnorm_act"]
+    assert [n.attrs.get("act", "none") for n in bns] == ["relu", "none"] and all(n.attrs["inplace"] for n in bns)
+    add = [n for n in g2.nodes if n.op is not None and n.op.name == "_add_act"][0]
+    assert add.attrs["act"] == "relu" and add.inputs[0][0] is bns[1]  # written over the BatchNorm's
+    values = _values(g, np.random.RandomState(7), _BLOCK_SHAPES)
+    before = {k: v.copy() for k, v in values.items()}
+    _same(g2, g, values, rtol=1e-12, atol=1e-12)
+    for k, v in before.items():  # inputs and parameters are never written
+        np.testing.assert_array_equal(values[k], v, err_msg=k)
+
+
+def test_compute_in_place_clip_sigmoid_and_channels_last_axis():
+    data = sym.var("data")
+    c1 = sym.Convolution(data, kernel=(1, 1), num_filter=3, name="c1")
+    x = sym.clip(sym.BatchNorm(c1, fix_gamma=False, name="bn1"), 0.0, 0.4)
+    c2 = sym.Convolution(x, kernel=(1, 1), num_filter=3, layout="NHWC", name="c2")
+    out = sym.sigmoid(sym.BatchNorm(c2, axis=-1, fix_gamma=False, name="bn2"))
+    g = out._graph()
+    g2 = compute_in_place(g)
+    bns = [n for n in g2.nodes if n.op is not None and n.op.name == "_batchnorm_act"]
+    assert [(n.attrs.get("act"), n.attrs["axis"]) for n in bns] == [("hardtanh", 1), ("sigmoid", -1)]
+    assert (bns[0].attrs["act_alpha"], bns[0].attrs["act_beta"]) == (0.0, 0.4)
+    shapes = {"data": (2, 4, 3, 3), "c1_weight": (3, 4, 1, 1), "c1_bias": (3,), "c2_weight": (3, 1, 1, 3),
+              "c2_bias": (3,), **{f"bn{i}_{p}": (3,) for i in (1, 2)
+                                  for p in ("gamma", "beta", "moving_mean", "moving_var")}}
+    _same(g2, g, _values(g, np.random.RandomState(8), shapes), rtol=1e-12, atol=1e-12)
+
+
+def test_compute_in_place_leaves_what_others_read():
+    data = sym.var("data")
+    cases = []
+    conv = sym.Convolution(data, kernel=(3, 3), num_filter=4, name="conv")
+    cases.append(sym.BatchNorm(conv, name="bn") + conv)  # the convolution output is read twice
+    conv3 = sym.Convolution(data, kernel=(3, 3), num_filter=4, name="conv3")
+    cases.append(sym.Group([sym.BatchNorm(conv3, name="bn3"), conv3]))  # and returned
+    conv4 = sym.Convolution(data, kernel=(3, 3), num_filter=4, name="conv4")
+    cases.append(sym.BatchNorm(conv4, output_mean_var=True, name="bn4"))  # mean/var outputs
+    cases.append(sym.BatchNorm(sym.relu(data), name="bn5"))  # not a convolution's output
+    cases.append(sym.relu(data + data))  # no fresh operand
+    cases.append(sym.relu(sym.Convolution(data, kernel=(1, 1), num_filter=4, name="conv6")))  # no BN / add
+    for out in cases:
+        g = out._graph()
+        g2 = compute_in_place(g)
+        assert _ops(g2) == _ops(g) and len(g2.nodes) == len(g.nodes), g.text()
+
+
+def test_compute_in_place_keeps_activations_others_read():
+    """A BatchNorm read twice (or returned) is still written over its convolution, but the
+    activations after it stay separate."""
+    data = sym.var("data")
+    bn = sym.BatchNorm(sym.Convolution(data, kernel=(1, 1), num_filter=2, name="conv"), name="bn")
+    for out in (sym.Group([sym.relu(bn), sym.tanh(bn)]), sym.Group([sym.relu(bn), bn])):
+        g2 = compute_in_place(out._graph())
+        ops = _ops(g2)
+        assert ops.count("_batchnorm_act") == 1 and "relu" in ops and "BatchNorm" not in ops
+        assert [n.attrs.get("act", "none") for n in g2.nodes if n.op is not None and n.op.name == "_batchnorm_act"] \
+            == ["none"]

@@ -77,6 +77,8 @@ def _predict_and_train(net: gluon.HybridBlock, x: mx.nd.NDArray, label: mx.nd.ND
 
 @pytest.mark.parametrize("name", ["resnet18_v1", "resnet18_v2", "mobilenet1.0"])
 def test_zoo_model_predicts_channels_last_and_trains_exactly_as_eager(name, monkeypatch):
+    # every BatchNorm and residual addition written in place, however small (passes.inference)
+    monkeypatch.setattr(fused, "INPLACE_MIN_ELEMENTS", 0)
     mx.random.seed(0)
     net = vision.get_model(name, classes=10)
     net.initialize(mx.init.Xavier())
@@ -101,6 +103,24 @@ def test_zoo_model_predicts_channels_last_and_trains_exactly_as_eager(name, monk
     np.testing.assert_array_equal(hybrid[2], eager[2])
     for k, g in eager[4].items():
         np.testing.assert_array_equal(hybrid[4][k], g, err_msg=k)
+
+
+def test_mobilenetv2_predicts_with_batchnorm_and_relu6_in_place(monkeypatch):
+    monkeypatch.setattr(fused, "INPLACE_MIN_ELEMENTS", 0)
+    mx.random.seed(0)
+    net = vision.get_model("mobilenetv2_0.25", classes=10)
+    net.initialize(mx.init.Xavier())
+    x = mx.nd.array(np.random.RandomState(0).rand(2, 3, 32, 32).astype(np.float32))
+    net(x)
+    _randomize_batchnorm(net, 2)
+    eager = net(x).asnumpy()
+    net.hybridize()
+    hybrid = net(x).asnumpy()
+    np.testing.assert_allclose(hybrid, eager, rtol=1e-4, atol=1e-5 * np.abs(eager).max())
+    fused_nodes = [n for n in net._cached_op.latest()._predict_function.graph.nodes
+                   if n.op is not None and n.op.name in ("_batchnorm_act", "_add_act")]
+    acts = collections.Counter((n.op.name, n.attrs.get("act", "none")) for n in fused_nodes)
+    assert acts[("_batchnorm_act", "hardtanh")] > 0 and acts[("_add_act", "none")] > 0
 
 
 def test_resnet18_graph_converts_each_convolution_input_once():
@@ -170,7 +190,7 @@ def test_outputs_leave_row_major_and_match_eager_with_shared_values():
         assert h._t.is_contiguous()
         np.testing.assert_allclose(h.asnumpy(), e.asnumpy(), rtol=1e-4, atol=1e-4)
     op = net._cached_op.latest()
-    assert _ops(op._channels_last_function.graph)["_contiguous"] == 3
+    assert _ops(op._predict_function.graph)["_contiguous"] == 3
     assert _ops(op.compiled.graph)["_channels_last"] == 0
 
 

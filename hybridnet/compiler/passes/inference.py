@@ -19,7 +19,7 @@ from ...ops import registry as _reg
 from ...ops.registry import OpDef
 from .constfold import mutated_inputs
 
-__all__ = ["remove_inference_identities", "fold_batchnorm", "INFERENCE_IDENTITY_OPS"]
+__all__ = ["remove_inference_identities", "fold_batchnorm", "compute_in_place", "INFERENCE_IDENTITY_OPS"]
 
 # Operators whose predict-mode, no-gradient forward returns its (first) input's values unchanged
 # whatever the attributes: copies (``_copy``/identity), gradient markers and loss heads (their
@@ -169,5 +169,69 @@ def fold_batchnorm(graph: Graph, dtypes: Optional[Mapping[str, Any]] = None) -> 
             return None
         producer = inputs[0][0]  # the producer as rebuilt (its inputs may have been rewritten)
         return [(_fold(producer, producer.inputs, node, inputs), 0)]
+
+    return Graph(transform(graph.outputs, visit))
+
+
+# ---- predict-mode work written over fresh tensors ------------------------------------------------
+_ELEMWISE_ADDS = frozenset({"elemwise_add", "_plus", "_add"})
+
+
+def _absorbable_activation(node: Node) -> Optional[dict]:
+    """The ``act`` attributes (as ``_batchnorm_act`` / ``_add_act`` take them) of the activation
+    ``node`` computes (relu, sigmoid, tanh, clip), or None."""
+    name = cast(OpDef, node.op).name
+    if name in ("relu", "sigmoid", "tanh"):
+        return {"act": name}
+    if name == "Activation" and _attr(node, "act_type") in ("relu", "sigmoid", "tanh"):
+        return {"act": str(_attr(node, "act_type"))}
+    if name == "clip":
+        return {"act": "hardtanh", "act_alpha": float(_attr(node, "a_min")), "act_beta": float(_attr(node, "a_max"))}
+    return None
+
+
+def compute_in_place(graph: Graph) -> Graph:
+    """Predict-mode BatchNorm and residual additions computed over a tensor that only they read,
+    with the relu, sigmoid, tanh or clip after them (``_batchnorm_act``, ``_add_act``): as
+    MXNet's memory planner runs them in place.
+
+    A *fresh* value is output 0 of a Convolution, or of a node this pass rewrote, that exactly
+    one node reads and the graph does not return: a new tensor no other node sees, which its
+    reader may overwrite. A one-output BatchNorm reading a fresh value becomes
+    ``_batchnorm_act``, an ``elemwise_add`` with a fresh operand ``_add_act`` (the sum written
+    over that operand), and an activation that is the only reader of either (not a graph
+    output) joins it. Needs no recorded shapes and no parameter prologue, so plain
+    ``hybridize()`` gets it: a ResNet or MobileNet block then makes one tensor per convolution
+    instead of three (at 224x224 the fresh pages of each new tensor cost more than the
+    arithmetic)."""
+    users = graph.users()
+    outputs = {id(n) for n, _ in graph.outputs}
+    bn_act, add_act = _reg.get("_batchnorm_act"), _reg.get("_add_act")
+    made: dict = {}  # id(original node) -> the node this pass made for it
+
+    def fresh(entry: Entry) -> bool:
+        src, k = entry
+        return k == 0 and src.op is not None and (src.op.name == "Convolution" or id(src) in made) \
+            and len(users[id(src)]) == 1 and id(src) not in outputs
+
+    def visit(node: Node, inputs: tuple) -> Any:
+        name = cast(OpDef, node.op).name
+        new = None
+        if name in _BATCHNORMS and node.num_outputs() == 1 and fresh(node.inputs[0]):
+            axis = 1 if name == "BatchNorm_v1" else int(_attr(node, "axis"))
+            attrs = {"eps": float(_attr(node, "eps")), "fix_gamma": bool(_attr(node, "fix_gamma")),
+                     "axis": axis, "inplace": True}
+            new = Node(bn_act, node.name, attrs, inputs)
+        elif name in _ELEMWISE_ADDS and len(inputs) == 2 and (fresh(node.inputs[0]) or fresh(node.inputs[1])):
+            lhs, rhs = inputs if fresh(node.inputs[0]) else (inputs[1], inputs[0])  # a + b == b + a
+            new = Node(add_act, node.name, {"inplace": True}, (lhs, rhs))
+        elif node.inputs and (act := _absorbable_activation(node)) is not None and fresh(node.inputs[0]):
+            src = made.get(id(node.inputs[0][0]))
+            if src is not None and src.attrs.get("act", "none") == "none":
+                new = Node(src.op, node.name, {**src.attrs, **act}, src.inputs)
+        if new is None:
+            return None
+        made[id(node)] = new
+        return [(new, 0)]
 
     return Graph(transform(graph.outputs, visit))

@@ -1,6 +1,6 @@
 """Channels-last activations for the 2-D convolutions of a hybridized graph, for predict-mode
 calls of the default function (``CachedOp`` compiles it beside the NCHW one, which recording and
-training keep: see ``CachedOp._channels_last_function``).
+training keep: see ``cached_op.compile_predict_function``).
 
 torch's oneDNN convolutions run faster on channels-last (NHWC-strided) inputs than on NCHW ones
 (forward 1.2-2x, depthwise 2x on the zoo's layers; the first layer of an ImageNet network at
