@@ -41,7 +41,7 @@ ALIASING_OPS = frozenset({
     # layout: the input itself when it is already row-major / cannot be reordered
     "_contiguous", "_channels_last", "_onednn_conv_weight", "_onednn_linear_weight",
     # written over their first input (inplace=True; passes.inference.compute_in_place)
-    "_batchnorm_act", "_add_act",
+    "_batchnorm_act", "_add_act", "_act",
     # updates that return the updated weight
     "mp_sgd_mom_update",
     # control flow: a loop that runs zero times returns its inputs, and a subgraph may return a

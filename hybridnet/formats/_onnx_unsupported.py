@@ -50,7 +50,7 @@ _GROUPS: dict = {
     _CONTROL_FLOW: ("_cond", "_foreach", "_while_loop"),
     _CUSTOM: ("Custom",),
     _COMPILED_ONLY: ("_fused_conv", "_onednn_conv_weight", "_contiguous", "_channels_last", "_fused_linear",
-                     "_onednn_linear_weight", "_batchnorm_act", "_add_act"),
+                     "_onednn_linear_weight", "_batchnorm_act", "_add_act", "_act"),
     _TRAINING: (
         "_contrib_gradientmultiplier", "_contrib_round_ste", "_contrib_sign_ste",
         "IdentityAttachKLSparseReg", "SVMOutput", "CTCLoss", "softmax_cross_entropy",

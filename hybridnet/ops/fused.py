@@ -510,3 +510,20 @@ def _add_act(lhs: Tensor, rhs: Tensor, *, act: Literal["none", "relu", "sigmoid"
     else:
         y = torch.add(lhs, rhs)
     return _conv_activation(y, act, act_alpha, act_beta, inplace=True)
+
+
+def _np_act_op(data, *, act="relu", act_alpha=0.0, act_beta=0.0, inplace=False):
+    return _np_act(data, act, act_alpha, act_beta)
+
+
+@register("_act", differentiable=False, samples=lambda: [
+    Sample((_r.randn(2, 3, 4),), {"act": act, "act_alpha": lo, "act_beta": hi, "inplace": inplace},
+           ref=_np_act_op, grad=False)
+    for act, lo, hi, inplace in (("relu", 0.0, 0.0, True), ("sigmoid", 0.0, 0.0, False), ("tanh", 0.0, 0.0, True),
+                                 ("hardtanh", 0.0, 0.6, True))])
+def _act(data: Tensor, *, act: Literal["relu", "sigmoid", "tanh", "hardtanh"] = "relu", act_alpha: float = 0.0,
+         act_beta: float = 0.0, inplace: bool = False) -> Tensor:
+    """``_batchnorm_act``'s activations alone, for predict mode; with ``inplace``
+    (``passes.inference.compute_in_place`` sets it on a Convolution output nothing else reads)
+    written over ``data``."""
+    return _conv_activation(data, act, act_alpha, act_beta, inplace=inplace)

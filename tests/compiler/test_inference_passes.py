@@ -357,7 +357,8 @@ def test_compute_in_place_leaves_what_others_read():
     cases.append(sym.BatchNorm(conv4, output_mean_var=True, name="bn4"))  # mean/var outputs
     cases.append(sym.BatchNorm(sym.relu(data), name="bn5"))  # not a convolution's output
     cases.append(sym.relu(data + data))  # no fresh operand
-    cases.append(sym.relu(sym.Convolution(data, kernel=(1, 1), num_filter=4, name="conv6")))  # no BN / add
+    conv6 = sym.Convolution(data, kernel=(1, 1), num_filter=4, name="conv6")
+    cases.append(sym.Group([sym.relu(conv6), conv6]))  # an activation of a returned convolution
     for out in cases:
         g = out._graph()
         g2 = compute_in_place(g)
@@ -375,3 +376,23 @@ def test_compute_in_place_keeps_activations_others_read():
         assert ops.count("_batchnorm_act") == 1 and "relu" in ops and "BatchNorm" not in ops
         assert [n.attrs.get("act", "none") for n in g2.nodes if n.op is not None and n.op.name == "_batchnorm_act"] \
             == ["none"]
+
+
+def test_compute_in_place_activation_of_a_convolution():
+    """conv -> relu -> conv -> clip -> tanh: the relu and the clip are written over their
+    convolutions; the tanh reads the clip's result, which it may overwrite too but stays apart."""
+    data = sym.var("data")
+    c1 = sym.Convolution(data, kernel=(3, 3), num_filter=3, pad=(1, 1), name="c1")
+    c2 = sym.Convolution(sym.relu(c1), kernel=(1, 1), num_filter=2, name="c2")
+    g = sym.tanh(sym.clip(c2, -0.2, 0.3))._graph()
+    g2 = compute_in_place(g)
+    acts = [(n.op.name, n.attrs.get("act"), n.attrs.get("inplace")) for n in g2.nodes
+            if n.op is not None and n.op.name not in ("Convolution",)]
+    assert acts == [("_act", "relu", True), ("_act", "hardtanh", True), ("tanh", None, None)]
+    shapes = {"data": (2, 3, 4, 4), "c1_weight": (3, 3, 3, 3), "c1_bias": (3,), "c2_weight": (2, 3, 1, 1),
+              "c2_bias": (2,)}
+    values = _values(g, np.random.RandomState(9), shapes)
+    before = {k: v.copy() for k, v in values.items()}
+    _same(g2, g, values, rtol=1e-12, atol=1e-12)
+    for k, v in before.items():
+        np.testing.assert_array_equal(values[k], v, err_msg=k)

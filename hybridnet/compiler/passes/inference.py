@@ -191,22 +191,23 @@ def _absorbable_activation(node: Node) -> Optional[dict]:
 
 
 def compute_in_place(graph: Graph) -> Graph:
-    """Predict-mode BatchNorm and residual additions computed over a tensor that only they read,
-    with the relu, sigmoid, tanh or clip after them (``_batchnorm_act``, ``_add_act``): as
-    MXNet's memory planner runs them in place.
+    """Predict-mode BatchNorm, residual additions and activations computed over a tensor that
+    only they read (``_batchnorm_act``, ``_add_act``, ``_act``): as MXNet's memory planner runs
+    them in place.
 
     A *fresh* value is output 0 of a Convolution, or of a node this pass rewrote, that exactly
     one node reads and the graph does not return: a new tensor no other node sees, which its
     reader may overwrite. A one-output BatchNorm reading a fresh value becomes
     ``_batchnorm_act``, an ``elemwise_add`` with a fresh operand ``_add_act`` (the sum written
-    over that operand), and an activation that is the only reader of either (not a graph
-    output) joins it. Needs no recorded shapes and no parameter prologue, so plain
+    over that operand); a relu, sigmoid, tanh or clip reading a fresh value joins the
+    BatchNorm or addition that made it, or becomes ``_act`` after a Convolution. Needs no
+    recorded shapes and no parameter prologue, so plain
     ``hybridize()`` gets it: a ResNet or MobileNet block then makes one tensor per convolution
     instead of three (at 224x224 the fresh pages of each new tensor cost more than the
     arithmetic)."""
     users = graph.users()
     outputs = {id(n) for n, _ in graph.outputs}
-    bn_act, add_act = _reg.get("_batchnorm_act"), _reg.get("_add_act")
+    bn_act, add_act, act_op = _reg.get("_batchnorm_act"), _reg.get("_add_act"), _reg.get("_act")
     made: dict = {}  # id(original node) -> the node this pass made for it
 
     def fresh(entry: Entry) -> bool:
@@ -227,7 +228,9 @@ def compute_in_place(graph: Graph) -> Graph:
             new = Node(add_act, node.name, {"inplace": True}, (lhs, rhs))
         elif node.inputs and (act := _absorbable_activation(node)) is not None and fresh(node.inputs[0]):
             src = made.get(id(node.inputs[0][0]))
-            if src is not None and src.attrs.get("act", "none") == "none":
+            if src is None:  # a Convolution's output
+                new = Node(act_op, node.name, {**act, "inplace": True}, inputs)
+            elif src.op is not act_op and src.attrs.get("act", "none") == "none":
                 new = Node(src.op, node.name, {**src.attrs, **act}, src.inputs)
         if new is None:
             return None
