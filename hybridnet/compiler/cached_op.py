@@ -63,8 +63,8 @@ class CachedOp:
     oneDNN weight reorders fit the first call's input size best). Both give the default
     function's results to float rounding and fall back to it whenever they cannot serve a call.
     Without them, predict-mode calls run the default function with convolution activations
-    channels-last and BatchNorm and residual additions in place (``compile_predict_function``);
-    recording and training always run ``compiled``."""
+    channels-last and BatchNorm, residual additions and activations in place
+    (``compile_predict_function``); recording and training always run ``compiled``."""
 
     def __init__(self, graph: Graph, data_nodes: Sequence[Node], param_nodes: Sequence[Node],
                  predict: Optional[PredictPlan] = None, backend: Optional[str] = None,
@@ -159,9 +159,9 @@ class CachedOp:
     @functools.cached_property
     def _predict_function(self) -> Optional[CompiledGraph]:
         """The default function for predict-mode calls that no plan or tier serves
-        (``compile_predict_function``: convolution activations channels-last, BatchNorm and
-        residual additions in place), made on the first one (None: the passes change
-        nothing): results equal to float rounding. Recording and training keep ``compiled``,
+        (``compile_predict_function``: convolution activations channels-last, BatchNorm,
+        residual additions and activations in place), made on the first one (None: the passes
+        change nothing): results equal to float rounding. Recording and training keep ``compiled``,
         so gradients and batch statistics are exactly eager mode's (a BatchNorm over a few
         values in training mode turns rounding differences into visible ones)."""
         return compile_predict_function(self.graph, self._inputs, "hybrid_forward")
@@ -350,9 +350,9 @@ class CachedGraph:
 def compile_predict_function(graph: Graph, inputs: Sequence[Node], fn_name: str) -> Optional[CompiledGraph]:
     """``graph`` compiled for calls that neither record nor train (the predict-mode function of a
     hybridized block or a bound executor): convolution activations channels-last
-    (``passes.layout``), BatchNorm and residual additions written over the convolution outputs
-    they read (``passes.inference.compute_in_place``); None where neither pass changes
-    anything."""
+    (``passes.layout``), BatchNorm, residual additions and activations written over the
+    convolution outputs they read (``passes.inference.compute_in_place``); None where neither
+    pass changes anything."""
     rewritten = compute_in_place(channels_last_convolutions(graph))
     return None if rewritten is graph else compile_graph(rewritten, inputs, fn_name)
 

@@ -430,7 +430,7 @@ def _onednn_linear_weight(weight: Tensor, *, rows: int = 0) -> Tensor:
     return weight if _needs_grad(weight) else pack_linear(weight, int(rows))
 
 
-# ---- predict-mode BatchNorm written over its input (compiler/passes/inference.py) --------------
+# ---- predict-mode BatchNorm, additions, activations written over their input (passes/inference.py)
 def _np_batchnorm_act(data, gamma, beta, moving_mean, moving_var, *, eps=1e-3, fix_gamma=True, axis=1,
                       act="none", act_alpha=0.0, act_beta=0.0, inplace=False):
     shape = [1] * data.ndim

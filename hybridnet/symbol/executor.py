@@ -246,9 +246,9 @@ class Executor:
     def _predict_function(self) -> Optional[CompiledGraph]:
         """The bound graph for forwards that need no gradient and are not training, as a
         hybridized block's predict calls (``compile_predict_function``: convolution activations
-        channels-last, BatchNorm and residual additions in place), made on the first one
-        (None: the passes change nothing); training keeps the plain function, eager mode's
-        exact kernels."""
+        channels-last, BatchNorm, residual additions and activations in place), made on the
+        first one (None: the passes change nothing); training keeps the plain function, eager
+        mode's exact kernels."""
         return compile_predict_function(self._graph, self._order, "graph_fn")
 
     def _run_monitor(self, args: list, is_train: bool) -> None:

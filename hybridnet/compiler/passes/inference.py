@@ -178,8 +178,8 @@ _ELEMWISE_ADDS = frozenset({"elemwise_add", "_plus", "_add"})
 
 
 def _absorbable_activation(node: Node) -> Optional[dict]:
-    """The ``act`` attributes (as ``_batchnorm_act`` / ``_add_act`` take them) of the activation
-    ``node`` computes (relu, sigmoid, tanh, clip), or None."""
+    """The ``act`` attributes (as ``_batchnorm_act``, ``_add_act`` and ``_act`` take them) of the
+    activation ``node`` computes (relu, sigmoid, tanh, clip), or None."""
     name = cast(OpDef, node.op).name
     if name in ("relu", "sigmoid", "tanh"):
         return {"act": name}
@@ -201,10 +201,9 @@ def compute_in_place(graph: Graph) -> Graph:
     ``_batchnorm_act``, an ``elemwise_add`` with a fresh operand ``_add_act`` (the sum written
     over that operand); a relu, sigmoid, tanh or clip reading a fresh value joins the
     BatchNorm or addition that made it, or becomes ``_act`` after a Convolution. Needs no
-    recorded shapes and no parameter prologue, so plain
-    ``hybridize()`` gets it: a ResNet or MobileNet block then makes one tensor per convolution
-    instead of three (at 224x224 the fresh pages of each new tensor cost more than the
-    arithmetic)."""
+    recorded shapes and no parameter prologue, so plain ``hybridize()`` gets it: a ResNet or
+    MobileNet block then makes one tensor per convolution instead of three (at 224x224 the
+    fresh pages of each new tensor cost more than the arithmetic)."""
     users = graph.users()
     outputs = {id(n) for n, _ in graph.outputs}
     bn_act, add_act, act_op = _reg.get("_batchnorm_act"), _reg.get("_add_act"), _reg.get("_act")
