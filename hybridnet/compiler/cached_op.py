@@ -94,7 +94,8 @@ class CachedOp:
             except TierRefused as e:
                 self.tier_refused = str(e)
                 _log.info("the %s tier is not used: %s", backend, e)
-        self._fast_predict = self.tier is not None or self.predict_plan is not None
+        self._serves_predict = self.tier is not None or self.predict_plan is not None
+        self._fast_predict = self._serves_predict  # off while an op hook runs the interpreter
 
     def set_op_hook(self, callback: Optional[Callable[[str, str, Any], Any]], monitor_all: bool = False) -> None:
         """Call ``callback(name, op_name, tensor)`` on every operator output (``<node>_output``)
@@ -103,7 +104,7 @@ class CachedOp:
         tier; ``None`` restores the generated function."""
         if callback is None:
             self._fn = self.compiled.fn
-            self._fast_predict = self.tier is not None or self.predict_plan is not None
+            self._fast_predict = self._serves_predict
             return
         interpreter = Interpreter(self.graph, self._inputs)
 
