@@ -162,9 +162,9 @@ class CachedOp:
         """The default function for predict-mode calls that no plan or tier serves
         (``compile_predict_function``: convolution activations channels-last, BatchNorm,
         residual additions and activations in place), made on the first one (None: the passes
-        change nothing): results equal to float rounding. Recording and training keep ``compiled``,
-        so gradients and batch statistics are exactly eager mode's (a BatchNorm over a few
-        values in training mode turns rounding differences into visible ones)."""
+        change nothing): results equal to float rounding. Recording and training keep
+        ``compiled``, so gradients and batch statistics are exactly eager mode's (a BatchNorm
+        over a few values in training mode turns rounding differences into visible ones)."""
         return compile_predict_function(self.graph, self._inputs, "hybrid_forward")
 
     def _predict(self, tensors: list) -> Optional[tuple]:

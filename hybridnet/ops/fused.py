@@ -467,7 +467,7 @@ INPLACE_MIN_ELEMENTS = 1 << 20
 @register("_batchnorm_act", differentiable=False, samples=_batchnorm_act_samples)
 def _batchnorm_act(data: Tensor, gamma: Tensor, beta: Tensor, moving_mean: Tensor, moving_var: Tensor, *,
                    eps: float = 1e-3, fix_gamma: bool = True, axis: int = 1,
-                   act: Literal["none", "relu", "sigmoid", "tanh", "hardtanh"] = "none",
+                   act: Literal["none", "relu", "sigmoid", "tanh", "hardtanh", "leaky_relu"] = "none",
                    act_alpha: float = 0.0, act_beta: float = 0.0, inplace: bool = False) -> Tensor:
     """Predict-mode BatchNorm (the moving statistics; gamma taken as 1 with ``fix_gamma``, as
     MXNet's) followed by ``act`` (``hardtanh`` clips to [act_alpha, act_beta]). With ``inplace``
@@ -500,7 +500,7 @@ def _np_add_act(lhs, rhs, *, act="none", act_alpha=0.0, act_beta=0.0, inplace=Fa
     for act, inplace in (("none", False), ("relu", True), ("tanh", True))] + [
     Sample((_r.randn(2, 3, 4), _r.randn(3, 1)), {"act": "hardtanh", "act_alpha": -0.5, "act_beta": 0.5,
                                                  "inplace": True}, ref=_np_add_act, grad=False)])
-def _add_act(lhs: Tensor, rhs: Tensor, *, act: Literal["none", "relu", "sigmoid", "tanh", "hardtanh"] = "none",
+def _add_act(lhs: Tensor, rhs: Tensor, *, act: Literal["none", "relu", "sigmoid", "tanh", "hardtanh", "leaky_relu"] = "none",
              act_alpha: float = 0.0, act_beta: float = 0.0, inplace: bool = False) -> Tensor:
     """act(lhs + rhs) (``elemwise_add``'s sum, then ``_batchnorm_act``'s activations) for predict
     mode; with ``inplace`` (``passes.inference.compute_in_place`` sets it where nothing else
@@ -520,8 +520,8 @@ def _np_act_op(data, *, act="relu", act_alpha=0.0, act_beta=0.0, inplace=False):
     Sample((_r.randn(2, 3, 4),), {"act": act, "act_alpha": lo, "act_beta": hi, "inplace": inplace},
            ref=_np_act_op, grad=False)
     for act, lo, hi, inplace in (("relu", 0.0, 0.0, True), ("sigmoid", 0.0, 0.0, False), ("tanh", 0.0, 0.0, True),
-                                 ("hardtanh", 0.0, 0.6, True))])
-def _act(data: Tensor, *, act: Literal["relu", "sigmoid", "tanh", "hardtanh"] = "relu", act_alpha: float = 0.0,
+                                 ("hardtanh", 0.0, 0.6, True), ("leaky_relu", 0.1, 0.0, True))])
+def _act(data: Tensor, *, act: Literal["relu", "sigmoid", "tanh", "hardtanh", "leaky_relu"] = "relu", act_alpha: float = 0.0,
          act_beta: float = 0.0, inplace: bool = False) -> Tensor:
     """``_batchnorm_act``'s activations alone, for predict mode; with ``inplace``
     (``passes.inference.compute_in_place`` sets it on a Convolution output nothing else reads)

@@ -396,3 +396,19 @@ def test_compute_in_place_activation_of_a_convolution():
     _same(g2, g, values, rtol=1e-12, atol=1e-12)
     for k, v in before.items():
         np.testing.assert_array_equal(values[k], v, err_msg=k)
+
+
+def test_compute_in_place_absorbs_what_fused_convolutions_absorb():
+    """The activations come from ``onednn.absorbable_activation``: leaky relu joins, and a clip
+    with a_min > a_max (no clamp interval) stays its own operator."""
+    data = sym.var("data")
+    c1 = sym.Convolution(data, kernel=(1, 1), num_filter=3, name="c1")
+    c2 = sym.Convolution(sym.LeakyReLU(c1, act_type="leaky", slope=0.2), kernel=(1, 1), num_filter=3, name="c2")
+    g = sym.clip(c2, 0.5, -0.5)._graph()
+    g2 = compute_in_place(g)
+    acts = [(n.op.name, n.attrs.get("act"), n.attrs.get("act_alpha")) for n in g2.nodes
+            if n.op is not None and n.op.name != "Convolution"]
+    assert acts == [("_act", "leaky_relu", 0.2), ("clip", None, None)]
+    shapes = {"data": (2, 4, 3, 3), "c1_weight": (3, 4, 1, 1), "c1_bias": (3,), "c2_weight": (3, 3, 1, 1),
+              "c2_bias": (3,)}
+    _same(g2, g, _values(g, np.random.RandomState(10), shapes), rtol=1e-12, atol=1e-12)

@@ -18,6 +18,7 @@ from ...ir.graph import Entry, Graph, Node, transform
 from ...ops import registry as _reg
 from ...ops.registry import OpDef
 from .constfold import mutated_inputs
+from .onednn import absorbable_activation
 
 __all__ = ["remove_inference_identities", "fold_batchnorm", "compute_in_place", "INFERENCE_IDENTITY_OPS"]
 
@@ -177,19 +178,6 @@ def fold_batchnorm(graph: Graph, dtypes: Optional[Mapping[str, Any]] = None) -> 
 _ELEMWISE_ADDS = frozenset({"elemwise_add", "_plus", "_add"})
 
 
-def _absorbable_activation(node: Node) -> Optional[dict]:
-    """The ``act`` attributes (as ``_batchnorm_act``, ``_add_act`` and ``_act`` take them) of the
-    activation ``node`` computes (relu, sigmoid, tanh, clip), or None."""
-    name = cast(OpDef, node.op).name
-    if name in ("relu", "sigmoid", "tanh"):
-        return {"act": name}
-    if name == "Activation" and _attr(node, "act_type") in ("relu", "sigmoid", "tanh"):
-        return {"act": str(_attr(node, "act_type"))}
-    if name == "clip":
-        return {"act": "hardtanh", "act_alpha": float(_attr(node, "a_min")), "act_beta": float(_attr(node, "a_max"))}
-    return None
-
-
 def compute_in_place(graph: Graph) -> Graph:
     """Predict-mode BatchNorm, residual additions and activations computed over a tensor that
     only they read (``_batchnorm_act``, ``_add_act``, ``_act``): as MXNet's memory planner runs
@@ -199,8 +187,9 @@ def compute_in_place(graph: Graph) -> Graph:
     one node reads and the graph does not return: a new tensor no other node sees, which its
     reader may overwrite. A one-output BatchNorm reading a fresh value becomes
     ``_batchnorm_act``, an ``elemwise_add`` with a fresh operand ``_add_act`` (the sum written
-    over that operand); a relu, sigmoid, tanh or clip reading a fresh value joins the
-    BatchNorm or addition that made it, or becomes ``_act`` after a Convolution. Needs no
+    over that operand); an activation ``_fused_conv`` could absorb (``onednn.
+    absorbable_activation``: relu, sigmoid, tanh, clip, leaky relu) reading a fresh value joins
+    the BatchNorm or addition that made it, or becomes ``_act`` after a Convolution. Needs no
     recorded shapes and no parameter prologue, so plain ``hybridize()`` gets it: a ResNet or
     MobileNet block then makes one tensor per convolution instead of three (at 224x224 the
     fresh pages of each new tensor cost more than the arithmetic)."""
@@ -225,7 +214,8 @@ def compute_in_place(graph: Graph) -> Graph:
         elif name in _ELEMWISE_ADDS and len(inputs) == 2 and (fresh(node.inputs[0]) or fresh(node.inputs[1])):
             lhs, rhs = inputs if fresh(node.inputs[0]) else (inputs[1], inputs[0])  # a + b == b + a
             new = Node(add_act, node.name, {"inplace": True}, (lhs, rhs))
-        elif node.inputs and (act := _absorbable_activation(node)) is not None and fresh(node.inputs[0]):
+        elif node.inputs and (absorbed := absorbable_activation(node)) is not None and fresh(node.inputs[0]):
+            act = dict(zip(("act", "act_alpha", "act_beta"), absorbed))
             src = made.get(id(node.inputs[0][0]))
             if src is None:  # a Convolution's output
                 new = Node(act_op, node.name, {**act, "inplace": True}, inputs)

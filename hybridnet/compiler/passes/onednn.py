@@ -23,7 +23,8 @@ from ...ops import fused as _fused
 from ...ops import registry as _reg
 from ...ops.registry import OpDef
 
-__all__ = ["fuse_onednn", "fusible_convolutions", "is_conv2d_nchw", "leave_channels_last", "attr"]
+__all__ = ["fuse_onednn", "fusible_convolutions", "is_conv2d_nchw", "leave_channels_last", "attr",
+           "absorbable_activation"]
 
 _ADDS = frozenset({"elemwise_add", "_plus", "_add", "broadcast_add", "broadcast_plus"})
 
@@ -60,8 +61,9 @@ def fusible_convolutions(graph: Graph) -> bool:
     return any(is_conv2d_nchw(n) for n in graph.nodes)
 
 
-def _activation(node: Node) -> Optional[tuple]:
-    """(act, alpha, beta) of ``_fused_conv`` for an activation node it can absorb, else None."""
+def absorbable_activation(node: Node) -> Optional[tuple]:
+    """(act, alpha, beta) for an activation node that ``_fused_conv`` (and the in-place
+    operators of ``inference.compute_in_place``) can absorb, else None."""
     name = _name(node)
     if name == "Activation":
         act = attr(node, "act_type")
@@ -117,7 +119,7 @@ def fuse_onednn(graph: Graph, shapes: Shapes) -> Graph:
         reader = sole_reader(conv)
         if reader is None or reader.inputs.count((conv, 0)) != 1:
             continue
-        if _activation(reader) is not None and len(reader.inputs) == 1:
+        if absorbable_activation(reader) is not None and len(reader.inputs) == 1:
             absorbed[id(conv)] = ("act", reader)
             ends[id(reader)] = id(conv)
         elif id(conv) in convs and _name(reader) in _ADDS and len(reader.inputs) == 2 \
@@ -128,7 +130,7 @@ def fuse_onednn(graph: Graph, shapes: Shapes) -> Graph:
             if mine is None or mine != theirs:
                 continue
             after = sole_reader(reader)
-            relu = after if after is not None and _activation(after) == ("relu", 0.0, 0.0) else None
+            relu = after if after is not None and absorbable_activation(after) == ("relu", 0.0, 0.0) else None
             absorbed[id(conv)] = ("add", reader, slot, relu)
             claimed.add(id(reader))
             ends[id(relu if relu is not None else reader)] = id(conv)
@@ -169,9 +171,9 @@ def fuse_onednn(graph: Graph, shapes: Shapes) -> Graph:
         conv = originals[conv_id]
         how = absorbed[conv_id]
         if id(conv) in linears:
-            return fused_linear(conv, rebuilt[conv_id], cast(tuple, _activation(node)), node.name)
+            return fused_linear(conv, rebuilt[conv_id], cast(tuple, absorbable_activation(node)), node.name)
         if how[0] == "act":
-            return fused(conv, rebuilt[conv_id], cast(tuple, _activation(node)), None, node.name)
+            return fused(conv, rebuilt[conv_id], cast(tuple, absorbable_activation(node)), None, node.name)
         _, add, slot, relu = how
         add_inputs = rebuilt[id(add)]
         act = ("relu", 0.0, 0.0) if relu is not None else ("none", 0.0, 0.0)
