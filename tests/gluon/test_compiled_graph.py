@@ -306,3 +306,34 @@ def test_shape_variants_share_one_predict_plan_per_device():
     assert len(plans) == 1 and None not in plans
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_training_batchnorm_on_a_traced_slice_reduces_what_eager_mode_reduces():
+    """Eager slice copies; the traced one is a view. BatchNorm's batch statistics are sums whose
+    rounding follows memory order, so the hybridized step must reduce the same contiguous copy
+    (MXNet's test_slice_batchnorm compares the two at atol 1e-6 on gradients ~1e-7)."""
+    class Net(mx.gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.conv = nn.Conv2D(64, 1)
+                self.bn = nn.BatchNorm()
+
+        def hybrid_forward(self, F, x):
+            return self.bn(self.conv(x).slice(begin=(0, 0, 0, 0), end=(4, 16, 24, 24)))
+
+    def run(hybrid):
+        mx.random.seed(3)
+        net = Net()
+        net.initialize(mx.init.Xavier())
+        if hybrid:
+            net.hybridize()
+        x = nd.array(np.random.RandomState(0).rand(8, 32, 48, 48).astype("float32"))
+        x.attach_grad()
+        with mx.autograd.record():
+            out = net(x)
+        out.backward()
+        return out.asnumpy(), x.grad.asnumpy(), net.conv.weight.grad().asnumpy()
+
+    for eager, hybrid in zip(run(False), run(True)):
+        np.testing.assert_array_equal(hybrid, eager)

@@ -310,6 +310,51 @@ def test_channels_last_matches_channels_first(layout, dshape, wshape, a):
     np.testing.assert_allclose(gb.numpy(), rb.numpy(), rtol=1e-12, atol=1e-12)
 
 
+# (data shape, weight shape, stride, memory order of the data, pixel form taken)
+PIXEL_CASES = [
+    ("1x1_on_2x2", (3, 5, 2, 2), (4, 5, 1, 1), (1, 1), "nchw", True),
+    ("1x1_on_2x2_channels_last", (3, 5, 2, 2), (4, 5, 1, 1), (1, 1), "cl", True),
+    ("1x1_s2_on_4x4", (3, 5, 4, 4), (4, 5, 1, 1), (2, 2), "nchw", True),
+    ("1x1_s2_on_4x3_channels_last", (3, 5, 4, 3), (4, 5, 1, 1), (2, 2), "cl", True),
+    ("1x1_on_1x4", (3, 5, 1, 4), (4, 5, 1, 1), (1, 1), "nchw", True),
+    ("1d_1x1_on_3", (3, 5, 3), (4, 5, 1), (1,), "nchw", True),
+    ("1x1_on_3x3", (3, 5, 3, 3), (4, 5, 1, 1), (1, 1), "nchw", False),  # 9 positions: the convolution
+]
+
+
+@pytest.mark.parametrize("case", PIXEL_CASES, ids=[c[0] for c in PIXEL_CASES])
+def test_pixel_form_matches_numpy_finite_differences_and_keeps_memory_order(case):
+    """A 1x1 convolution at <= POINTWISE_MAX_POSITIONS positions is one product of the pixels:
+    NumPy forward, float64 gradients against torch's convolution and finite differences, and
+    the result in the input's memory order (channels-last stays channels-last)."""
+    _, dshape, wshape, stride, order, taken = case
+    n = len(wshape) - 2
+    a = attrs_of((1,) * n, stride, (0,) * n, (1,) * n, wshape[0])
+    x, w, b, xt, wt, bt = _inputs(dshape, wshape, grad=True)
+    if order == "cl":
+        xt = xt.detach().contiguous(memory_format=torch.channels_last).requires_grad_()
+    with CallLog() as log:
+        y = CONV(xt, wt, bt, **a)
+    assert (log.linears == 1 and log.convs == []) == taken
+    assert y.is_contiguous(memory_format=torch.channels_last if order == "cl" else torch.contiguous_format)
+    np.testing.assert_allclose(y.detach().numpy(), _np_conv(x, w, b, **a), rtol=1e-12, atol=1e-12)
+    head = torch.randn(y.shape, dtype=torch.float64)
+    got = torch.autograd.grad(y, (xt, wt, bt), head)
+    xr, wr, br = t64(x, True), t64(w, True), t64(b, True)
+    want = torch.autograd.grad(torch_conv(xr, wr, br, a), (xr, wr, br), head)
+    for g, r in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=1e-12, atol=1e-12)
+    assert torch.autograd.gradcheck(lambda xx, ww, bb: CONV(xx, ww, bb, **a), (xr, wr, br))
+
+
+def test_pixel_form_float32_matches_the_convolution_on_mobilenet_shapes():
+    """mobilenet's last 1x1 layers at b32 on 32x32 images (512 channels on 2x2), float32."""
+    x = torch.rand(32, 512, 2, 2).contiguous(memory_format=torch.channels_last)
+    w, b = torch.randn(512, 512, 1, 1) * 0.05, torch.randn(512)
+    a = attrs_of((1, 1), (1, 1), (0, 0), (1, 1), 512)
+    np.testing.assert_allclose(CONV(x, w, b, **a).numpy(), torch_conv(x, w, b, a).numpy(), rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("dshape,wshape,layout,needle", [
     ((2, 5, 1, 1), (4, 3, 3, 3), None, "the input has 5 channels"),
     ((2, 5, 2, 2), (4, 3, 3, 3), None, "the input has 5 channels"),
