@@ -300,7 +300,7 @@ TINY_OUTPUT_MIN_WEIGHT = 1 << 19
 #: Output positions per image up to which a 1x1 convolution (CPU) is one matrix product of the
 #: pixels it reads (b32, 2 cores, channels-last; forward / forward+backward: 512->512 on 2x2
 #: 0.69x / 0.45x the time of the convolution, 1024->1024 on 2x2 0.70x / 0.91x, 256->512 stride 2
-#: on 2x2 0.54x / 0.62x, 128->256 stride 2 on 4x4 1.09x / 0.88x; at 16 positions even).
+#: on 2x2 0.54x / 0.62x, 128->256 stride 2 on 4x4 0.78x / 0.78x; at 16 positions even).
 POINTWISE_MAX_POSITIONS = 4
 
 
