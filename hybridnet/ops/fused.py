@@ -106,8 +106,7 @@ _CL = torch.channels_last
 
 def onednn_conv_ready(t: torch.Tensor) -> bool:
     """Whether oneDNN's fused convolution kernels can run on ``t`` (CPU float32, oneDNN built)."""
-    return _POINTWISE is not None and _REORDER is not None and t.device.type == "cpu" \
-        and t.dtype == torch.float32
+    return _POINTWISE is not None and _REORDER is not None and t.is_cpu and t.dtype == torch.float32
 
 
 def _needs_grad(*ts: Optional[torch.Tensor]) -> bool:
@@ -246,10 +245,11 @@ def _fused_conv(data: Tensor, weight: Tensor, packed: Tensor, bias: Optional[Ten
     output is channels-last (same values; torch operators accept either layout)."""
     s, p, d = _geometry("_fused_conv", stride, pad, dilate)
     planned = data.shape == input_size  # the size ``packed`` was made for (torch.Size == tuple)
-    if planned and packed.dim() == 2 and not _needs_grad(data, packed, bias, other):
+    grad = _needs_grad(data, weight, packed, bias, other)
+    if planned and packed.dim() == 2 and not grad:
         return _conv_as_matmul(data, packed, bias, other, act, act_alpha, act_beta,
                                matmul_form(tuple(weight.shape), tuple(input_size), s, p, d, num_group))
-    if onednn_conv_ready(data) and weight.dtype == torch.float32 and not _needs_grad(data, weight, bias, other):
+    if not grad and onednn_conv_ready(data) and weight.dtype == torch.float32:
         x = data.contiguous(memory_format=_CL)
         w = packed if planned and packed.is_mkldnn else weight
         if other is None:
