@@ -70,6 +70,11 @@ def batch_norm(data: Tensor, gamma: Tensor, beta: Tensor, moving_mean: Tensor, m
     """The BatchNorm computation shared by BatchNorm and BatchNorm_v1."""
     nd = data.dim()
     ax = axis % nd if nd else 0
+    if is_train and not use_global_stats and not data.is_contiguous() \
+            and not data.is_contiguous(memory_format=torch.channels_last):
+        # a view (a traced slice, which eager mode copies): the batch statistics are sums whose
+        # rounding depends on the memory order, so reduce the copy eager mode reduces
+        data = data.contiguous()
     x = data
     if ax != 1 and nd > 1:
         x = x.movedim(ax, 1)
@@ -81,10 +86,6 @@ def batch_norm(data: Tensor, gamma: Tensor, beta: Tensor, moving_mean: Tensor, m
         # gamma acts as 1; keep it in the graph with a zero gradient (MXNet writes 0)
         w = gamma * 0 + 1 if (gamma.requires_grad and torch.is_grad_enabled()) else None
     if is_train and not use_global_stats:
-        if not x.is_contiguous() and not x.is_contiguous(memory_format=torch.channels_last):
-            # a view (a traced slice, which eager mode copies): the statistics are sums whose
-            # rounding depends on the memory order, so reduce the copy eager mode reduces
-            x = x.contiguous()
         out, mean, invstd = torch.native_batch_norm(x, w, beta, None, None, True, 0.0, eps)
         if out.requires_grad:
             # MXNet 1.9.1 updates the moving statistics in BatchNorm's backward pass (spec B.6):
