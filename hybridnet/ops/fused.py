@@ -126,6 +126,10 @@ def _geometry(op: str, stride: Any, pad: Any, dilate: Any) -> tuple:
     return tuple(out)
 
 
+#: The activations the fused predict-mode operators apply after their main computation.
+FusedActivation = Literal["none", "relu", "sigmoid", "tanh", "hardtanh", "leaky_relu"]
+
+
 def _conv_activation(y: torch.Tensor, act: str, alpha: float, beta: float, inplace: bool = False) -> torch.Tensor:
     """``_fused_conv``'s activation on ``y`` (in place when ``inplace``: ``y`` is a fresh result)."""
     if act == "relu":
@@ -234,7 +238,7 @@ def _linear_act(x: Tensor, matrix: Tensor, bias: Optional[Tensor], act: str, alp
 @register("_fused_conv", differentiable=False, samples=_fused_conv_samples)
 def _fused_conv(data: Tensor, weight: Tensor, packed: Tensor, bias: Optional[Tensor] = None,
                 other: Optional[Tensor] = None, *, stride: Shape = (), pad: Shape = (), dilate: Shape = (),
-                num_group: int = 1, act: Literal["none", "relu", "sigmoid", "tanh", "hardtanh", "leaky_relu"] = "none",
+                num_group: int = 1, act: FusedActivation = "none",
                 act_alpha: float = 0.0, act_beta: float = 0.0, input_size: Shape = ()) -> Tensor:
     """act(conv2d(data, weight) + bias [+ other]) for predict mode (NCHW data, OIHW weight).
 
@@ -410,7 +414,7 @@ def _fused_linear_samples() -> list:
 
 @register("_fused_linear", differentiable=False, samples=_fused_linear_samples)
 def _fused_linear(data: Tensor, weight: Tensor, packed: Tensor, bias: Optional[Tensor] = None, *,
-                  act: Literal["none", "relu", "sigmoid", "tanh", "hardtanh", "leaky_relu"] = "none",
+                  act: FusedActivation = "none",
                   act_alpha: float = 0.0, act_beta: float = 0.0) -> Tensor:
     """act(flatten(data) @ weight.T + bias) for predict mode: FullyConnected (flatten=True) with
     its activation (as ``_fused_conv``'s). ``packed`` is ``_onednn_linear_weight(weight)``; where
@@ -467,7 +471,7 @@ INPLACE_MIN_ELEMENTS = 1 << 20
 @register("_batchnorm_act", differentiable=False, samples=_batchnorm_act_samples)
 def _batchnorm_act(data: Tensor, gamma: Tensor, beta: Tensor, moving_mean: Tensor, moving_var: Tensor, *,
                    eps: float = 1e-3, fix_gamma: bool = True, axis: int = 1,
-                   act: Literal["none", "relu", "sigmoid", "tanh", "hardtanh", "leaky_relu"] = "none",
+                   act: FusedActivation = "none",
                    act_alpha: float = 0.0, act_beta: float = 0.0, inplace: bool = False) -> Tensor:
     """Predict-mode BatchNorm (the moving statistics; gamma taken as 1 with ``fix_gamma``, as
     MXNet's) followed by ``act`` (``hardtanh`` clips to [act_alpha, act_beta]). With ``inplace``
@@ -500,7 +504,7 @@ def _np_add_act(lhs, rhs, *, act="none", act_alpha=0.0, act_beta=0.0, inplace=Fa
     for act, inplace in (("none", False), ("relu", True), ("tanh", True))] + [
     Sample((_r.randn(2, 3, 4), _r.randn(3, 1)), {"act": "hardtanh", "act_alpha": -0.5, "act_beta": 0.5,
                                                  "inplace": True}, ref=_np_add_act, grad=False)])
-def _add_act(lhs: Tensor, rhs: Tensor, *, act: Literal["none", "relu", "sigmoid", "tanh", "hardtanh", "leaky_relu"] = "none",
+def _add_act(lhs: Tensor, rhs: Tensor, *, act: FusedActivation = "none",
              act_alpha: float = 0.0, act_beta: float = 0.0, inplace: bool = False) -> Tensor:
     """act(lhs + rhs) (``elemwise_add``'s sum, then ``_batchnorm_act``'s activations) for predict
     mode; with ``inplace`` (``passes.inference.compute_in_place`` sets it where nothing else
