@@ -935,16 +935,7 @@ def is_aarch64_run() -> bool:
     return platform.machine() in ("aarch64", "arm64")
 
 
-def get_cuda_compute_capability(ctx: Context) -> int:
-    """Compute capability of a GPU context as major*10+minor."""
-    import torch
-    if ctx.device_type != "gpu":
-        raise ValueError("get_cuda_compute_capability: expected a GPU context")
-    major, minor = torch.cuda.get_device_capability(ctx.device_id)
-    return major * 10 + minor
-
-
-from .util import use_np  # noqa: E402,F401  (the mx.np front-end switch; see util)
+from .util import get_cuda_compute_capability, use_np  # noqa: E402,F401  (MXNet exposes both here too)
 
 
 # ---- small array builders (MXNet's large-tensor and linalg test helpers) -----------------------

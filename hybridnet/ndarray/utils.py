@@ -9,7 +9,7 @@ import torch
 
 from ..base import MXNetError, dtype_name
 from ..context import Context, current_context
-from ..util import is_np_shape
+from ..np_semantics import is_np_shape
 from ..ops import frontend as _frontend
 from ..ops import registry as _reg
 from .ndarray import (NDArray, _device, placed, from_dlpack, from_numpy, invoke,
@@ -41,7 +41,7 @@ def _creation_attrs(kwargs: dict) -> dict:
 def _known_shape(shape: Any, fn: str) -> None:
     """MXNet's legacy shape semantics (outside ``mx.np_shape()``): 0 means an unknown dimension
     and () an unknown shape, so creating such an array is an error there."""
-    from ..util import is_np_shape
+    from ..np_semantics import is_np_shape
     dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     if not is_np_shape() and (len(dims) == 0 or any(int(d) == 0 for d in dims)):
         raise MXNetError(f"nd.{fn}(shape={tuple(dims)}): in MXNet's legacy shape semantics 0 is an "

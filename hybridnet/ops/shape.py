@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from ..base import MXNetError, dtype_torch
-from ..util import is_np_shape
+from ..np_semantics import is_np_shape
 from .attrs import Axis, Dtype, OptInt, Shape
 from .reduce import as_tuple, norm_axis
 from .shape_rules import (concat_inputs, concat_shape, reshape_input, same_shape_inputs,

@@ -33,7 +33,7 @@ from ..ir.graph import Graph, Node, transform
 from ..ops.attrs import parse_value
 from ..ops.registry import OpDef
 from ..ops.shape_rules import creation_shape
-from ..util import is_np_shape
+from ..np_semantics import is_np_shape
 
 __all__ = ["infer_graph", "infer_shape", "infer_type", "InferResult", "resolve_creation_shapes"]
 

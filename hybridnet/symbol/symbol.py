@@ -15,7 +15,7 @@ from ..ir.graph import Graph, Node, replace_inputs
 from ..ops import registry as _reg
 from ..ops.attrs import format_value
 from ..ops.registry import OpDef
-from ..util import is_np_shape
+from ..np_semantics import is_np_shape
 
 __all__ = ["Symbol", "var", "Variable", "Group", "sym_invoke", "load", "load_json", "fromjson"]
 
