@@ -68,7 +68,7 @@ def _shape_info(graph: Graph, shapes: dict, dtypes: dict, dyn_inputs: dict) -> d
     Dynamic dims are found by inferring twice, the second time with every dynamic input dim
     changed: the output dims that change with it are dynamic.
     """
-    from .symbol.infer import infer_graph
+    from .compiler.infer import infer_graph
     res = infer_graph(graph, shapes, dtypes)
     res2 = None
     if any(dyn_inputs.values()):

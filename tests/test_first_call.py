@@ -24,7 +24,7 @@ import numpy as np
 import hybridnet as mx
 from hybridnet import gluon
 from hybridnet.gluon import nn
-from hybridnet.symbol import infer
+from hybridnet.compiler import infer
 after_import = [m for m in %(sentinels)r if m in sys.modules]
 
 

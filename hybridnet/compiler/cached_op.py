@@ -385,7 +385,7 @@ def explain_failure(graph: Graph, names: Sequence[str], tensors: Sequence[Any], 
     by running shape inference with the actual input shapes (only on the failure path); when
     inference passes, the node is the one on the generated line where the kernel failed."""
     from ..base import MXNetError, dtype_name
-    from ..symbol.infer import infer_graph
+    from .infer import infer_graph
     shapes = {n: tuple(t.shape) for n, t in zip(names, tensors)}
     dtypes = {n: dtype_name(t.dtype) for n, t in zip(names, tensors)}
     try:

@@ -29,7 +29,7 @@ from ..ndarray.ndarray import NDArray
 from ..ndarray.sparse import dense_tensor
 from ..nesting import regroup as _regroup
 from ..profiler import recorder as _profiler
-from ..symbol.infer import infer_graph
+from ..compiler.infer import infer_graph
 from ..symbol.symbol import Symbol
 from ..thread_scope import ThreadScope
 from .hybridize_report import HybridizeReport, Issue, first_trace_difference

@@ -34,7 +34,7 @@ from .shape_rules import _merged
 __all__ = ["Solve"]
 
 # (subgraph index, variable shapes, variable dtypes) -> (variable shapes, variable dtypes,
-# output shapes, output dtypes): shape/type inference of one subgraph (symbol/infer.py).
+# output shapes, output dtypes): shape/type inference of one subgraph (compiler/infer.py).
 Solve = Callable[[int, list, list], tuple]
 
 

@@ -71,7 +71,7 @@ class OpDef:
         # ``subgraphs`` keyword receives them compiled, one callable per subgraph;
         # ``check_subgraphs(attrs, n_inputs, [(n_sub_inputs, n_sub_outputs)...])`` raises
         # ValueError when the attributes do not fit them; ``infer_subgraphs`` is the shape and
-        # type rule (see symbol/infer.py), which infers the subgraphs themselves
+        # type rule (see compiler/infer.py), which infers the subgraphs themselves
         self.num_subgraphs = num_subgraphs
         self.check_subgraphs = check_subgraphs
         # input slot -> MXNet ``__init__`` text a variable feeding it gets when it has none

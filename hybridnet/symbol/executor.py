@@ -28,7 +28,7 @@ from ..ir.graph import Graph
 from ..ndarray.ndarray import NDArray
 from ..ops import storage as _storage
 from ..profiler import recorder as _profiler
-from .infer import infer_graph, resolve_creation_shapes
+from ..compiler.infer import infer_graph, resolve_creation_shapes
 from .symbol import Symbol
 
 __all__ = ["Executor", "simple_bind"]

@@ -373,19 +373,19 @@ class Symbol:
 
     # -- inference ------------------------------------------------------------------------
     def infer_shape(self, *args: Any, **kwargs: Any) -> tuple:
-        from .infer import infer_shape
+        from ..compiler.infer import infer_shape
         return infer_shape(self, args, kwargs, partial=False)
 
     def infer_shape_partial(self, *args: Any, **kwargs: Any) -> tuple:
-        from .infer import infer_shape
+        from ..compiler.infer import infer_shape
         return infer_shape(self, args, kwargs, partial=True)
 
     def infer_type(self, *args: Any, **kwargs: Any) -> tuple:
-        from .infer import infer_type
+        from ..compiler.infer import infer_type
         return infer_type(self, args, kwargs, partial=False)
 
     def infer_type_partial(self, *args: Any, **kwargs: Any) -> tuple:
-        from .infer import infer_type
+        from ..compiler.infer import infer_type
         return infer_type(self, args, kwargs, partial=True)
 
     # -- execution ------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import hybridnet as mx
 from hybridnet.base import MXNetError, dtype_name
 from hybridnet.ir.graph import Node
 from hybridnet.ops import registry
-from hybridnet.symbol import infer
+from hybridnet.compiler import infer
 
 from . import harness
 

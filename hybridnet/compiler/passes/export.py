@@ -15,7 +15,7 @@ def broadcast_where_shapes_differ(graph: Graph, input_shapes: dict) -> Graph:
     """``a + b`` on Symbols broadcasts here but MXNet's elemwise_add does not: where the inferred
     input shapes differ (or are unknown), write the node as the matching ``broadcast_*``. The
     subgraphs of control-flow nodes are rewritten too, with the shapes inferred for them."""
-    from ...symbol.infer import infer_graph
+    from ..infer import infer_graph
     try:
         res = infer_graph(graph, input_shapes)
     except Exception:  # shapes unknown: keep nodes whose shapes we cannot prove equal as broadcast

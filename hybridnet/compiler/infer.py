@@ -30,10 +30,10 @@ import torch
 
 from ..base import MXNetError, dtype_from_flag, dtype_name, dtype_np, dtype_torch
 from ..ir.graph import Graph, Node, transform
+from ..np_semantics import is_np_shape
 from ..ops.attrs import parse_value
 from ..ops.registry import OpDef
 from ..ops.shape_rules import creation_shape
-from ..np_semantics import is_np_shape
 
 __all__ = ["infer_graph", "infer_shape", "infer_type", "InferResult", "resolve_creation_shapes"]
 
