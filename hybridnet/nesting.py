@@ -2,9 +2,29 @@
 shared by Gluon's block inputs and outputs and the control-flow operators' loop values)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Optional
 
-__all__ = ["regroup"]
+__all__ = ["flatten", "regroup"]
+
+
+def flatten(args: Any, leaf: Callable[[Any], Optional[tuple]],
+            not_nested: Callable[[Any], Exception]) -> tuple:
+    """(flat list, format) of ``args``, nested lists/tuples of leaves. ``leaf(x)`` says what a
+    leaf stands for, ``(its flat values, its format)``, or None where ``x`` is no leaf; a value
+    that is neither a leaf nor a list/tuple raises ``not_nested(value)``. The format is what
+    ``regroup`` reads back."""
+    one = leaf(args)
+    if one is not None:
+        return one
+    if not isinstance(args, (list, tuple)):
+        raise not_nested(args)
+    flat: list = []
+    fmts: list = []
+    for a in args:
+        f, fmt = flatten(a, leaf, not_nested)
+        flat.extend(f)
+        fmts.append(fmt)
+    return flat, fmts
 
 
 def regroup(flat: list, fmt: Any) -> tuple:

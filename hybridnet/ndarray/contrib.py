@@ -11,6 +11,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from ..base import MXNetError
 from ..context import current_context
+from ..nesting import flatten as _nest_flatten
 from ..nesting import regroup as _regroup
 from ..ops.frontend import make_rand_zipfian
 from .random import uniform
@@ -86,18 +87,9 @@ def multi_mp_adamw_update(weights: Sequence[Any], grads: Sequence[Any], mean: Se
 def _flatten(args: Any, what: str) -> tuple:
     """Nested lists of NDArrays -> (flat list, format) (MXNet's ``_flatten``)."""
     from .ndarray import NDArray
-    if isinstance(args, NDArray):
-        return [args], 0
-    if not isinstance(args, (list, tuple)):
-        raise TypeError(f"{what} must be an NDArray or a (nested) list of NDArrays, but got "
-                        f"{type(args).__name__} {args!r:.80}")
-    flat: list = []
-    fmts: list = []
-    for a in args:
-        f, fmt = _flatten(a, what)
-        flat.extend(f)
-        fmts.append(fmt)
-    return flat, fmts
+    return _nest_flatten(args, lambda a: ([a], 0) if isinstance(a, NDArray) else None,
+                        lambda bad: TypeError(f"{what} must be an NDArray or a (nested) list of NDArrays, "
+                                              f"but got {type(bad).__name__} {bad!r:.80}"))
 
 
 def _stack_steps(op: str, k: int, parts: list, pad_to: int = 0) -> Any:

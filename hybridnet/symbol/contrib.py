@@ -11,13 +11,14 @@ The node's ``*_locs`` attributes say which of its inputs feeds which subgraph in
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from .. import attribute as _attribute
 from .. import name as _name
 from ..attribute import AttrScope
 from ..base import MXNetError
 from ..ir.graph import Graph, Node
+from ..nesting import flatten as _nest_flatten
 from ..nesting import regroup as _regroup
 from ..ops import registry as _reg
 from .symbol import Symbol, _hidden, sym_invoke, var
@@ -33,22 +34,20 @@ class ControlFlowError(MXNetError, AssertionError):
 
 
 # ---- nested lists of Symbols <-> flat lists (MXNet's _flatten/_regroup) -------------------------
+def _symbol_leaf(arg: Any) -> Optional[tuple]:
+    """A Symbol of n > 1 outputs stands for its n outputs, one Symbol each."""
+    if not isinstance(arg, Symbol):
+        return None
+    n = len(arg._entries)
+    if n == 1:
+        return [arg], 0
+    return [Symbol([e]) for e in arg._entries], n
+
+
 def _flatten(args: Any, what: str) -> tuple:
-    if isinstance(args, Symbol):
-        n = len(args._entries)
-        if n == 1:
-            return [args], 0
-        return [Symbol([e]) for e in args._entries], n
-    if not isinstance(args, (list, tuple)):
-        raise TypeError(f"{what} must be a Symbol or a (nested) list of Symbols, but got "
-                        f"{type(args).__name__} {args!r:.80}")
-    flat: list = []
-    fmts: list = []
-    for a in args:
-        f, fmt = _flatten(a, what)
-        flat.extend(f)
-        fmts.append(fmt)
-    return flat, fmts
+    return _nest_flatten(args, _symbol_leaf, lambda bad: TypeError(
+        f"{what} must be a Symbol or a (nested) list of Symbols, but got "
+        f"{type(bad).__name__} {bad!r:.80}"))
 
 
 def _unique_subgraph_name(name: str) -> str:
