@@ -409,6 +409,50 @@ def _decode_image(buf: bytes, iscolor: int = -1) -> np.ndarray:
     return np.ascontiguousarray(arr[:, :, [2, 1, 0, 3]])
 
 
+def _image_bytes(buf: Any) -> bytes:
+    """An encoded image given as bytes, bytearray, memoryview or a (u)int8 NumPy array, as bytes
+    (the callers in ``mx.image`` and ``mx.nd`` turn an NDArray into its NumPy array first)."""
+    if isinstance(buf, np.ndarray):
+        if buf.dtype != np.uint8 and buf.dtype != np.int8:
+            raise TypeError(f"imdecode: a buffer array must be (u)int8, got {buf.dtype}")
+        return buf.tobytes()
+    if isinstance(buf, (bytes, bytearray, memoryview)):
+        return bytes(buf)
+    if isinstance(buf, str):
+        raise TypeError("imdecode: buf must be bytes (the encoded file content), got str; read the "
+                        "file in binary mode or use imread(filename)")
+    raise TypeError(f"imdecode: buf must be bytes, bytearray or a uint8 array, got {type(buf).__name__}")
+
+
+def _imdecode(buf: bytes, flag: int, to_rgb: bool, source: str) -> np.ndarray:
+    """``mx.image.imdecode``'s decode: HxWx3 colour (RGB, or OpenCV's BGR without ``to_rgb``) for
+    ``flag`` 1, HxWx1 gray for 0; errors name ``source``."""
+    if not buf:
+        raise MXNetError(f"imdecode: empty buffer ({source}); there is no image to decode")
+    try:
+        arr = _decode_image(buf, 1 if flag else 0)
+    except MXNetError as e:
+        raise MXNetError(f"imdecode: cannot decode {source}: {e}") from None
+    if not flag:
+        return arr[:, :, None]
+    return np.ascontiguousarray(arr[:, :, ::-1]) if to_rgb else arr
+
+
+def _legacy_imdecode(buf: Any, clip_rect: Tuple[int, int, int, int], channels: int) -> np.ndarray:
+    """The decode of MXNet's deprecated ``mx.nd.imdecode``: a float32 CxHxW array in OpenCV's
+    channel order (BGR), cropped to ``clip_rect`` = (x0, y0, x1, y1) (all zeros: the whole image)."""
+    if channels not in (1, 3):
+        raise ValueError(f"nd.imdecode: channels must be 1 or 3, got {channels}")
+    arr = _imdecode(_image_bytes(buf), 0 if channels == 1 else 1, False, "the buffer")
+    x0, y0, x1, y1 = (int(v) for v in clip_rect)
+    if y1 - y0 == 0:
+        x0, y0, x1, y1 = 0, 0, arr.shape[1], arr.shape[0]
+    if not (0 <= x0 < x1 <= arr.shape[1] and 0 <= y0 < y1 <= arr.shape[0]):
+        raise MXNetError(f"nd.imdecode: clip_rect {tuple(clip_rect)} is outside the "
+                         f"{arr.shape[1]}x{arr.shape[0]} image")
+    return arr[y0:y1, x0:x1].transpose(2, 0, 1).astype(np.float32)
+
+
 def _encode_image(img: np.ndarray, quality: int, img_fmt: str) -> bytes:
     import io
     Image = _pil()

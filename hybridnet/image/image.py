@@ -18,7 +18,7 @@ import numpy as np
 from .. import ndarray as nd
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
-from ..recordio import _decode_image
+from ..recordio import _image_bytes, _imdecode
 
 __all__ = ["imread", "imdecode", "imresize", "scale_down", "copyMakeBorder", "resize_short",
            "fixed_crop", "random_crop", "center_crop", "color_normalize", "random_size_crop",
@@ -48,39 +48,13 @@ def _get_interp_method(interp: int, sizes: Sequence[int] = ()) -> int:
     return interp
 
 
-def _as_bytes(buf: Any) -> bytes:
-    if isinstance(buf, NDArray):
-        buf = buf.asnumpy()
-    if isinstance(buf, np.ndarray):
-        if buf.dtype != np.uint8 and buf.dtype != np.int8:
-            raise TypeError(f"imdecode: a buffer array must be (u)int8, got {buf.dtype}")
-        return buf.tobytes()
-    if isinstance(buf, (bytes, bytearray, memoryview)):
-        return bytes(buf)
-    if isinstance(buf, str):
-        raise TypeError("imdecode: buf must be bytes (the encoded file content), got str; read the "
-                        "file in binary mode or use imread(filename)")
-    raise TypeError(f"imdecode: buf must be bytes, bytearray or a uint8 array, got {type(buf).__name__}")
-
-
-def _decode(buf: bytes, flag: int, to_rgb: bool, source: str) -> np.ndarray:
-    if not buf:
-        raise MXNetError(f"imdecode: empty buffer ({source}); there is no image to decode")
-    try:
-        arr = _decode_image(buf, 1 if flag else 0)
-    except MXNetError as e:
-        raise MXNetError(f"imdecode: cannot decode {source}: {e}") from None
-    if not flag:
-        return arr[:, :, None]
-    return np.ascontiguousarray(arr[:, :, ::-1]) if to_rgb else arr
-
-
 def imdecode(buf: Any, flag: int = 1, to_rgb: bool = True, out: Optional[NDArray] = None, **kwargs: Any) -> NDArray:
     """Decode an encoded image (JPEG, PNG, ... bytes) to an HxWxC uint8 NDArray: colour
     (``flag=1``; RGB, or OpenCV's BGR with ``to_rgb=False``) or gray (``flag=0``, HxWx1)."""
     if kwargs:
         raise TypeError(f"imdecode: unexpected arguments {sorted(kwargs)}")
-    arr = _decode(_as_bytes(buf), flag, to_rgb, "the buffer")
+    arr = _imdecode(_image_bytes(buf.asnumpy() if isinstance(buf, NDArray) else buf), flag, to_rgb,
+                    "the buffer")
     return _into(arr, out)
 
 
@@ -89,7 +63,7 @@ def imread(filename: str, flag: int = 1, to_rgb: bool = True, out: Optional[NDAr
     if not os.path.isfile(filename):
         raise MXNetError(f"imread: no such image file {filename!r}")
     with open(filename, "rb") as f:
-        arr = _decode(f.read(), flag, to_rgb, repr(filename))
+        arr = _imdecode(f.read(), flag, to_rgb, repr(filename))
     return _into(arr, out)
 
 
@@ -279,29 +253,3 @@ def random_rotate(src: NDArray, angle_limits: Tuple[float, float], zoom_in: bool
     else:
         degrees = nd.array(np.random.uniform(*angle_limits, size=src.shape[0]))
     return imrotate(src, degrees, zoom_in=zoom_in, zoom_out=zoom_out)
-
-
-def legacy_imdecode(str_img: Any, clip_rect: Tuple[int, int, int, int] = (0, 0, 0, 0),
-                    out: Optional[NDArray] = None, index: int = 0, channels: int = 3,
-                    mean: Optional[NDArray] = None) -> NDArray:
-    """MXNet's deprecated ``mx.nd.imdecode``: decode to a float32 CxHxW array in OpenCV's
-    channel order (BGR), cropped to ``clip_rect`` = (x0, y0, x1, y1) (all zeros: the whole
-    image), minus ``mean``; with a 4-D ``out`` the result goes to ``out[index]``. New code
-    should use :func:`imdecode` (HWC, RGB)."""
-    if channels not in (1, 3):
-        raise ValueError(f"nd.imdecode: channels must be 1 or 3, got {channels}")
-    arr = _decode(_as_bytes(str_img), 0 if channels == 1 else 1, False, "the buffer")
-    x0, y0, x1, y1 = (int(v) for v in clip_rect)
-    if y1 - y0 == 0:
-        x0, y0, x1, y1 = 0, 0, arr.shape[1], arr.shape[0]
-    if not (0 <= x0 < x1 <= arr.shape[1] and 0 <= y0 < y1 <= arr.shape[0]):
-        raise MXNetError(f"nd.imdecode: clip_rect {tuple(clip_rect)} is outside the "
-                         f"{arr.shape[1]}x{arr.shape[0]} image")
-    chw = arr[y0:y1, x0:x1].transpose(2, 0, 1).astype(np.float32)
-    if mean is not None:
-        chw = chw - (mean.asnumpy() if isinstance(mean, NDArray) else np.asarray(mean))
-    if out is None:
-        return nd.array(chw, dtype=np.float32 if mean is None else mean.dtype)
-    target = out if out.ndim == 3 else out[index]
-    target[:] = nd.array(chw)
-    return out

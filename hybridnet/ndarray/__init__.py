@@ -4,8 +4,11 @@ from __future__ import annotations
 import sys
 import types
 
+import numpy as _np
+
 from .. import ops as _ops  # noqa: F401  (registers every operator)
 from ..ops import frontend as _frontend
+from ..recordio import _legacy_imdecode
 from . import ndarray as _ndarray_mod
 from .ndarray import NDArray, array, from_torch, invoke, waitall
 
@@ -47,7 +50,14 @@ NDArray.split_v2 = lambda self, *a, **k: split_v2(self, *a, **k)  # type: ignore
 
 
 def imdecode(str_img, clip_rect=(0, 0, 0, 0), out=None, index=0, channels=3, mean=None):  # type: ignore[no-untyped-def]
-    """DEPRECATED (as in MXNet): decode to float32 CxHxW, OpenCV channel order; use
-    ``mx.image.imdecode``. The decoder is mx.image's (imported on use: image sits above nd)."""
-    from ..image.image import legacy_imdecode
-    return legacy_imdecode(str_img, clip_rect, out, index, channels, mean)
+    """DEPRECATED (as in MXNet): decode to float32 CxHxW, OpenCV's channel order (BGR), cropped to
+    ``clip_rect`` = (x0, y0, x1, y1) (all zeros: the whole image), minus ``mean``; with a 4-D
+    ``out`` the result goes to ``out[index]``. Use ``mx.image.imdecode`` (HWC, RGB)."""
+    chw = _legacy_imdecode(str_img.asnumpy() if isinstance(str_img, NDArray) else str_img, clip_rect, channels)
+    if mean is not None:
+        chw = chw - (mean.asnumpy() if isinstance(mean, NDArray) else _np.asarray(mean))
+    if out is None:
+        return array(chw, dtype=_np.float32 if mean is None else mean.dtype)
+    target = out if out.ndim == 3 else out[index]
+    target[:] = array(chw)
+    return out
