@@ -63,7 +63,7 @@ def lenet(hybrid: bool) -> gluon.HybridBlock:
 
 def gluon_step(net: gluon.HybridBlock, x: nd.NDArray, y: nd.NDArray):
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
-    if net._active:  # a user who hybridizes the model hybridizes the loss block too
+    if net._options.active:  # a user who hybridizes the model hybridizes the loss block too
         loss_fn.hybridize()
     trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.01})
 

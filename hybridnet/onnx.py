@@ -150,7 +150,7 @@ def _resolve(sym: Any) -> tuple:
                              "(as for HybridBlock.export)")
         data, out = cached
         params = {k: p for k, p in sym.collect_params().items()}
-        return (out._graph(), [d.name for d in data], getattr(sym, "_last_in_shapes", None), params,
+        return (out._graph(), [d.name for d in data], cached.in_shapes, params,
                 out.list_outputs())
     raise MXNetError(f"export_model: sym must be a Symbol, a -symbol.json path or a hybridized "
                      f"HybridBlock, got {type(sym).__name__}")

@@ -34,12 +34,8 @@ CASES = [
 
 
 def _recorded_ops(fn) -> list:
-    rec = ndmod.OpRecorder()
-    ndmod.op_recorder = rec
-    try:
+    with ndmod.recording_ops() as rec:
         fn()
-    finally:
-        ndmod.op_recorder = None
     return [op.name for op, _ in rec.records]
 
 

@@ -7,14 +7,14 @@ completes deferred parameter initialization from inferred shapes, compiles the g
 """
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import threading
 import traceback
 import warnings
 from collections import OrderedDict
-from typing import Any, Callable, Optional
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Optional
 
 
 from .. import autograd as _ag
@@ -22,17 +22,17 @@ from .. import name as _name
 from .. import ndarray as nd
 from .. import symbol as sym
 from ..base import MXNetError, dtype_name
-from ..compiler.cached_op import DEFAULT_MAX_CACHED, CachedGraph, lowering_backend
+from ..compiler.cached_op import CachedGraph
 from ..context import Context
 from ..ndarray import ndarray as _ndarray_mod
 from ..ndarray.ndarray import NDArray
 from ..ndarray.sparse import dense_tensor
-from ..nesting import flatten as _nest_flatten
 from ..nesting import regroup as _regroup
 from ..profiler import recorder as _profiler
 from ..compiler.infer import infer_graph
-from ..symbol.symbol import Symbol
+from ..symbol.symbol import Symbol, tracing
 from ..thread_scope import ThreadScope
+from .hybridize_options import HybridizeOptions, check_flags
 from .hybridize_report import HybridizeReport, Issue, first_trace_difference
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
 from .utils import HookHandle, _indent
@@ -88,33 +88,53 @@ class _BlockScope:
 
 
 # ---- nested input/output structures (MXNet's _flatten / _regroup) ---------------------------
-class _TracedGraph(tuple):
-    """``(data input Symbols, output Symbol)`` as MXNet keeps it in ``_cached_graph``, plus where
-    each traced node was created (``TRACING.created``; for ``hybridize(verify=N)``)."""
+class TracedGraph(tuple):
+    """A HybridBlock's traced graph, ``block._cached_graph`` (``()`` before the first trace):
+    ``(data input Symbols, output Symbol)`` as MXNet keeps it, so ``inputs, out = ...`` reads
+    it; plus the nesting formats of the inputs and outputs it was traced with, where each traced
+    node was created (``TraceState.created``; for ``hybridize(verify=N)``) and ``in_shapes``,
+    the data shapes of the call that built the compiled graph (what ``export()`` writes).
 
+    This is the block's only copy of the trace; the compiled ``CachedGraph`` is built from it."""
+
+    in_format: Any
+    out_format: Any
     created: list
+    in_shapes: Optional[dict]
 
-    def __new__(cls, inputs: list, output: Any, created: list) -> "_TracedGraph":
+    def __new__(cls, inputs: list, output: Any, in_format: Any, out_format: Any,
+                created: Any = ()) -> "TracedGraph":
         self = super().__new__(cls, (inputs, output))
-        self.created = created
+        self.in_format, self.out_format, self.created = in_format, out_format, list(created)
+        self.in_shapes = None
         return self
 
+    @property
+    def inputs(self) -> list:
+        return self[0]
 
-def _io_leaf(arg: Any) -> Optional[tuple]:
-    if isinstance(arg, Symbol):
-        n = len(arg)  # a grouped symbol stands for n outputs
-        return [arg], n if n > 1 else 0
-    if isinstance(arg, NDArray):
-        return [arg], 0
-    if arg is None:
-        return [None], -1
-    return None
+    @property
+    def output(self) -> Symbol:
+        return self[1]
 
 
 def _flatten(args: Any, inout_str: str) -> tuple:
-    return _nest_flatten(args, _io_leaf, lambda bad: ValueError(
-        f"When hybridized, the {inout_str} of HybridBlock must be (nested) list of Symbol or "
-        f"NDArray, but got {bad!r} of type {type(bad).__name__}"))
+    if isinstance(args, Symbol):
+        n = len(args)  # a grouped symbol stands for n outputs
+        return [args], n if n > 1 else 0
+    if isinstance(args, NDArray):
+        return [args], 0
+    if args is None:
+        return [None], -1
+    if not isinstance(args, (list, tuple)):
+        raise ValueError(f"When hybridized, the {inout_str} of HybridBlock must be (nested) list of "
+                         f"Symbol or NDArray, but got {args!r} of type {type(args).__name__}")
+    flat, fmts = [], []
+    for i in args:
+        arg, fmt = _flatten(i, inout_str)
+        flat.extend(arg)
+        fmts.append(fmt)
+    return flat, fmts
 
 
 def _input_kinds(args: Any) -> tuple:
@@ -171,22 +191,31 @@ class _BuildLock:
         return (_BuildLock, ())
 
 
-# hybridize()'s flags: MXNet 1.9.1's keywords, plus backend_opts and partition_if_dynamic
-# (MXNet 2's spelling of the same knobs); there are no subgraph backends to take other options.
-_HYBRIDIZE_FLAGS = ("active", "backend", "backend_opts", "clear", "static_alloc", "static_shape",
-                    "inline_limit", "forward_bulk_size", "backward_bulk_size", "partition_if_dynamic",
-                    "max_cached", "verify")
+# thread id -> {id(Parameter): NDArray}: the threads running the eager side of a
+# ``hybridize(verify=N)`` call, where every HybridBlock runs eagerly and those parameters read as
+# the given copies. Each thread touches only its own entry: the blocks and their parameters are
+# left as they are for every other thread.
+_EAGER_RUNS: dict = {}
 
 
-def _check_hybridize_flags(block: "Block", kwargs: dict) -> None:
-    """Reject keyword flags hybridize() does not know (MXNet would pass them to a backend
-    silently, so a misspelled ``static_aloc=True`` did nothing)."""
-    unknown = [k for k in kwargs if k not in _HYBRIDIZE_FLAGS]
-    if unknown:
-        close = difflib.get_close_matches(unknown[0], _HYBRIDIZE_FLAGS, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise TypeError(f"{type(block).__name__}.hybridize() got unknown flag(s) {unknown}{hint}; "
-                        f"valid flags are {list(_HYBRIDIZE_FLAGS)}")
+@contextmanager
+def _eager_run(stand_ins: dict) -> Iterator[None]:
+    """Run this thread's HybridBlocks eagerly, parameters read from ``stand_ins``, until exit."""
+    tid = threading.get_ident()
+    outer = _EAGER_RUNS.get(tid)
+    _EAGER_RUNS[tid] = stand_ins
+    try:
+        yield
+    finally:
+        if outer is None:
+            del _EAGER_RUNS[tid]
+        else:
+            _EAGER_RUNS[tid] = outer
+
+
+def _stand_ins() -> Optional[dict]:
+    """This thread's parameter stand-ins when it runs a verify call's eager side, else None."""
+    return _EAGER_RUNS.get(threading.get_ident()) if _EAGER_RUNS else None
 
 
 def _in_layer(err: MXNetError, block: "Block") -> MXNetError:
@@ -378,7 +407,7 @@ class Block:
 
     def hybridize(self, active: bool = True, **kwargs: Any) -> None:
         """Hybridize HybridBlock children (a plain Block itself cannot be hybridized)."""
-        _check_hybridize_flags(self, kwargs)
+        check_flags(type(self).__name__, kwargs)
         for child in self._children.values():
             child.hybridize(active, **kwargs)
 
@@ -455,14 +484,10 @@ class HybridBlock(Block):
 
     def __init__(self, prefix: Optional[str] = None, params: Optional[ParameterDict] = None):
         super().__init__(prefix=prefix, params=params)
-        # MXNet's names: the traced (inputs, output), its formats, and the compiled graph
-        self._cached_graph: tuple = ()
+        # MXNet's names: the traced graph (a TracedGraph once traced) and the compiled graph
+        self._cached_graph: Any = ()
         self._cached_op: Optional[CachedGraph] = None
-        self._out_format: Any = None
-        self._in_format: Any = None
-        self._active = False
-        self._flags: dict = {}  # hybridize()'s options, read when the compiled graph is built
-        self._last_in_shapes: Optional[dict] = None  # what export() writes as input shapes
+        self._options = HybridizeOptions()  # the last hybridize() call's; the compiled graph's
         self._build_lock = _BuildLock()
         self._op_hook: Optional[tuple] = None
 
@@ -507,19 +532,13 @@ class HybridBlock(Block):
         ``verify=N`` (hybridnet): the next N calls also run eagerly and through the traced graph
         on copies of the parameters, and raise :class:`VerificationError` naming the first graph
         node (and the line that created it) where outputs, auxiliary-state updates or, under
-        ``autograd.record()``, parameter gradients differ (see ``compiler.verify``)."""
-        _check_hybridize_flags(self, kwargs)
-        if isinstance(verify, bool) or not isinstance(verify, int) or verify < 0:
-            raise TypeError(f"hybridize(verify=...) takes the number of calls to check (an int >= 0), "
-                            f"got {verify!r}")
-        max_cached = kwargs.get("max_cached", DEFAULT_MAX_CACHED)
-        if isinstance(max_cached, bool) or not isinstance(max_cached, int) or max_cached < 1:
-            raise TypeError(f"hybridize(max_cached=...) takes how many compiled signatures to keep "
-                            f"(an int >= 1), got {max_cached!r}")
-        lowering_backend(backend, bool(static_alloc), bool(static_shape))  # unknown names raise now
-        self._active = active
-        self._flags = {"static_alloc": bool(static_alloc), "static_shape": bool(static_shape),
-                       "verify": verify, "backend": backend, **kwargs}
+        ``autograd.record()``, parameter gradients differ (see ``compiler.verify``).
+
+        The options are checked and kept as one :class:`HybridizeOptions` (``self._options``);
+        children get ``active``, ``static_alloc``, ``static_shape`` and the other keyword flags,
+        not ``backend``, ``backend_opts``, ``clear`` or ``verify`` (as in MXNet)."""
+        self._options = HybridizeOptions.parse(type(self).__name__, active, backend, backend_opts,
+                                               static_alloc, static_shape, verify, **kwargs)
         if clear:
             self._clear_cached_op()
         if active and (self._forward_hooks or self._forward_pre_hooks):
@@ -539,7 +558,6 @@ class HybridBlock(Block):
 
         A dry run: it traces with Symbols twice for inputs like ``args`` (NDArrays, used for
         their shapes only), computes nothing, changes no parameter and does not hybridize."""
-        from ..symbol.symbol import TRACING
         flat, in_format = _flatten(list(args), "input")
         names = _input_names(flat)
         real = [a for a in flat if a is not None]
@@ -547,9 +565,7 @@ class HybridBlock(Block):
 
         def dry_trace() -> tuple:
             inputs = _input_symbols(flat, names)
-            saved = (TRACING.report, TRACING.report_shapes, TRACING.created)
-            TRACING.report, TRACING.report_shapes, TRACING.created = [], shapes, []
-            try:
+            with tracing(report=[], report_shapes=shapes, created=[]) as state:
                 try:
                     self._trace(*_regroup(inputs, in_format)[0])
                     stopped = None
@@ -559,9 +575,7 @@ class HybridBlock(Block):
                     first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
                     stopped = Issue(f"tracing stopped: {type(e).__name__}: {first_line}", site,
                                     "see the error; run the block without hybridize() to debug it")
-                return TRACING.report, TRACING.created, stopped
-            finally:
-                TRACING.report, TRACING.report_shapes, TRACING.created = saved
+            return state.report, state.created, stopped
 
         found, created, stopped = dry_trace()
         issues = [Issue(*i) for i in found]
@@ -583,10 +597,8 @@ class HybridBlock(Block):
 
     # -- tracing --------------------------------------------------------------------------
     def _trace(self, *args: Any) -> Any:
-        from ..symbol.symbol import TRACING
         params = {k: v.var() for k, v in self._reg_params.items()}
-        with self.name_scope():
-            TRACING.depth += 1
+        with self.name_scope(), tracing(enter_block=True):
             try:
                 return self.hybrid_forward(sym, *args, **params)
             except (AttributeError, MXNetError, NotImplementedError, TypeError, ValueError, IndexError) as e:
@@ -603,8 +615,6 @@ class HybridBlock(Block):
                     new = e
                 new._hybridnet_traced = True  # type: ignore[attr-defined]
                 raise new.with_traceback(e.__traceback__) from None
-            finally:
-                TRACING.depth -= 1
 
     def _get_graph(self, *args: Any) -> tuple:
         if self._cached_graph:
@@ -614,18 +624,12 @@ class HybridBlock(Block):
                 flat, in_format = _flatten(list(args), "input")
                 inputs = _input_symbols(flat, _input_names(flat))
                 grouped, _ = _regroup(inputs, in_format)
-                from ..symbol.symbol import TRACING
-                outer, TRACING.created = TRACING.created, ([] if self._flags.get("verify") else None)
-                try:
+                with tracing(created=[] if self._options.verify else None) as state:
                     out = self._trace(*grouped)
-                    created = TRACING.created or []
-                finally:
-                    TRACING.created = outer
-                out_flat, self._out_format = _flatten(out, "output")
-                self._in_format = in_format
-                self._cached_graph = _TracedGraph([i for i in inputs if i is not None],
-                                                  sym.Group(out_flat) if len(out_flat) > 1 else out_flat[0],
-                                                  created)
+                out_flat, out_format = _flatten(out, "output")
+                self._cached_graph = TracedGraph([i for i in inputs if i is not None],
+                                                 sym.Group(out_flat) if len(out_flat) > 1 else out_flat[0],
+                                                 in_format, out_format, state.created or ())
         return self._cached_graph
 
     def _infer_attrs(self, *args: Any) -> None:
@@ -649,7 +653,8 @@ class HybridBlock(Block):
 
     # -- execution ------------------------------------------------------------------------
     def _build_cache(self, *args: Any) -> None:
-        data, out = self._get_graph(*args)
+        trace = self._get_graph(*args)
+        data, out = trace
         data_names = [d.name for d in data]
         params = self.collect_params()
         graph = out._graph()
@@ -676,16 +681,13 @@ class HybridBlock(Block):
             p._finish_deferred_init()
             p._check_initialized()
         flat = _flatten(list(args), "input")[0]
-        self._last_in_shapes = {d: a.shape for d, a in zip(data_names, [a for a in flat if a is not None])}
-        flags = self._flags
-        cached = CachedGraph(graph, data_names, used_names, used_params, self._in_format, self._out_format,
+        trace.in_shapes = {d: a.shape for d, a in zip(data_names, [a for a in flat if a is not None])}
+        options = self._options
+        cached = CachedGraph(graph, data_names, used_names, used_params, trace.in_format, trace.out_format,
                              owner=f"{type(self).__name__} '{self.name}'",
-                             static_alloc=flags.get("static_alloc", False),
-                             static_shape=flags.get("static_shape", False),
-                             max_cached=flags.get("max_cached", DEFAULT_MAX_CACHED),
-                             verify=flags.get("verify", 0),
-                             created=getattr(self._cached_graph, "created", ()),
-                             backend=flags.get("backend"))
+                             static_alloc=options.static_alloc, static_shape=options.static_shape,
+                             max_cached=options.max_cached, verify=options.verify,
+                             created=trace.created, backend=options.backend)
         if self._op_hook is not None:
             cached.set_op_hook(*self._op_hook)
         self._cached_op = cached  # published last: lock-free callers see a complete build
@@ -730,8 +732,10 @@ class HybridBlock(Block):
             if not isinstance(a, NDArray):
                 raise TypeError(f"{self.name}: input {i} must be an NDArray, got {type(a).__name__}")
             tensors.append(dense_tensor(a))  # graphs compute on dense storage (MXNet's fallback)
+        stand_ins = _stand_ins()
         for p in cached.params:
-            tensors.append(_param_tensor(p, ctx))
+            s = stand_ins.get(id(p)) if stand_ins else None
+            tensors.append(_param_tensor(p, ctx) if s is None else s._t)
         return tensors
 
     def _verify_call(self, cached: CachedGraph, args: tuple, tensors: list) -> tuple:
@@ -744,28 +748,14 @@ class HybridBlock(Block):
         holders = []  # the NDArray each parameter tensor came from
         for p, t in zip(cached.params, tensors[n_data:]):
             holders.append(next(a for a in p._data if a._t is t))
-        blocks: list = []
-        self.apply(lambda b: blocks.append(b) if isinstance(b, HybridBlock) else None)
 
         def run_eager(param_copies: list) -> tuple:
-            saved = [(h, h._t) for h in holders]
-            active = [(b, b._active) for b in blocks]
-            recorder, outer = _ndarray_mod.OpRecorder(), _ndarray_mod.op_recorder
+            # this thread only: every block eager, the parameters read as the copies
+            stand_ins = {id(p): _stand_in(h, c) for p, h, c in zip(cached.params, holders, param_copies)}
             flat, fmt = _flatten(list(args), "input")
             detached = [NDArray(a._t.detach()) if isinstance(a, NDArray) else a for a in flat]
-            try:
-                for h, c in zip(holders, param_copies):
-                    h._t = c
-                for b, _ in active:
-                    b._active = False
-                _ndarray_mod.op_recorder = recorder
+            with _eager_run(stand_ins), _ndarray_mod.recording_ops() as recorder:
                 res = self.forward(*_regroup(detached, fmt)[0])
-            finally:
-                _ndarray_mod.op_recorder = outer
-                for b, a in active:
-                    b._active = a
-                for h, t in saved:
-                    h._t = t
             return tuple(o._t for o in _flatten(res, "output")[0]), recorder.records
 
         return verify_call(f"{type(self).__name__} '{self.name}'",
@@ -800,8 +790,8 @@ class HybridBlock(Block):
     def forward(self, x: Any, *args: Any) -> Any:
         """Eager (NDArray), cached-graph (hybridized) or symbolic (Symbol inputs) forward."""
         cached = self._cached_op
-        if self._active and cached is not None and len(args) + 1 == cached.fast_arity \
-                and x.__class__ is NDArray and all(a.__class__ is NDArray for a in args):
+        if cached is not None and self._options.active and len(args) + 1 == cached.fast_arity \
+                and not _EAGER_RUNS and x.__class__ is NDArray and all(a.__class__ is NDArray for a in args):
             return self._run_fast(x, args)
         has_sym, has_nd = _input_kinds([x, *args])
         if has_sym and has_nd:
@@ -812,21 +802,28 @@ class HybridBlock(Block):
                              "Please check the type of the args.")
         if has_sym:
             return self._trace(x, *args)
-        if self._active:
+        stand_ins = _stand_ins()
+        if self._options.active and stand_ins is None:
             return self._call_cached_op(x, *args)
         ctx = x.context if isinstance(x, NDArray) else None  # MXNet reads parameters on x's context
         try:
-            params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+            params = self._eager_params(ctx, stand_ins)
         except DeferredInitializationError:
             with self._build_lock:  # concurrent first calls initialize once
                 self._deferred_infer_shape(x, *args)
                 for p in self.params.values():
                     p._finish_deferred_init()
-            params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+            params = self._eager_params(ctx, stand_ins)
         try:
             return self.hybrid_forward(nd, x, *args, **params)
         except MXNetError as e:
             raise _in_layer(e, self) from None
+
+    def _eager_params(self, ctx: Optional[Context], stand_ins: Optional[dict]) -> dict:
+        """``hybrid_forward``'s parameter arguments on ``ctx`` (a verify call's copies in its eager run)."""
+        if stand_ins is None:
+            return {k: v.data(ctx) for k, v in self._reg_params.items()}
+        return {k: stand_ins[id(v)] if id(v) in stand_ins else v.data(ctx) for k, v in self._reg_params.items()}
 
     def hybrid_forward(self, F: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement hybrid_forward(self, F, x, ...)")
@@ -835,14 +832,14 @@ class HybridBlock(Block):
     def export(self, path: str, epoch: int = 0, remove_amp_cast: bool = True) -> None:
         """Write ``path-symbol.json`` and ``path-%04d.params`` exactly as MXNet 1.9.1 does
         (and, as there, return None: the file names follow from ``path`` and ``epoch``)."""
-        if not self._cached_graph:
+        trace = self._cached_graph
+        if not trace:
             raise RuntimeError("Please first call block.hybridize() and then run forward with this block "
                                "at least once before calling export.")
         from ..compiler.passes import export_graph
         from ..formats.atomic import write_atomic
         from ..formats.symbol_json import graph_to_json
-        out = self._cached_graph[1]
-        graph = export_graph(out._graph(), self._last_in_shapes or {}, remove_amp_cast)
+        graph = export_graph(trace.output._graph(), trace.in_shapes or {}, remove_amp_cast)
         sym_file = f"{path}-symbol.json"
         write_atomic(sym_file, graph_to_json(graph).encode("utf-8"))
         arg_names = {v.name for v in graph.arguments()}
@@ -955,8 +952,8 @@ class SymbolBlock(HybridBlock):
             inputs = [inputs]
         if isinstance(outputs, (list, tuple)) and len(outputs) == 1:
             outputs = outputs[0]
-        syms, self._in_format = _flatten(inputs, "input")
-        out, self._out_format = _flatten(outputs, "output")
+        syms, in_format = _flatten(inputs, "input")
+        out, out_format = _flatten(outputs, "output")
         out = sym.Group(out) if len(out) > 1 else out[0]
         input_names = []
         for i in syms:
@@ -979,14 +976,14 @@ class SymbolBlock(HybridBlock):
         # data inputs of the loaded graph are its variables with the given names
         by_name = {v.name: v for v in graph.variables()}
         data = [Symbol([(by_name[n], 0)]) if n in by_name else sym.var(n) for n in input_names]
-        self._cached_graph = (data, out)
+        self._cached_graph = TracedGraph(data, out, in_format, out_format)
         common = os.path.commonprefix(list(self._params.keys()))
         object.__setattr__(self, "_reg_params", OrderedDict(
             (k[len(common):], v) for k, v in self._params.items()))
 
     def forward(self, x: Any, *args: Any) -> Any:
         cached = self._cached_op
-        if cached is not None and len(args) + 1 == cached.fast_arity \
+        if cached is not None and len(args) + 1 == cached.fast_arity and not _EAGER_RUNS \
                 and x.__class__ is NDArray and all(a.__class__ is NDArray for a in args):
             return self._run_fast(x, args)
         flat = _flatten([x, *args], "input")[0]
@@ -995,10 +992,11 @@ class SymbolBlock(HybridBlock):
         from ..ir.graph import replace_inputs
         if not all(isinstance(a, Symbol) for a in flat if a is not None):
             raise TypeError("SymbolBlock inputs must be NDArrays or Symbols")
-        data, out = self._cached_graph
+        trace = self._cached_graph
+        data, out = trace
         mapping = {id(d._entries[0][0]): a._entries[0] for d, a in zip(data, [a for a in flat if a is not None])}
         entries = replace_inputs(out._entries, mapping)
-        return _regroup([Symbol([e]) for e in entries], self._out_format)[0]
+        return _regroup([Symbol([e]) for e in entries], trace.out_format)[0]
 
     def _clear_cached_op(self) -> None:
         self._cached_op = None  # the graph is given, never re-traced
@@ -1031,6 +1029,15 @@ def _param_tensor(p: Parameter, ctx: Optional[Context]) -> Any:
     if len(data) == 1 or ctx is None:
         return data[0]._t
     return data[p._index(ctx)]._t
+
+
+def _stand_in(holder: NDArray, t: Any) -> NDArray:
+    """An NDArray of tensor ``t`` in place of parameter array ``holder`` (same context label)."""
+    arr = NDArray(t)
+    ctx = getattr(holder, "_cpuctx", None)
+    if ctx is not None:
+        arr._cpuctx = ctx
+    return arr
 
 
 def _shape_complete(shape: Optional[tuple]) -> bool:

@@ -35,10 +35,11 @@ def save_structure(root: Any, prefix: str) -> None:
         entry: dict = {"orig_name": block.name}
         into[_entry_key(block, counter[0])] = entry
         if isinstance(block, HybridBlock):
-            if block._cached_graph:
-                inputs, out = block._cached_graph
-                entry["in_format"] = block._in_format
-                entry["out_format"] = block._out_format
+            trace = block._cached_graph
+            if trace:
+                inputs, out = trace
+                entry["in_format"] = trace.in_format
+                entry["out_format"] = trace.out_format
                 entry["inputs"] = [s.tojson() for s in inputs]
                 entry["symbol"] = out.tojson()
                 entry["hybridized"] = True
@@ -59,8 +60,10 @@ def save_structure(root: Any, prefix: str) -> None:
 
 def load_structure(root: Any, prefix: str) -> None:
     """Rename ``root``'s blocks and parameters as saved, restore traced graphs, load values."""
+    from dataclasses import replace
+
     from .. import symbol as sym
-    from .block import HybridBlock
+    from .block import HybridBlock, TracedGraph
 
     fname = prefix + "-model.json"
     with open(fname, encoding="utf-8") as f:
@@ -76,11 +79,10 @@ def load_structure(root: Any, prefix: str) -> None:
         block._name = entry["orig_name"]
         if isinstance(block, HybridBlock) and entry.get("hybridized"):
             block._clear_cached_op()
-            block._in_format = entry["in_format"]
-            block._out_format = entry["out_format"]
-            block._cached_graph = ([sym.load_json(s) for s in entry["inputs"]],
-                                   sym.load_json(entry["symbol"]))
-            block._active = True
+            block._cached_graph = TracedGraph([sym.load_json(s) for s in entry["inputs"]],
+                                              sym.load_json(entry["symbol"]),
+                                              entry["in_format"], entry["out_format"])
+            block._options = replace(block._options, active=True)
         params = block.params._params
         for old in list(params.keys()):
             param = params.pop(old)

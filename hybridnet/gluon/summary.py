@@ -20,7 +20,7 @@ def _shape_of(out: Any) -> Any:
 def summary(block: Any, *inputs: Any) -> None:
     """Run ``block(*inputs)`` with hooks on every child and print one row per layer."""
     from .block import HybridBlock
-    if isinstance(block, HybridBlock) and block._active:
+    if isinstance(block, HybridBlock) and block._options.active:
         raise AssertionError("Please first call net.summary() before net.hybridize().")
     rows: "OrderedDict[str, dict]" = OrderedDict()
     seen: set = set()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import operator as _operator
 import threading
 import warnings
+from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
@@ -125,19 +126,40 @@ def _owned(res: torch.Tensor, tensors: list) -> torch.Tensor:
 
 
 class OpRecorder:
-    """Every operator one thread runs eagerly, with its outputs, while installed as
-    ``op_recorder`` (``hybridize(verify=N)`` compares them with the graph's nodes)."""
+    """Every operator one thread runs eagerly, with its outputs, inside ``recording_ops()``
+    (``hybridize(verify=N)`` compares them with the graph's nodes)."""
 
     def __init__(self) -> None:
-        self.thread = threading.get_ident()
         self.records: list = []
 
     def add(self, op: OpDef, outs: tuple) -> None:
-        if threading.get_ident() == self.thread:
-            self.records.append((op, tuple(o._t for o in outs)))
+        self.records.append((op, tuple(o._t for o in outs)))
 
 
-op_recorder: Optional[OpRecorder] = None
+# thread id -> the OpRecorder of that thread's innermost recording_ops(); each thread touches
+# only its own entry, so threads verifying at once do not see each other's operators
+_op_recorders: dict = {}
+
+
+@contextmanager
+def recording_ops() -> Iterator[OpRecorder]:
+    """Record the operators the calling thread runs eagerly until exit (other threads' are not)."""
+    tid = threading.get_ident()
+    outer = _op_recorders.get(tid)
+    rec = _op_recorders[tid] = OpRecorder()
+    try:
+        yield rec
+    finally:
+        if outer is None:
+            del _op_recorders[tid]
+        else:
+            _op_recorders[tid] = outer
+
+
+def _record(op: OpDef, outs: tuple) -> None:
+    rec = _op_recorders.get(threading.get_ident())
+    if rec is not None:
+        rec.add(op, outs)
 
 
 def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any = None,
@@ -203,8 +225,8 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
                 _carry_context(inputs, (res,))
         if guard and _mode().recording:
             _ag.record_history(op, attrs, inputs, [res])
-        if op_recorder is not None:
-            op_recorder.add(op, (res,))
+        if _op_recorders:
+            _record(op, (res,))
         return res
     if out is not None:
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
@@ -215,8 +237,8 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
             _carry_context(inputs, outs)
     if guard and _mode().recording:
         _ag.record_history(op, attrs, inputs, outs)
-    if op_recorder is not None:
-        op_recorder.add(op, tuple(outs))
+    if _op_recorders:
+        _record(op, tuple(outs))
     return out if out is not None else outs
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from typing import Any, Callable, ClassVar, Iterator, Optional, Sequence
 
 import numpy as np
@@ -20,17 +22,38 @@ from ..np_semantics import is_np_shape
 __all__ = ["Symbol", "var", "Variable", "Group", "sym_invoke", "load", "load_json", "fromjson"]
 
 
-class _Tracing(threading.local):
-    """How many HybridBlocks the calling thread is tracing (indexing rules differ while tracing),
-    and, when a list is set in ``created``, every operator node made, in order, with the user's
-    line that made it (``hybridize(verify=N)`` matches them with the eager run)."""
-    depth = 0
+@dataclass(frozen=True)
+class TraceState:
+    """What the calling thread is tracing: ``depth``, how many HybridBlocks (indexing rules
+    differ while tracing); ``created``, when a list, receives every operator node made, in
+    order, with the user's line that made it (``hybridize(verify=N)`` matches them with the
+    eager run). In a dry run (``HybridBlock.hybridize_report``) what cannot be captured is
+    appended to ``report`` as (what, 'file:line', fix) and tracing goes on with a stand-in
+    value; ``report_shapes`` (known input shapes) answer ``.shape``."""
+    depth: int = 0
     created: Optional[list] = None
-    # a dry run (``HybridBlock.hybridize_report``): what cannot be captured is appended here as
-    # (what, 'file:line', fix) and tracing goes on with a stand-in value; known input shapes
-    # answer ``.shape``
     report: Optional[list] = None
     report_shapes: Optional[dict] = None
+
+
+class _Tracing(threading.local):
+    """The calling thread's :class:`TraceState` (``TRACING.state``), changed only by ``tracing``."""
+    state = TraceState()
+
+
+@contextmanager
+def tracing(enter_block: bool = False, **changes: Any) -> Iterator[TraceState]:
+    """Trace with this thread's tracing state changed by ``changes`` (``TraceState`` fields)
+    and, with ``enter_block``, one HybridBlock deeper; the state before is restored on exit,
+    whatever was raised. Yields the state in force (its lists collect what the trace made)."""
+    saved = TRACING.state
+    if enter_block:
+        changes["depth"] = saved.depth + 1
+    TRACING.state = replace(saved, **changes)
+    try:
+        yield TRACING.state
+    finally:
+        TRACING.state = saved
 
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -39,9 +62,10 @@ _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def _reported(what: str, fix: str) -> bool:
     """In a dry run, note that ``what`` cannot be captured (with the user's line and ``fix``)
     and return True: the caller then returns a stand-in instead of raising."""
-    if TRACING.report is None:
+    report = TRACING.state.report
+    if report is None:
         return False
-    TRACING.report.append((what, _user_site(), fix))
+    report.append((what, _user_site(), fix))
     return True
 
 
@@ -124,7 +148,7 @@ class Symbol:
         if not isinstance(index, (int, np.integer)):
             raise TypeError(f"Symbol index must be an int, str or slice, got {type(index).__name__}; "
                             "Symbols cannot be sliced like arrays: use F.slice_axis / F.slice")
-        if TRACING.depth and len(self._entries) == 1 and not _control_flow_result(self, index):
+        if TRACING.state.depth and len(self._entries) == 1 and not _control_flow_result(self, index):
             raise IndexError(
                 f"x[{index}] on a Symbol selects an output of a multi-output node, not an element: "
                 f"inside hybrid_forward use F.slice_axis(x, axis=0, begin={index}, end={index}+1) or "
@@ -252,7 +276,7 @@ class Symbol:
     # -- what a Symbol cannot do -----------------------------------------------------------
     def _probe_shape(self) -> tuple:
         """This symbol's shape as far as the dry run's input shapes tell (0: unknown)."""
-        known = TRACING.report_shapes or {}
+        known = TRACING.state.report_shapes or {}
         try:
             inputs = set(self.list_inputs())
             out = self.infer_shape_partial(**{k: v for k, v in known.items() if k in inputs})[1][0]
@@ -524,8 +548,9 @@ def sym_invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: 
                 src.attrs["__init__"] = init
     n = op.num_outputs(node.attrs)
     sym = Symbol([(node, k) for k in range(n)])
-    if TRACING.created is not None:
-        TRACING.created.append((node, _user_site()))
+    created = TRACING.state.created
+    if created is not None:
+        created.append((node, _user_site()))
     return sym
 
 

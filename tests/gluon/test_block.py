@@ -372,7 +372,7 @@ def test_block_save_load_restores_names_graphs_and_values(tmp_path, hybridize):
     assert list(fresh._children) == list(net._children)
     last = list(fresh._children.values())[-1]
     if hybridize:
-        assert last._cached_graph and last._active  # the traced graph came from the file
+        assert last._cached_graph and last._options.active  # the traced graph came from the file
     np.testing.assert_allclose(fresh(x).asnumpy(), ref, rtol=1e-6)
 
 

@@ -1,4 +1,5 @@
 """The compiled-graph object of a hybridized block: signature cache, retrace diagnostics, LRU."""
+import dataclasses
 import logging
 import threading
 import warnings
@@ -22,14 +23,14 @@ def _net(**flags):
 
 def _eager(net, x):
     """The block's output computed without its compiled graph."""
-    saved = [(b, b._active) for b in _hybrid_blocks(net)]
-    for b, _ in saved:
-        b._active = False
+    saved = [(b, b._options) for b in _hybrid_blocks(net)]
+    for b, options in saved:
+        b._options = dataclasses.replace(options, active=False)
     try:
         return net(x).asnumpy()
     finally:
-        for b, a in saved:
-            b._active = a
+        for b, options in saved:
+            b._options = options
 
 
 def _hybrid_blocks(net):

@@ -46,7 +46,7 @@ def test_every_problem_is_listed_with_its_line_and_the_dry_run_changes_nothing()
         assert what in issue.what and issue.fix
     assert "4 construct(s)" in str(report)
     # nothing was initialized, traced for real or hybridized
-    assert net._cached_op is None and not net._active
+    assert net._cached_op is None and not net._options.active
     np.testing.assert_equal(net(x).shape, (2, 4))   # the eager block still works
 
 

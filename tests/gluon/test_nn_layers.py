@@ -862,7 +862,7 @@ def test_sequential_hybridize_warns_when_all_children_hybrid():
     net.add(nn.Dense(2), nn.Dense(3))
     with pytest.warns(UserWarning, match="HybridSequential"):
         net.hybridize()
-    assert net[0]._active
+    assert net[0]._options.active
 
 
 def test_hybrid_sequential_rejects_plain_blocks():

@@ -329,7 +329,7 @@ def test_compose_and_block_types():
     assert not isinstance(T.RandomResizedCrop(4), HybridBlock) and not isinstance(T.CenterCrop(4), HybridBlock)
     # consecutive HybridBlocks are grouped into one hybridized HybridSequential (as MXNet)
     assert len(c) == 2 and isinstance(c[0], T.HybridSequential) and len(c[0]) == 2
-    assert c[0]._active
+    assert c[0]._options.active
     out = c(mx.nd.array(a, dtype="uint8"))
     np.testing.assert_allclose(out.asnumpy(), (a.transpose(2, 0, 1) / 255.0 - 0.5) / 0.25 * 2,
                                rtol=1e-5, atol=1e-5)
