@@ -27,6 +27,7 @@ from ..context import Context
 from ..ndarray import ndarray as _ndarray_mod
 from ..ndarray.ndarray import NDArray
 from ..ndarray.sparse import dense_tensor
+from ..nesting import flatten as _nest_flatten
 from ..nesting import regroup as _regroup
 from ..profiler import recorder as _profiler
 from ..compiler.infer import infer_graph
@@ -118,23 +119,21 @@ class TracedGraph(tuple):
         return self[1]
 
 
-def _flatten(args: Any, inout_str: str) -> tuple:
-    if isinstance(args, Symbol):
-        n = len(args)  # a grouped symbol stands for n outputs
-        return [args], n if n > 1 else 0
-    if isinstance(args, NDArray):
-        return [args], 0
-    if args is None:
+def _io_leaf(arg: Any) -> Optional[tuple]:
+    if isinstance(arg, Symbol):
+        n = len(arg)  # a grouped symbol stands for n outputs
+        return [arg], n if n > 1 else 0
+    if isinstance(arg, NDArray):
+        return [arg], 0
+    if arg is None:
         return [None], -1
-    if not isinstance(args, (list, tuple)):
-        raise ValueError(f"When hybridized, the {inout_str} of HybridBlock must be (nested) list of "
-                         f"Symbol or NDArray, but got {args!r} of type {type(args).__name__}")
-    flat, fmts = [], []
-    for i in args:
-        arg, fmt = _flatten(i, inout_str)
-        flat.extend(arg)
-        fmts.append(fmt)
-    return flat, fmts
+    return None
+
+
+def _flatten(args: Any, inout_str: str) -> tuple:
+    return _nest_flatten(args, _io_leaf, lambda bad: ValueError(
+        f"When hybridized, the {inout_str} of HybridBlock must be (nested) list of Symbol or "
+        f"NDArray, but got {bad!r} of type {type(bad).__name__}"))
 
 
 def _input_kinds(args: Any) -> tuple:
