@@ -404,7 +404,6 @@ def test_load_dict():
 
 
 def test_load_file(tmp_path):
-    pytest.importorskip("hybridnet.formats.params")
     w = np.arange(4, dtype=np.float32).reshape(2, 2)
     fname = str(tmp_path / "p.params")
     mx.nd.save(fname, {"arg:fc_weight": mx.nd.array(w)})

@@ -11,6 +11,7 @@ import torch
 import hybridnet as mx
 from hybridnet.base import MXNetError
 from hybridnet.gluon import data as gdata
+from hybridnet.gluon import nn
 from hybridnet.gluon.block import Block, HybridBlock
 from hybridnet.gluon.data.vision import transforms as T
 
@@ -369,7 +370,6 @@ def _deterministic_cases():
 
 @pytest.mark.parametrize("case", range(13))
 def test_transform_eager_equals_hybridized(case):
-    nn = pytest.importorskip("hybridnet.gluon.nn")
     block, a, ref = _deterministic_cases()[case]
     x = mx.nd.array(a, dtype=a.dtype)
     eager = block(x).asnumpy()
@@ -430,7 +430,6 @@ def test_hybridized_compose_exports_image_graph(tmp_path):
 
 
 def test_eager_only_transforms_refuse_tracing_with_a_clear_error():
-    nn = pytest.importorskip("hybridnet.gluon.nn")
     with pytest.raises(MXNetError, match="CenterCrop is an eager Block"):
         T.CenterCrop(4)(mx.sym.var("data"))
     net = nn.HybridSequential()

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import hybridnet as mx
+from hybridnet import symbol as sym
 from hybridnet.base import MXNetError
 from hybridnet.ops import registry
 
@@ -277,7 +278,6 @@ def test_samples_table_runs():
 
 
 def test_symbol_parameters_build_sample_nodes():
-    sym = pytest.importorskip("hybridnet.symbol")
     lo, hi = sym.var("lo"), sym.var("hi")
     s = nd.random.uniform(lo, hi, shape=(3,))
     assert isinstance(s, sym.Symbol)
