@@ -24,6 +24,7 @@ from .. import ops as _ops  # noqa: F401  (every operator family registered)
 from ..base import MXNetError, NotGiven
 from ..ir.graph import Graph, Node
 from ..ops import registry as _registry
+from ..ops.attrs import channels_last
 from ._onnx_unsupported import NOT_EXPORTABLE
 
 __all__ = ["RULES", "NOT_EXPORTABLE", "OnnxUnsupported", "rule", "lowering_for", "supported_ops",
@@ -109,10 +110,6 @@ def _axis(a: int, nd: int, allow_end: bool = False) -> int:
     hi = nd + 1 if allow_end else nd
     a = int(a)
     return a + hi if a < 0 else a
-
-
-def _channels_last(layout: Any) -> bool:
-    return isinstance(layout, str) and len(layout) > 2 and layout[-1] == "C"
 
 
 def _prod(s: Iterable[int]) -> int:
@@ -593,7 +590,7 @@ def _convolution(ctx: Ctx) -> list:
     shape = ctx.in_shape(0)
     nd = len(shape)
     n = nd - 2
-    cl = _channels_last(a.get("layout"))
+    cl = channels_last(a.get("layout"))
     if cl:
         x = _to_channels_first(ctx, x, nd)
         w = _to_channels_first(ctx, w, nd)
@@ -659,7 +656,7 @@ def _pooling(ctx: Ctx) -> list:
     nd = len(shape)
     n = nd - 2
     dt = ctx.in_dtype(0)
-    cl = _channels_last(a.get("layout"))
+    cl = channels_last(a.get("layout"))
     if cl:
         x = _to_channels_first(ctx, x, nd)
         shape = (shape[0], shape[-1]) + tuple(shape[1:-1])

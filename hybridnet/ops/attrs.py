@@ -15,7 +15,7 @@ import numpy as np
 from ..base import MXNetError, NotGiven, dtype_name
 
 __all__ = ["Shape", "Axis", "Dtype", "OptInt", "OptFloat", "OptBool", "AnyValue", "Attr", "kind_of",
-           "parse_value", "format_value"]
+           "parse_value", "format_value", "channels_last"]
 
 # Annotation markers used by kernels. They are ordinary typing constructs, so kernels stay
 # readable, and ``kind_of`` maps them to codec kinds.
@@ -54,6 +54,12 @@ def kind_of(annotation: Any) -> tuple[str, tuple]:
     if origin is Literal:
         return "enum", tuple(annotation.__args__)
     return "any", ()
+
+
+def channels_last(layout: Any) -> bool:
+    """Whether a ``layout`` attribute is MXNet's NWC / NHWC / NDHWC (None and 'None' mean the
+    default, channels-first)."""
+    return isinstance(layout, str) and len(layout) > 2 and layout[-1] == "C"
 
 
 class Attr:

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ..base import MXNetError, dtype_torch
-from .attrs import Dtype, OptFloat, OptInt, Shape
+from .attrs import Dtype, OptFloat, OptInt, Shape, channels_last
 from ._helpers import fill_shape as _fill, ints as _ints, per_dim as _per_dim
 from .shape_rules import first_input_shape, same_shape_inputs, torch_spatial
 from .registry import Sample, register
@@ -37,11 +37,6 @@ def _prod(s: Sequence[int]) -> int:
     for d in s:
         p *= int(d)
     return p
-
-
-def _channels_last(layout: Any) -> bool:
-    """True for MXNet's NWC / NHWC / NDHWC layouts (None and 'None' mean channels-first)."""
-    return isinstance(layout, str) and len(layout) > 2 and layout[-1] == "C"
 
 
 # ---- FullyConnected ---------------------------------------------------------------------------
@@ -167,7 +162,7 @@ def _conv_params(attrs: dict, shapes: _ShapeList) -> _ShapeList:
     k = _ints(attrs["kernel"])
     nf = int(attrs["num_filter"])
     g = int(attrs.get("num_group", 1))
-    cl = _channels_last(attrs.get("layout"))
+    cl = channels_last(attrs.get("layout"))
     c = 0
     if d is not None and len(d) > 1:
         c = d[-1] if cl else d[1]
@@ -185,7 +180,7 @@ def _deconv_params(attrs: dict, shapes: _ShapeList) -> _ShapeList:
     k = _ints(attrs["kernel"])
     nf = int(attrs["num_filter"])
     g = int(attrs.get("num_group", 1))
-    cl = _channels_last(attrs.get("layout"))
+    cl = channels_last(attrs.get("layout"))
     c = 0
     if d is not None and len(d) > 1:
         c = d[-1] if cl else d[1]
@@ -220,7 +215,7 @@ def _conv_samples() -> list:
 
 def _channels_first(shape: tuple, layout: Any) -> tuple:
     """A channels-last shape (N, *spatial, C) as (N, C, *spatial); others unchanged."""
-    if _channels_last(layout) and len(shape) > 1:
+    if channels_last(layout) and len(shape) > 1:
         return (shape[0], shape[-1]) + tuple(shape[1:-1])
     return tuple(shape)
 
@@ -252,7 +247,7 @@ def _conv_shape(attrs: dict, shapes: _ShapeList) -> Optional[list]:
     if None in out:
         return None
     res = (data[0], weight[0]) + tuple(out)
-    return [(res[0],) + res[2:] + (res[1],) if _channels_last(layout) else res]
+    return [(res[0],) + res[2:] + (res[1],) if channels_last(layout) else res]
 
 
 @register("Convolution", active_inputs=_conv_active, param_shapes=_conv_params, samples=_conv_samples,
@@ -271,7 +266,7 @@ def Convolution(data: Tensor, weight: Tensor, bias: Optional[Tensor] = None, *, 
     if conv is None:
         raise _conv_input_error("Convolution", data, weight, kernel, num_group, layout, False, None)
     b = None if no_bias else bias
-    cl = _channels_last(layout)
+    cl = channels_last(layout)
     try:
         x, w = (data.movedim(-1, 1), weight.movedim(-1, 1)) if cl else (data, weight)
         out = _conv_fast(x, w, b, stride, pad, dilate, num_group) if FAST_PATHS else None
@@ -393,13 +388,13 @@ def _conv_fast(x: Tensor, w: Tensor, b: Optional[Tensor], stride: Any, pad: Any,
 def _pointwise_as_linear(x: Tensor, w: Tensor, b: Optional[Tensor], stride: Sequence[int]) -> Tensor:
     """A 1x1 convolution without padding as one product of the pixels it reads, (positions, C)
     @ (C, O): its output keeps the input's memory order (channels-last in, channels-last out)."""
-    channels_last = x.movedim(1, -1).is_contiguous()
+    pixels_last = x.movedim(1, -1).is_contiguous()
     if any(s > 1 for s in stride):
         x = x[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride)]
     pixels = x.movedim(1, -1)
     out = F.linear(pixels.reshape(-1, x.shape[1]), w.reshape(w.shape[0], -1), b)
     out = out.reshape(pixels.shape[:-1] + (w.shape[0],)).movedim(-1, 1)
-    return out if channels_last else out.contiguous()
+    return out if pixels_last else out.contiguous()
 
 
 def _patches(x: Tensor, kernel: Sequence[int], stride: Sequence[int], pad: Sequence[int],
@@ -467,7 +462,7 @@ def _conv_input_error(op: str, data: Tensor, weight: Tensor, kernel: Any, num_gr
                           f"(Conv{max(data.dim() - 2, 1)}D...) for it")
     if data.dtype != weight.dtype:
         return _dtype_error(op, data, weight)
-    cl = _channels_last(layout)
+    cl = channels_last(layout)
     c_axis = data.dim() - 1 if cl else 1
     w_in = weight.shape[0] if transposed else weight.shape[-1 if cl else 1] * num_group
     if shape[c_axis] != w_in:
@@ -546,7 +541,7 @@ def _deconv_shape(attrs: dict, shapes: _ShapeList) -> Optional[list]:
             return None
         out.append(o)
     res = (data[0], weight[1] * g) + tuple(out)
-    return [(res[0],) + res[2:] + (res[1],) if _channels_last(layout) else res]
+    return [(res[0],) + res[2:] + (res[1],) if channels_last(layout) else res]
 
 
 @register("Deconvolution", active_inputs=_deconv_active, param_shapes=_deconv_params,
@@ -565,7 +560,7 @@ def Deconvolution(data: Tensor, weight: Tensor, bias: Optional[Tensor] = None, *
     convt = _CONVT.get(n)
     if convt is None:
         raise _conv_input_error("Deconvolution", data, weight, kernel, num_group, layout, True, None)
-    cl = _channels_last(layout)
+    cl = channels_last(layout)
     x, w = (data.movedim(-1, 1), weight.movedim(-1, 1)) if cl else (data, weight)
     try:
         if target_shape or adj:
@@ -760,7 +755,7 @@ def _pool_shape(attrs: dict, shapes: _ShapeList) -> Optional[list]:
             sizes.append(o)
         out = tuple(sizes)
     res = tuple(data[:2]) + out
-    return [(res[0],) + res[2:] + (res[1],) if _channels_last(layout) else res]
+    return [(res[0],) + res[2:] + (res[1],) if channels_last(layout) else res]
 
 
 @register("Pooling", total_outputs=_pool_total, output_names=("output", "workspace"),
@@ -775,7 +770,7 @@ def Pooling(data: Tensor, *, kernel: Shape = (), pool_type: Literal["avg", "lp",
     valid: out = floor((x + 2p - k) / s) + 1; full: ceil(...) + 1 (windows may overhang);
     same (1-D): ceil(x / s). Stride defaults to 1, pad to 0; ``global_pool`` pools everything.
     """
-    cl = _channels_last(layout)
+    cl = channels_last(layout)
     if cl:
         data = data.movedim(-1, 1)
     n = data.dim() - 2

@@ -16,6 +16,7 @@ from typing import Any, Mapping, Optional, cast
 
 from ...ir.graph import Entry, Graph, Node, transform
 from ...ops import registry as _reg
+from ...ops.attrs import channels_last
 from ...ops.registry import OpDef
 from .constfold import mutated_inputs
 from .onednn import absorbable_activation
@@ -72,17 +73,12 @@ def remove_inference_identities(graph: Graph) -> Graph:
 
 
 # ---- BatchNorm folding ------------------------------------------------------------------------
-def _channels_last(layout: Any) -> bool:
-    """MXNet's NWC / NHWC / NDHWC layouts (None and 'None' mean channels-first)."""
-    return isinstance(layout, str) and len(layout) > 2 and layout[-1] == "C"
-
-
 def _channel_axis_matches(producer: Node, bn: Node) -> bool:
     """Whether BatchNorm's axis is the output-channel axis of the Convolution/FullyConnected."""
     axis = 1 if cast(OpDef, bn.op).name == "BatchNorm_v1" else int(_attr(bn, "axis"))
     if cast(OpDef, producer.op).name == "Convolution":
         ndim = len(tuple(_attr(producer, "kernel"))) + 2
-        channel = ndim - 1 if _channels_last(_attr(producer, "layout")) else 1
+        channel = ndim - 1 if channels_last(_attr(producer, "layout")) else 1
         return axis % ndim == channel if -ndim <= axis < ndim else False
     if _attr(producer, "flatten"):
         return axis in (1, -1)  # the output is (batch, num_hidden)
