@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 import numpy as np
 import torch
 
-from .. import autograd as _ag
+from .. import autograd_engine as _ag
 from ..base import MXNetError, ShapeError, dtype_name, dtype_np, dtype_torch, numeric_types
 from ..context import Context, current_context
 from ..ops import registry as _reg
@@ -668,7 +668,9 @@ class NDArray:
     def backward(self, out_grad: Optional["NDArray"] = None, retain_graph: bool = False,
                  train_mode: bool = True) -> None:
         """Gradients of this array into every variable it depends on (``autograd.backward``)."""
-        _ag.backward([self], [out_grad] if out_grad is not None else None, retain_graph, train_mode)
+        t = self._t
+        g = _ag.check_head(0, t, out_grad._t if isinstance(out_grad, NDArray) else out_grad)
+        _ag.run_backward([t], [g], retain_graph)
 
     # -- Python protocol ------------------------------------------------------------------
     def __repr__(self) -> str:

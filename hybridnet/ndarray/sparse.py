@@ -28,7 +28,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import torch
 
-from .. import autograd as _ag
+from .. import autograd_engine as _ag
 from ..base import MXNetError, dtype_torch, numeric_types
 from ..context import Context, current_context
 from ..ops import registry as _reg

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..autograd import current_mode
+from ..autograd_engine import current_mode
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray, _write_out
 
