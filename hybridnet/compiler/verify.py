@@ -86,8 +86,11 @@ def verify_call(block_name: str, real_call: Callable[[], tuple], graph: Graph,
                 run_eager: Callable[[list], tuple]) -> tuple:
     """Run ``real_call()`` and return its outputs after checking the call as described in the
     module docstring. ``graph`` is the traced (unoptimized) graph with variables ``input_vars``
-    bound to ``data + params``; ``run_eager(param_copies)`` runs the block eagerly with its
-    parameters replaced by the copies and returns (output tensors, eager operator records)."""
+    bound to ``data + params``; ``run_eager(param_copies)`` runs the block eagerly in the
+    calling thread with its parameters read as the copies, and returns (output tensors, eager
+    operator records). Everything the check needs comes in as arguments; the only shared state
+    it touches is torch's default generator (process-wide), replayed for both runs and left as
+    the real call left it."""
     rng_before = torch.get_rng_state()
     outs = real_call()
     rng_after = torch.get_rng_state()

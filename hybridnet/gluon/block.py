@@ -212,7 +212,7 @@ def _eager_run(stand_ins: dict) -> Iterator[None]:
             _EAGER_RUNS[tid] = outer
 
 
-def _stand_ins() -> Optional[dict]:
+def _verify_stand_ins() -> Optional[dict]:
     """This thread's parameter stand-ins when it runs a verify call's eager side, else None."""
     return _EAGER_RUNS.get(threading.get_ident()) if _EAGER_RUNS else None
 
@@ -731,7 +731,7 @@ class HybridBlock(Block):
             if not isinstance(a, NDArray):
                 raise TypeError(f"{self.name}: input {i} must be an NDArray, got {type(a).__name__}")
             tensors.append(dense_tensor(a))  # graphs compute on dense storage (MXNet's fallback)
-        stand_ins = _stand_ins()
+        stand_ins = _verify_stand_ins()
         for p in cached.params:
             s = stand_ins.get(id(p)) if stand_ins else None
             tensors.append(_param_tensor(p, ctx) if s is None else s._t)
@@ -801,7 +801,7 @@ class HybridBlock(Block):
                              "Please check the type of the args.")
         if has_sym:
             return self._trace(x, *args)
-        stand_ins = _stand_ins()
+        stand_ins = _verify_stand_ins()
         if self._options.active and stand_ins is None:
             return self._call_cached_op(x, *args)
         ctx = x.context if isinstance(x, NDArray) else None  # MXNet reads parameters on x's context
