@@ -25,6 +25,7 @@ name, ``on_none="keep"`` returns ``None`` in its place.
 from __future__ import annotations
 
 import os
+import stat
 import struct
 from typing import Any, Iterator, NamedTuple, Optional, Sequence, Union
 
@@ -520,6 +521,24 @@ def _read_legacy(r: _Reader, magic: int) -> Any:
     return _read_data(r, flag, shape, "data")
 
 
+_HEADER_BYTES = 24  # u64 list magic, u64 reserved word, u64 array count
+
+
+def _check_list_header(head: bytes, size: Optional[int]) -> int:
+    """Validate the 24-byte list header against the file's ``size`` (None: not known); -> array count."""
+    if len(head) < _HEADER_BYTES:
+        raise MXNetError(f"truncated .params file: {len(head)} bytes, but the header alone takes "
+                         f"{_HEADER_BYTES} (Invalid NDArray file format)")
+    magic, _, n = struct.unpack_from("<QQQ", head)
+    if magic != LIST_MAGIC:
+        raise MXNetError(f"not an MXNet NDArray list (.params) file: magic 0x{magic:X} at byte offset 0, "
+                         f"expected 0x{LIST_MAGIC:X} (Invalid NDArray file format)")
+    if size is not None and n > (size - _HEADER_BYTES) // 4:  # every record takes at least 4 bytes
+        raise MXNetError(f"truncated .params file: the header at byte offset 16 announces {n} arrays, "
+                         f"but only {size - _HEADER_BYTES} bytes follow")
+    return n
+
+
 def loads(data: Union[bytes, bytearray, memoryview], *, on_none: str = "error",
           np_shape: Optional[bool] = None, sparse: bool = False) -> tuple:
     """Parse MXNet NDArray-list bytes -> ``(names or None, [np.ndarray, ...])``.
@@ -535,18 +554,8 @@ def loads(data: Union[bytes, bytearray, memoryview], *, on_none: str = "error",
         raise TypeError(f"params.loads expects bytes, got {type(data).__name__}")
     buf = memoryview(data).cast("B")
     r = _Reader(buf)
-    if r.end < 24:
-        raise MXNetError(f"truncated .params file: {r.end} bytes, but the header alone takes 24 "
-                         f"(Invalid NDArray file format)")
-    magic = r.u64("the list magic")
-    if magic != LIST_MAGIC:
-        raise MXNetError(f"not an MXNet NDArray list (.params) file: magic 0x{magic:X} at byte offset 0, "
-                         f"expected 0x{LIST_MAGIC:X} (Invalid NDArray file format)")
-    r.u64("the reserved word")
-    n = r.u64("the array count")
-    if n > (r.end - r.pos) // 4:  # every record takes at least 4 bytes
-        raise MXNetError(f"truncated .params file: the header at byte offset 16 announces {n} arrays, "
-                         f"but only {r.end - r.pos} bytes follow")
+    n = _check_list_header(bytes(buf[:_HEADER_BYTES]), r.end)
+    r.pos = _HEADER_BYTES
     arrays: list = []
     for i in range(n):
         r.what = f"record {i}"
@@ -604,9 +613,16 @@ def _handle_none(names: Optional[list], arrays: list, on_none: str) -> tuple:
 def load(fname: PathLike, *, on_none: str = "error", np_shape: Optional[bool] = None,
          sparse: bool = False) -> tuple:
     """Read a ``.params`` / ``nd.save`` file -> ``(names or None, [np.ndarray, ...])``."""
-    with open(os.fspath(fname), "rb") as f:
-        data = f.read()
+    path = os.fspath(fname)
     try:
+        with open(path, "rb") as f:
+            st = os.fstat(f.fileno())
+            regular = stat.S_ISREG(st.st_mode)
+            # the header is checked against the file's size before the rest is read, so a wrong
+            # file costs one small read (MXNet refuses it at once too), and /dev/zero ends here
+            head = f.read(_HEADER_BYTES)
+            _check_list_header(head, st.st_size if regular else None)
+            data = head + f.read()
         return loads(data, on_none=on_none, np_shape=np_shape, sparse=sparse)
     except MXNetError as e:
-        raise MXNetError(f"{os.fspath(fname)}: {e}") from None
+        raise MXNetError(f"{path}: {e}") from None

@@ -417,3 +417,33 @@ def test_fuzz_truncations_and_byte_flips():
                 except MXNetError:
                     continue
                 assert names is None or len(names) == len(arrays)
+
+
+def test_load_checks_the_header_before_reading_the_file(tmp_path):
+    """A wrong multi-GiB file is refused after one small read (MXNet refuses it at once)."""
+    import tracemalloc
+    big = tmp_path / "wrong.params"
+    with open(big, "wb") as f:
+        f.write(b"not a params file")
+        f.truncate(3 << 30)  # sparse: costs no disk
+    tracemalloc.start()
+    try:
+        with pytest.raises(MXNetError, match=r"wrong\.params: not an MXNet NDArray list"):
+            P.load(big)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 << 20
+
+
+def test_load_refuses_a_count_the_file_size_cannot_hold(tmp_path):
+    path = tmp_path / "count.params"
+    path.write_bytes(struct.pack("<QQQ", P.LIST_MAGIC, 0, 1 << 40) + b"\0" * 64)
+    with pytest.raises(MXNetError, match=r"announces 1099511627776 arrays, but only 64 bytes follow"):
+        P.load(path)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_load_of_dev_zero_returns_at_once():
+    with pytest.raises(MXNetError, match=r"/dev/zero: not an MXNet NDArray list .*magic 0x0"):
+        P.load("/dev/zero")
