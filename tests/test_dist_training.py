@@ -340,6 +340,78 @@ def test_launcher_timeout_kills_hung_workers(tmp_path):
             os.kill(pid, 0)
 
 
+_OPEN_PORTS = r"""
+import os, sys
+import numpy as np
+import hybridnet as mx
+
+def listening_beyond_loopback():
+    # (address, port) of this process's listening TCP sockets not bound to a loopback address
+    mine = set()
+    for fd in os.listdir('/proc/self/fd'):
+        try:
+            link = os.readlink('/proc/self/fd/' + fd)
+        except OSError:
+            continue
+        if link.startswith('socket:['):
+            mine.add(link[8:-1])
+    found = []
+    for table in ('/proc/net/tcp', '/proc/net/tcp6'):
+        with open(table) as f:
+            for line in list(f)[1:]:
+                cols = line.split()
+                addr, port = cols[1].split(':')
+                if cols[3] != '0A' or cols[9] not in mine:
+                    continue
+                loopback = addr in ('0100007F', '00000000000000000000000001000000') \
+                    or addr.endswith('0100007F') and addr.startswith('0000000000000000FFFF0000')
+                if not loopback:
+                    found.append((addr, int(port, 16)))
+    return found
+
+kv = mx.kv.create('dist_sync')
+v = mx.nd.ones((2,))
+kv.pushpull(0, v)
+np.save(os.path.join(sys.argv[1], 'r%d.npy' % kv.rank), np.array(
+    [len(listening_beyond_loopback()), bool(os.environ.get('HYBRIDNET_DIST_STORE_FILE')), v.asnumpy()[0]]))
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/net/tcp"), reason="reads Linux's /proc/net/tcp")
+def test_local_launcher_opens_no_port_beyond_loopback(tmp_path):
+    # rank 0's TCP rendezvous store would listen on every interface, unauthenticated
+    script = tmp_path / "w.py"
+    script.write_text(_OPEN_PORTS)
+    rc, out = _run_group([sys.executable, "-m", "hybridnet.kvstore.launch", "-n", "2", "--timeout", "100",
+                          str(script), str(tmp_path)], timeout=150)
+    assert rc == 0, out[-3000:]
+    for r in range(2):
+        np.testing.assert_array_equal(np.load(tmp_path / f"r{r}.npy"), [0, 1, 2.0])
+
+
+def test_launcher_store_directory_is_private_and_removed(tmp_path):
+    from hybridnet.kvstore import launch
+    script = (f"import os, stat\npath = os.environ['HYBRIDNET_DIST_STORE_FILE']\n"
+              f"mode = stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode)\n"
+              f"open({str(tmp_path)!r} + '/r' + os.environ['RANK'], 'w').write(path + ' ' + oct(mode))\n")
+    assert launch.launch([sys.executable, "-c", script], 2, timeout=50) == 0
+    seen = {(tmp_path / f"r{r}").read_text() for r in range(2)}
+    assert len(seen) == 1  # one store for the job
+    path, mode = seen.pop().split()
+    assert mode == "0o700"
+    assert not os.path.exists(os.path.dirname(path))
+    env = launch.worker_env(0, 2, "10.0.0.1", 1234, {"HYBRIDNET_DIST_STORE_FILE": "/stale"})
+    assert "HYBRIDNET_DIST_STORE_FILE" not in env  # a multi-host job uses the TCP store
+
+
+def test_launcher_help_says_how_multi_host_jobs_are_secured(capsys):
+    from hybridnet.kvstore import launch
+    with pytest.raises(SystemExit):
+        launch.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "without authentication" in text and "trusted network" in text
+
+
 def test_torchrun_environment_is_picked_up(tmp_path):
     # torchrun sets RANK/WORLD_SIZE/MASTER_*; mx.kv.create('dist_sync') initializes from them
     try:

@@ -10,6 +10,12 @@ worker only needs the torchrun environment contract:
 ``WORLD_SIZE``, ``MASTER_ADDR`` and ``MASTER_PORT``. ``HYBRIDNET_DIST_BACKEND`` picks the backend
 (default ``gloo``), ``HYBRIDNET_DIST_TIMEOUT`` the collective timeout in seconds (default 1800).
 
+Rendezvous: torch's TCP store, which rank 0 serves on ``MASTER_PORT`` on every network interface
+without authentication. For a single-host job this module's launcher avoids it: it gives the
+workers a file store in a private directory (``HYBRIDNET_DIST_STORE_FILE``), so nothing listens
+for the rendezvous, and pins gloo to the loopback interface. Multi-host jobs (``--host`` not a
+loopback address) use the TCP store: run them only on a network you trust.
+
 ``mx.kv.create('dist_sync')`` calls :func:`init_process_group` itself when the group is not
 initialized yet, so a script started by ``torchrun`` or by this module's launcher needs no
 setup code::
@@ -22,10 +28,12 @@ import argparse
 import atexit
 import datetime
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence
@@ -56,6 +64,10 @@ def _first(environ: Mapping[str, str], *names: str) -> Optional[str]:
         if v not in (None, ""):
             return v
     return None
+
+
+STORE_FILE_VAR = "HYBRIDNET_DIST_STORE_FILE"  # a file store path: the launcher's single-host rendezvous
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def _int_var(value: str, name: str) -> int:
@@ -136,10 +148,15 @@ def init_process_group(backend: Optional[str] = None, timeout: Optional[float] =
     if backend == "gloo" and not dist.is_gloo_available():
         raise MXNetError("torch.distributed has no gloo backend in this build; set "
                          "HYBRIDNET_DIST_BACKEND to an available backend (e.g. nccl)")
-    host = env.master_addr
-    if ":" in host and not host.startswith("["):
-        host = f"[{host}]"
-    dist.init_process_group(backend, init_method=f"tcp://{host}:{env.master_port}", rank=env.rank,
+    store_file = (os.environ if environ is None else environ).get(STORE_FILE_VAR)
+    if store_file:
+        init_method = f"file://{store_file}"
+    else:
+        host = env.master_addr
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"
+        init_method = f"tcp://{host}:{env.master_port}"
+    dist.init_process_group(backend, init_method=init_method, rank=env.rank,
                             world_size=env.num_workers,
                             timeout=datetime.timedelta(seconds=_timeout_s(timeout)))
     if not _created_here:
@@ -203,14 +220,19 @@ def _loopback_ifname() -> Optional[str]:
 
 
 def worker_env(rank: int, num_workers: int, master_addr: str, master_port: int,
-               base: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
+               base: Optional[Mapping[str, str]] = None,
+               store_file: Optional[str] = None) -> Dict[str, str]:
     """The environment of worker ``rank``: ``base`` (default ``os.environ``) plus torchrun's
-    variables; with a loopback master, gloo is pinned to the loopback interface."""
+    variables; with a loopback master, gloo is pinned to the loopback interface; ``store_file``
+    makes the workers meet through a file store instead of rank 0's TCP store."""
     env = dict(os.environ if base is None else base)
     env.update(RANK=str(rank), WORLD_SIZE=str(num_workers), LOCAL_RANK=str(rank),
                LOCAL_WORLD_SIZE=str(num_workers), MASTER_ADDR=master_addr,
                MASTER_PORT=str(master_port))
-    if master_addr in ("127.0.0.1", "localhost", "::1") and "GLOO_SOCKET_IFNAME" not in env:
+    env.pop(STORE_FILE_VAR, None)
+    if store_file is not None:
+        env[STORE_FILE_VAR] = store_file
+    if master_addr in _LOOPBACK and "GLOO_SOCKET_IFNAME" not in env:
         lo = _loopback_ifname()
         if lo is not None:
             env["GLOO_SOCKET_IFNAME"] = lo
@@ -251,6 +273,8 @@ def launch(command: Sequence[str], num_workers: int, *, master_addr: str = "127.
     Returns 0 when every worker exits with 0. When one fails, the others are stopped and its
     exit status is returned. After ``timeout`` seconds all are stopped and ``TimeoutError``
     names the workers still running. ``log_dir`` sends worker i's output to ``rank<i>.log``.
+    With a loopback ``master_addr`` the workers meet through a file store in a private temporary
+    directory (removed afterwards), so no rendezvous port is opened on any interface.
     """
     if isinstance(command, str):
         raise TypeError("launch: command must be a list of arguments, e.g. [sys.executable, "
@@ -263,6 +287,8 @@ def launch(command: Sequence[str], num_workers: int, *, master_addr: str = "127.
     procs: List[subprocess.Popen] = []
     logs: list = []
     deadline = None if timeout is None else time.monotonic() + float(timeout)
+    store_dir = tempfile.mkdtemp(prefix="hybridnet-rendezvous-") if master_addr in _LOOPBACK else None
+    store_file = None if store_dir is None else os.path.join(store_dir, "store")
     try:
         for r in range(int(num_workers)):
             out = None
@@ -271,7 +297,7 @@ def launch(command: Sequence[str], num_workers: int, *, master_addr: str = "127.
                 out = open(os.path.join(log_dir, f"rank{r}.log"), "wb")
                 logs.append(out)
             procs.append(subprocess.Popen(
-                list(command), env=worker_env(r, int(num_workers), master_addr, port, env),
+                list(command), env=worker_env(r, int(num_workers), master_addr, port, env, store_file),
                 stdout=out, stderr=subprocess.STDOUT if out is not None else None,
                 start_new_session=(os.name == "posix")))
         while True:
@@ -295,12 +321,21 @@ def launch(command: Sequence[str], num_workers: int, *, master_addr: str = "127.
             _kill(p, grace_s)
         for f in logs:
             f.close()
+        if store_dir is not None:
+            shutil.rmtree(store_dir, ignore_errors=True)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """``python -m hybridnet.kvstore.launch -n N [--host H] [--port P] [--timeout S] cmd ...``"""
-    ap = argparse.ArgumentParser(prog="python -m hybridnet.kvstore.launch",
-                                 description="Run N local data-parallel workers (torch.distributed).")
+    ap = argparse.ArgumentParser(
+        prog="python -m hybridnet.kvstore.launch",
+        description="Run N local data-parallel workers (torch.distributed).",
+        epilog="Security: with the default loopback --host the workers meet through a file store in "
+               "a private temporary directory and gloo talks over the loopback interface; nothing "
+               "listens on other interfaces. A multi-host job (--host set to a routable address, or "
+               "torchrun) uses torch's TCP store, which listens on MASTER_PORT on every interface "
+               "without authentication: run such jobs only on a trusted network (a private subnet, "
+               "firewall or VPN).")
     ap.add_argument("-n", "--num-workers", type=int, required=True)
     ap.add_argument("--host", default="127.0.0.1", help="MASTER_ADDR (default 127.0.0.1)")
     ap.add_argument("--port", type=int, default=None, help="MASTER_PORT (default: a free port)")
