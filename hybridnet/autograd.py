@@ -4,232 +4,38 @@
   run with torch's grad mode off unless recording, so no graph (and no memory) is kept.
 * ``attach_grad``/``mark_variables`` make an array a variable: its tensor becomes a torch leaf
   whose ``.grad`` *is* the gradient buffer the user sees (``x.grad``). ``backward`` runs torch's
-  engine, which accumulates into ``.grad`` in place; a hook on each leaf applies the variable's
-  ``grad_req`` when the engine reaches it: 'write' clears the buffer first (overwrite), 'add'
-  accumulates across backward calls, 'null' variables are not leaves at all. Only the variables
-  a head depends on are touched; nothing scans the set of live variables.
+  engine, which accumulates into ``.grad`` in place, applying each variable's ``grad_req``
+  ('write' overwrites, 'add' accumulates, 'null' computes nothing). Only the variables a head
+  depends on are touched.
 * ``grad`` returns gradients as new arrays (``create_graph=True`` for higher order) and leaves
   the buffers alone. ``Function`` wraps user-defined forward/backward on NDArrays.
+
+The flags, variables, recorded history and tensor-level backward are ``autograd_engine``'s (below
+``ndarray``, which reads them on every operator); this module adds what takes NDArrays and
+Symbols.
 """
 from __future__ import annotations
 
-import contextvars
-import weakref
 from typing import Any, Optional, Sequence
 
 import torch
 
+from . import autograd_engine as _engine
+from .autograd_engine import (STATE, Mode, current_mode, is_recording, is_training,  # noqa: F401
+                              live_variables, pause, predict_mode, record, set_recording,
+                              set_training, train_mode)
 from .base import MXNetError
-from .ir.graph import Node
+from .ndarray.ndarray import NDArray
+from .symbol.symbol import Symbol
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
            "set_recording", "set_training", "mark_variables", "backward", "grad", "Function",
            "get_symbol"]
 
 
-class Mode:
-    """One thread's autograd flags (immutable: a change installs another ``Mode``)."""
-
-    __slots__ = ("recording", "training")
-
-    def __init__(self, recording: bool, training: bool) -> None:
-        self.recording = recording
-        self.training = training
-
-    def __repr__(self) -> str:
-        return f"Mode(recording={self.recording}, training={self.training})"
-
-
-_MODES = {(r, t): Mode(r, t) for r in (False, True) for t in (False, True)}
-# The flags are per thread, as in MXNet (and as torch's grad mode is): a ContextVar is per
-# thread (a new thread starts from the default: not recording, predict mode), and reading it
-# costs about as much as an attribute read, so the imperative hot path stays fast.
-_MODE: "contextvars.ContextVar[Mode]" = contextvars.ContextVar("hybridnet_autograd_mode",
-                                                               default=_MODES[False, False])
-current_mode = _MODE.get
-"""The calling thread's ``Mode`` (hot paths read ``current_mode().recording``)."""
-
-
-def _set_mode(recording: bool, training: bool) -> None:
-    _MODE.set(_MODES[recording, training])
-
-
-class _ThreadState:
-    """Read-only view of the calling thread's flags (``STATE.recording``/``STATE.training``)."""
-
-    __slots__ = ()
-
-    @property
-    def recording(self) -> bool:
-        return _MODE.get().recording
-
-    @property
-    def training(self) -> bool:
-        return _MODE.get().training
-
-
-STATE = _ThreadState()
-# id -> weak reference of every live variable: for introspection only, backward never scans
-# it. (Not a WeakSet: weakref equality would call NDArray.__eq__, which is elementwise.)
-_VARIABLES: "dict[int, weakref.ref]" = {}
-# >0 while autograd.backward() runs: leaf hooks apply grad_req only then (not during grad()).
-_ACTIVE_BACKWARD = 0
-
-
-def is_recording() -> bool:
-    """Whether operators are being recorded for differentiation (in the calling thread)."""
-    return _MODE.get().recording
-
-
-def is_training() -> bool:
-    """Whether Dropout/BatchNorm behave as in training (in the calling thread)."""
-    return _MODE.get().training
-
-
-def set_recording(is_recording: bool) -> bool:  # noqa: F811 - MXNet's parameter name
-    """Set the calling thread's recording flag; returns the previous one."""
-    mode = _MODE.get()
-    _set_mode(bool(is_recording), mode.training)
-    if is_recording:
-        torch.set_grad_enabled(True)  # torch's grad mode is per thread too
-    # Turning recording off leaves torch's grad mode alone: eager operators already keep no
-    # graph when not recording, and torch code of the user keeps its default behaviour.
-    return mode.recording
-
-
-def set_training(train_mode: bool) -> bool:  # noqa: F811
-    """Set the calling thread's training flag; returns the previous one."""
-    mode = _MODE.get()
-    _set_mode(mode.recording, bool(train_mode))
-    return mode.training
-
-
-class _Scope:
-    """``with`` scope setting the calling thread's flags and restoring them on exit."""
-
-    __slots__ = ("_rec", "_train", "_prev")
-
-    def __init__(self, recording: Optional[bool], training: Optional[bool]):
-        self._rec, self._train = recording, training
-        self._prev: tuple = ()
-
-    def __enter__(self) -> "_Scope":
-        mode = _MODE.get()
-        self._prev = (mode, torch.is_grad_enabled())
-        rec = mode.recording if self._rec is None else self._rec
-        train = mode.training if self._train is None else self._train
-        _MODE.set(_MODES[rec, train])
-        if self._rec is not None:
-            torch.set_grad_enabled(self._rec)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        mode, grad_enabled = self._prev
-        _MODE.set(mode)
-        torch.set_grad_enabled(grad_enabled)
-
-
-def record(train_mode: bool = True) -> _Scope:  # noqa: F811
-    """Record operators for differentiation; ``train_mode`` sets the Dropout/BatchNorm flag."""
-    return _Scope(True, train_mode)
-
-
-def pause(train_mode: bool = False) -> _Scope:  # noqa: F811
-    """Stop recording inside a ``record()`` block."""
-    return _Scope(False, train_mode)
-
-
-def train_mode() -> _Scope:
-    """Training behaviour (Dropout active...) without changing the recording flag."""
-    return _Scope(None, True)
-
-
-def predict_mode() -> _Scope:
-    """Inference behaviour without changing the recording flag."""
-    return _Scope(None, False)
-
-
 # ---- variables -------------------------------------------------------------------------------
-def _leaf_hook(arr_ref: "weakref.ref", leaf_ref: "weakref.ref") -> Any:
-    def hook(g: torch.Tensor) -> None:
-        if not _ACTIVE_BACKWARD:
-            return None  # autograd.grad() or a raw torch call: buffers untouched
-        arr = arr_ref()
-        leaf = leaf_ref()
-        if arr is None or leaf is None:
-            return None
-        buf = arr._grad._t
-        if leaf.grad is not buf:  # someone detached the buffer (e.g. set .grad = None): relink
-            leaf.grad = buf
-            buf.zero_()
-        elif arr._grad_req == "write":
-            buf.zero_()
-        arr._fresh = True
-        return None
-    return hook
-
-
-def _storage_cast_hook(arr_ref: "weakref.ref") -> Any:
-    """For variables whose array or gradient is sparse: torch accumulated the gradient of this
-    backward on the leaf; move it into the gradient buffer in the buffer's storage type
-    (overwritten for 'write', added for 'add'), as MXNet's backward writes sparse gradients."""
-    def hook(leaf: torch.Tensor) -> None:
-        g = leaf.grad
-        leaf.grad = None
-        arr = arr_ref()
-        if g is None or arr is None or not _ACTIVE_BACKWARD:
-            return
-        from .ops import storage as _storage
-        buf = arr._grad
-        stype = _storage.stype_of(buf._t)
-        g = g.detach()
-        if arr._grad_req == "add":
-            if stype == "row_sparse":
-                g = (_storage.to_rsp(buf._t) + _storage.to_rsp(g)).coalesce()
-            else:
-                g = _storage.to_dense(buf._t) + _storage.to_dense(g)
-        new = _storage.cast(g, stype)
-        if stype == "default":
-            with torch.no_grad():
-                buf._t.copy_(new)
-        else:
-            buf._t = new if new is not g or arr._grad_req == "add" else new.clone()
-        arr._fresh = True
-    return hook
-
-
-def register_variable(arr: Any) -> None:
-    """Make ``arr`` (already holding ``_t``, ``_grad``, ``_grad_req``) a variable for backward."""
-    key = id(arr)
-
-    def _forget(ref: "weakref.ref", key: int = key) -> None:
-        if _VARIABLES.get(key) is ref:
-            del _VARIABLES[key]
-    _VARIABLES[key] = weakref.ref(arr, _forget)
-    t = getattr(arr, "_leaf", None)  # a sparse array differentiates through its dense leaf
-    if t is None:
-        t = arr._t
-    if arr._grad_req == "null" or not t.requires_grad:
-        return
-    buf = arr._grad._t
-    if t is not arr._t or buf.layout is not torch.strided:
-        t.register_post_accumulate_grad_hook(_storage_cast_hook(weakref.ref(arr)))
-        return
-    try:
-        t.grad = buf
-    except RuntimeError as e:
-        raise MXNetError(f"cannot use the given gradient buffer for this variable: {e}") from None
-    t.register_hook(_leaf_hook(weakref.ref(arr), weakref.ref(t)))
-
-
-def live_variables() -> list:
-    """The arrays currently marked as variables (attach_grad / mark_variables) and still alive."""
-    return [a for a in (r() for r in list(_VARIABLES.values())) if a is not None]
-
-
 def mark_variables(variables: Any, gradients: Any, grad_reqs: "str | Sequence[str]" = "write") -> None:
     """Mark arrays as variables whose gradients go into ``gradients`` (MXNet semantics)."""
-    from .ndarray.ndarray import NDArray
     if isinstance(variables, NDArray):
         if not isinstance(gradients, NDArray):
             raise TypeError("mark_variables: with a single variable, gradients must be one NDArray")
@@ -247,13 +53,7 @@ def mark_variables(variables: Any, gradients: Any, grad_reqs: "str | Sequence[st
 
 
 # ---- backward / grad -------------------------------------------------------------------------
-_NOT_RECORDED = ("Cannot differentiate: head {i} (shape {shape}) is not in a computational graph. "
-                 "Call x.attach_grad() on the inputs and compute the head inside "
-                 "`with autograd.record():`; operators run outside record() keep no graph.")
-
-
 def _heads_and_grads(heads: Any, head_grads: Any) -> tuple[list, list]:
-    from .ndarray.ndarray import NDArray
     if isinstance(heads, NDArray):
         heads = [heads]
     if isinstance(head_grads, NDArray):
@@ -270,50 +70,9 @@ def _heads_and_grads(heads: Any, head_grads: Any) -> tuple[list, list]:
     for i, (h, g) in enumerate(zip(heads, head_grads)):
         if not isinstance(h, NDArray):
             raise TypeError(f"backward: heads must be NDArrays, got {type(h).__name__}")
-        t = h._t
-        if not t.requires_grad:
-            raise MXNetError(_NOT_RECORDED.format(i=i, shape=h.shape))
-        if t.grad_fn is not None and t.grad_fn.metadata.get(_FREED):
-            raise MXNetError(_GRAPH_FREED.format(where="backward"))
-        if g is None:
-            gt = torch.ones_like(t)
-        else:
-            gt = g._t if isinstance(g, NDArray) else torch.as_tensor(g)
-            if gt.layout is not torch.strided:  # a sparse head gradient
-                from .ops.storage import to_dense
-                gt = to_dense(gt)
-            if tuple(gt.shape) != tuple(t.shape):
-                raise MXNetError(f"backward: head gradient {i} has shape {tuple(gt.shape)} but the head "
-                                 f"has shape {tuple(t.shape)}")
-            gt = gt.detach().to(device=t.device, dtype=t.dtype)
-        ts.append(t)
-        gs.append(gt)
+        gs.append(_engine.check_head(i, h._t, g._t if isinstance(g, NDArray) else g))
+        ts.append(h._t)
     return ts, gs
-
-
-# Marks (in torch's per-node metadata) a head whose graph a backward without retain_graph
-# released: MXNet refuses a second backward through it even where torch kept nothing to free.
-_FREED = "hybridnet_graph_freed"
-_GRAPH_FREED = ("{where}: the graph of this head was freed by a previous backward(); pass "
-                "retain_graph=True to the first backward() to differentiate the same graph twice, "
-                "or recompute the head under autograd.record()")
-
-
-def _mark_freed(heads: list) -> None:
-    for t in heads:
-        if t.grad_fn is not None:
-            t.grad_fn.metadata[_FREED] = True
-
-
-def _engine_error(e: RuntimeError, where: str) -> MXNetError:
-    msg = str(e)
-    if "backward through the graph a second time" in msg or "have already been freed" in msg:
-        return MXNetError(_GRAPH_FREED.format(where=where))
-    if "modified by an inplace operation" in msg:
-        return MXNetError(f"{where}: an array needed for the gradient was modified in place after it "
-                          f"was used inside autograd.record(); compute new arrays instead of "
-                          f"x[...] = v / x += y on recorded values. ({msg.splitlines()[0]})")
-    return MXNetError(f"{where} failed: {msg.splitlines()[0] if msg else type(e).__name__}")
 
 
 def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False,
@@ -323,17 +82,8 @@ def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False,
     Each reached variable's buffer is overwritten ('write') or added to ('add'); variables the
     heads do not depend on are left untouched. ``head_grads`` default to ones.
     """
-    global _ACTIVE_BACKWARD
     ts, gs = _heads_and_grads(heads, head_grads)
-    _ACTIVE_BACKWARD += 1
-    try:
-        torch.autograd.backward(ts, gs, retain_graph=retain_graph)
-    except RuntimeError as e:
-        raise _engine_error(e, "backward") from e
-    finally:
-        _ACTIVE_BACKWARD -= 1
-    if not retain_graph:
-        _mark_freed(ts)
+    _engine.run_backward(ts, gs, retain_graph)
 
 
 def grad(heads: Any, variables: Any, head_grads: Any = None, retain_graph: Optional[bool] = None,
@@ -343,7 +93,6 @@ def grad(heads: Any, variables: Any, head_grads: Any = None, retain_graph: Optio
     ``create_graph=True`` records the gradient computation so it can be differentiated again
     (higher order); ``retain_graph`` defaults to ``create_graph``.
     """
-    from .ndarray.ndarray import NDArray
     if isinstance(variables, NDArray):
         variables = [variables]
     variables = list(variables)
@@ -356,75 +105,17 @@ def grad(heads: Any, variables: Any, head_grads: Any = None, retain_graph: Optio
                              f"call attach_grad() before computing the heads under record()")
     if retain_graph is None:
         retain_graph = create_graph
-    try:
-        with torch.enable_grad() if create_graph else torch.no_grad():
-            out = torch.autograd.grad(ts, [v._t for v in variables], gs, retain_graph=retain_graph,
-                                      create_graph=create_graph, allow_unused=True)
-    except RuntimeError as e:
-        raise _engine_error(e, "grad") from e
-    if not retain_graph:
-        _mark_freed(ts)
-    return [NDArray(_gradient_tensor(v._t, g, create_graph)) for v, g in zip(variables, out)]
+    out = _engine.run_grad(ts, gs, [v._t for v in variables], retain_graph, create_graph)
+    return [NDArray(g) for g in out]
 
 
-def _gradient_tensor(var: torch.Tensor, g: Optional[torch.Tensor], create_graph: bool) -> torch.Tensor:
-    """A gradient as an ordinary tensor: zeros where nothing flowed (torch's None or its lazy
-    ZeroTensor); with ``create_graph`` always part of the graph, so differentiating it again gives
-    zeros where it does not depend on the variable (MXNet's behaviour) instead of an error."""
-    if g is None or g._is_zerotensor():
-        g = torch.zeros_like(var)
-    if create_graph and not g.requires_grad:
-        g = g + var * 0
-    return g
-
-
-# ---- recorded history (get_symbol) -------------------------------------------------------------
-# Under record(), every registry operator with a variable upstream leaves on its outputs the IR
-# entry that computed them: small Node objects holding no tensors. Arrays computed otherwise
-# (NDArray methods outside the registry, constants) appear as variables of the graph.
-_HIST_COUNT = {"var": 0, "op": 0}  # names for the recorded nodes: var0, var1..., <op>0, <op>1...
-
-
-def _history_entry(arr: Any) -> tuple:
-    try:
-        return arr._hist
-    except AttributeError:
-        pass
-    entry = (Node(None, f"var{_HIST_COUNT['var']}"), 0)
-    _HIST_COUNT["var"] += 1
-    arr._hist = entry
-    return entry
-
-
-def record_history(op: Any, attrs: dict, inputs: Sequence, outputs: Sequence) -> None:
-    """Remember (on ``outputs``) that ``op`` computed them from ``inputs`` (called while recording)."""
-    ins = []
-    for x in inputs:
-        if x is not None:
-            try:
-                ins.append(x._hist)
-            except AttributeError:
-                ins.append(_history_entry(x))
-    if "is_train" in attrs:
-        attrs = {k: v for k, v in attrs.items() if k != "is_train"}
-    n = _HIST_COUNT["op"]
-    _HIST_COUNT["op"] = n + 1
-    node = Node(op, f"{op.hint}{n}", attrs, ins)
-    if len(outputs) == 1:
-        outputs[0]._hist = (node, 0)
-    else:
-        for k, o in enumerate(outputs):
-            o._hist = (node, k)
-
-
+# ---- recorded history --------------------------------------------------------------------------
 def get_symbol(x: Any) -> Any:
     """The computation recorded under ``record()`` that produced ``x``, as a Symbol (MXNet's
     ``autograd.get_symbol``); variables and unrecorded inputs are its arguments."""
-    from .ndarray.ndarray import NDArray
-    from .symbol.symbol import Symbol
     if not isinstance(x, NDArray):
         raise TypeError(f"get_symbol: expected an NDArray, got {type(x).__name__}")
-    return Symbol([_history_entry(x)])
+    return Symbol([_engine.history_entry(x)])
 
 
 # ---- custom functions ------------------------------------------------------------------------
@@ -433,10 +124,9 @@ class _Bridge(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx: Any, user: "Function", *tensors: torch.Tensor) -> Any:  # type: ignore[override]
-        from .ndarray.ndarray import NDArray
         ctx.user = user
         ctx.n_in = len(tensors)
-        with _Scope(False, None):
+        with _engine.Scope(False, None):
             outs = user.forward(*[NDArray(t) for t in tensors])
         user._out_single = isinstance(outs, NDArray)
         seq = (outs,) if user._out_single else tuple(outs)
@@ -447,9 +137,8 @@ class _Bridge(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx: Any, *grads: torch.Tensor) -> Any:  # type: ignore[override]
-        from .ndarray.ndarray import NDArray
         user = ctx.user
-        with _Scope(False, None):
+        with _engine.Scope(False, None):
             res = user.backward(*[NDArray(g) for g in grads])
         res = (res,) if isinstance(res, NDArray) or res is None else tuple(res)
         if len(res) != ctx.n_in:
@@ -484,7 +173,6 @@ class Function:
         raise NotImplementedError(f"{type(self).__name__} must implement backward(self, *output_grads)")
 
     def __call__(self, *inputs: Any) -> Any:
-        from .ndarray.ndarray import NDArray
         if getattr(self, "_used", False):
             raise MXNetError(f"each {type(self).__name__} (autograd.Function) instance can only be "
                              f"called once; create another instance")
@@ -492,8 +180,8 @@ class Function:
         for i, x in enumerate(inputs):
             if not isinstance(x, NDArray):
                 raise TypeError(f"{type(self).__name__}: input {i} must be an NDArray, got {type(x).__name__}")
-        if not _MODE.get().recording:
-            with _Scope(False, None):
+        if not _engine.current_mode().recording:
+            with _engine.Scope(False, None):
                 return self.forward(*inputs)
         outs = _Bridge.apply(self, *[x._t for x in inputs])
         wrapped = [NDArray(t) for t in outs]
