@@ -83,7 +83,7 @@ def stub_path(front: str) -> str:
 
 
 def main() -> None:
-    import hybridnet  # noqa: F401  (registers every operator)
+    # importing this module imported its package, hybridnet.ops, which registers every operator
     for front in ("ndarray", "symbol"):
         with open(stub_path(front), "w", encoding="utf-8") as f:
             f.write(render(front))
