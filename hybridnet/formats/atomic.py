@@ -64,6 +64,8 @@ def make_temp(path: PathLike) -> Tuple[int, str]:
             fd = os.open(name, flags, 0o666)
         except FileExistsError:
             continue
+        except OSError as e:  # name the file the user asked for, as open(path, "w") would
+            raise type(e)(e.errno, e.strerror, os.fspath(path)) from None
         return fd, name
     raise FileExistsError(f"cannot create a temporary file next to {base!r} in {directory!r}")
 

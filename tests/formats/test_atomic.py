@@ -54,3 +54,21 @@ def test_temp_file_of_a_killed_save_is_removed_by_the_next_save(tmp_path):
     assert not os.path.exists(tmp)
     assert sorted(os.listdir(tmp_path)) == sorted(["model.params", other_target.name, mine.name])
     assert mx.nd.load(str(target))["w"].shape == (2,)
+
+
+
+def _save_parameters(path: str) -> None:
+    net = mx.gluon.nn.Dense(2, in_units=2)
+    net.initialize()
+    net.save_parameters(path)
+
+
+@pytest.mark.parametrize("save", [lambda p: atomic.write_atomic(p, b"x"),
+                                  lambda p: mx.nd.save(p, [mx.nd.ones((2,))]),
+                                  _save_parameters], ids=["write_atomic", "nd.save", "save_parameters"])
+def test_saving_into_a_missing_directory_names_the_target(tmp_path, save):
+    target = str(tmp_path / "missing" / "model.params")
+    with pytest.raises(FileNotFoundError) as info:
+        save(target)
+    assert info.value.filename == target  # not the hidden temporary file
+    assert str(info.value) == f"[Errno 2] No such file or directory: {target!r}"
