@@ -441,123 +441,82 @@ class GRUCell(_GatedCell):
         return next_h, [next_h]
 
 
-def _stack_repr(cell: Block) -> str:
-    modstr = "\n".join(f"({i}): {_indent(repr(m), 2)}" for i, m in cell._children.items())
-    return f"{cell.__class__.__name__}(\n{modstr}\n)"
-
-
-def _sequential_step(cell: "RecurrentCell", inputs: Any, states: Any) -> tuple:
-    cell._counter += 1
-    states = _as_list(states) if states is not None else []
-    need = len(cell.state_info())
-    if len(states) != need:
-        raise ValueError(f"{type(cell).__name__} '{cell.name}' expects {need} states (the states of "
-                         f"its cells, in order), got {len(states)}; use cell.begin_state(batch_size)")
-    next_states = []
-    p = 0
-    for c in cell._children.values():
-        if isinstance(c, BidirectionalCell):
-            raise MXNetError("BidirectionalCell cannot be stepped inside a sequential cell; use unroll")
-        n = len(c.state_info())
-        state = states[p:p + n]
-        p += n
-        inputs, state = c(inputs, state)
-        next_states.append(state)
-    return inputs, sum(next_states, [])
-
-
-def _sequential_unroll(cell: "RecurrentCell", length: int, inputs: Any, begin_state: Any, layout: str,
-                       merge_outputs: Optional[bool], valid_length: Any) -> tuple:
-    cell.reset()
-    inputs, _, F, batch_size = _format_sequence(length, inputs, layout, None)
-    num_cells = len(cell._children)
-    begin_state = _get_begin_state(cell, F, begin_state, inputs, batch_size, layout.find("N"))
-    p = 0
-    next_states = []
-    for i, c in enumerate(cell._children.values()):
-        n = len(c.state_info())
-        states = begin_state[p:p + n]
-        p += n
-        inputs, states = c.unroll(length, inputs=inputs, begin_state=states, layout=layout,
-                                  merge_outputs=None if i < num_cells - 1 else merge_outputs,
-                                  valid_length=valid_length)
-        next_states.extend(states)
-    return inputs, next_states
-
-
-class SequentialRNNCell(RecurrentCell):
-    """Stacks cells: each step runs them in order; states are the concatenation of theirs."""
-
-    def __init__(self, prefix: Optional[str] = None, params: Any = None):
-        super().__init__(prefix=prefix, params=params)
+class _CellStack:
+    """What the two sequential cells share: a stack of cells run in order, whose states are
+    the concatenation of theirs (MXNet writes ``SequentialRNNCell`` and
+    ``HybridSequentialRNNCell`` out twice; they differ only in their base class)."""
 
     def __repr__(self) -> str:
-        return _stack_repr(self)
+        modstr = "\n".join(f"({i}): {_indent(repr(m), 2)}" for i, m in self._children.items())
+        return f"{self.__class__.__name__}(\n{modstr}\n)"
 
-    def add(self, cell: RecurrentCell) -> None:
+    def add(self, cell: "RecurrentCell") -> None:
         """Append a cell to the stack."""
         self.register_child(cell)
 
     def state_info(self, batch_size: int = 0) -> list:
         return _cells_state_info(self._children.values(), batch_size)
 
-    def begin_state(self, **kwargs: Any) -> list:  # type: ignore[override]
+    def begin_state(self, **kwargs: Any) -> list:
         if self._modified:
             raise MXNetError("After applying modifier cells (e.g. ZoneoutCell) the base cell cannot be "
                              "called directly. Call the modifier cell instead.")
         return _cells_begin_state(self._children.values(), **kwargs)
 
-    def __call__(self, inputs: Any, states: Any) -> Any:  # type: ignore[override]
-        return _sequential_step(self, inputs, states)
+    def __call__(self, inputs: Any, states: Any) -> Any:
+        self._counter += 1
+        states = _as_list(states) if states is not None else []
+        need = len(self.state_info())
+        if len(states) != need:
+            raise ValueError(f"{type(self).__name__} '{self.name}' expects {need} states (the states "
+                             f"of its cells, in order), got {len(states)}; use "
+                             f"cell.begin_state(batch_size)")
+        next_states = []
+        p = 0
+        for c in self._children.values():
+            if isinstance(c, BidirectionalCell):
+                raise MXNetError("BidirectionalCell cannot be stepped inside a sequential cell; use unroll")
+            n = len(c.state_info())
+            state = states[p:p + n]
+            p += n
+            inputs, state = c(inputs, state)
+            next_states.append(state)
+        return inputs, sum(next_states, [])
 
     def unroll(self, length: int, inputs: Any, begin_state: Any = None, layout: str = "NTC",
                merge_outputs: Optional[bool] = None, valid_length: Any = None) -> Tuple[Any, list]:
-        return _sequential_unroll(self, length, inputs, begin_state, layout, merge_outputs, valid_length)
+        self.reset()
+        inputs, _, F, batch_size = _format_sequence(length, inputs, layout, None)
+        num_cells = len(self._children)
+        begin_state = _get_begin_state(self, F, begin_state, inputs, batch_size, layout.find("N"))
+        p = 0
+        next_states = []
+        for i, c in enumerate(self._children.values()):
+            n = len(c.state_info())
+            states = begin_state[p:p + n]
+            p += n
+            inputs, states = c.unroll(length, inputs=inputs, begin_state=states, layout=layout,
+                                      merge_outputs=None if i < num_cells - 1 else merge_outputs,
+                                      valid_length=valid_length)
+            next_states.extend(states)
+        return inputs, next_states
 
-    def __getitem__(self, i: int) -> RecurrentCell:
+    def __getitem__(self, i: int) -> "RecurrentCell":
         return self._children[str(i)]
 
     def __len__(self) -> int:
         return len(self._children)
+
+
+class SequentialRNNCell(_CellStack, RecurrentCell):
+    """Stacks cells: each step runs them in order; states are the concatenation of theirs."""
 
     def hybrid_forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
 
 
-class HybridSequentialRNNCell(HybridRecurrentCell):
+class HybridSequentialRNNCell(_CellStack, HybridRecurrentCell):
     """Stacks hybridizable cells (see ``SequentialRNNCell``)."""
-
-    def __init__(self, prefix: Optional[str] = None, params: Any = None):
-        super().__init__(prefix=prefix, params=params)
-
-    def __repr__(self) -> str:
-        return _stack_repr(self)
-
-    def add(self, cell: HybridRecurrentCell) -> None:
-        """Append a cell to the stack."""
-        self.register_child(cell)
-
-    def state_info(self, batch_size: int = 0) -> list:
-        return _cells_state_info(self._children.values(), batch_size)
-
-    def begin_state(self, **kwargs: Any) -> list:  # type: ignore[override]
-        if self._modified:
-            raise MXNetError("After applying modifier cells (e.g. ZoneoutCell) the base cell cannot be "
-                             "called directly. Call the modifier cell instead.")
-        return _cells_begin_state(self._children.values(), **kwargs)
-
-    def __call__(self, inputs: Any, states: Any) -> Any:  # type: ignore[override]
-        return _sequential_step(self, inputs, states)
-
-    def unroll(self, length: int, inputs: Any, begin_state: Any = None, layout: str = "NTC",
-               merge_outputs: Optional[bool] = None, valid_length: Any = None) -> Tuple[Any, list]:
-        return _sequential_unroll(self, length, inputs, begin_state, layout, merge_outputs, valid_length)
-
-    def __getitem__(self, i: int) -> RecurrentCell:
-        return self._children[str(i)]
-
-    def __len__(self) -> int:
-        return len(self._children)
 
     def hybrid_forward(self, F: Any, inputs: Any, states: Any) -> Any:
         return self.__call__(inputs, states)
