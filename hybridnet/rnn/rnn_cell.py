@@ -462,18 +462,10 @@ def _share_params(container: BaseRNNCell, cells: Sequence[BaseRNNCell], override
         container.params._params.update(cell.params._params)
 
 
-class SequentialRNNCell(BaseRNNCell):
-    """Stack of cells: each cell's output is the next cell's input."""
+class _CellGroup(BaseRNNCell):
+    """A cell made of the child cells ``_cells``: their weights and their states, in order."""
 
-    def __init__(self, params: Optional[RNNParams] = None) -> None:
-        super().__init__(prefix='', params=params)
-        self._override_cell_params = params is not None
-        self._cells: List[BaseRNNCell] = []
-
-    def add(self, cell: BaseRNNCell) -> None:
-        """Append ``cell`` to the stack."""
-        self._cells.append(cell)
-        _share_params(self, [cell], self._override_cell_params)
+    _cells: List[BaseRNNCell]
 
     @property
     def state_info(self):
@@ -492,6 +484,20 @@ class SequentialRNNCell(BaseRNNCell):
         for cell in self._cells:
             args = cell.pack_weights(args)
         return args
+
+
+class SequentialRNNCell(_CellGroup):
+    """Stack of cells: each cell's output is the next cell's input."""
+
+    def __init__(self, params: Optional[RNNParams] = None) -> None:
+        super().__init__(prefix='', params=params)
+        self._override_cell_params = params is not None
+        self._cells: List[BaseRNNCell] = []
+
+    def add(self, cell: BaseRNNCell) -> None:
+        """Append ``cell`` to the stack."""
+        self._cells.append(cell)
+        _share_params(self, [cell], self._override_cell_params)
 
     def _split_states(self, states: list) -> List[list]:
         parts, pos = [], 0
@@ -652,7 +658,7 @@ class ResidualCell(ModifierCell):
                 for out, inp in zip(outputs, inputs)], states
 
 
-class BidirectionalCell(BaseRNNCell):
+class BidirectionalCell(_CellGroup):
     """Runs ``l_cell`` forward and ``r_cell`` backward in time and concatenates their outputs
     on the feature axis (``<output_prefix>t<i>`` per step, ``<output_prefix>out`` merged)."""
 
@@ -664,26 +670,8 @@ class BidirectionalCell(BaseRNNCell):
         _share_params(self, [l_cell, r_cell], self._override_cell_params)
         self._cells = [l_cell, r_cell]
 
-    def unpack_weights(self, args):
-        for cell in self._cells:
-            args = cell.unpack_weights(args)
-        return args
-
-    def pack_weights(self, args):
-        for cell in self._cells:
-            args = cell.pack_weights(args)
-        return args
-
     def __call__(self, inputs, states):
         raise NotImplementedError("BidirectionalCell cannot be stepped; use unroll()")
-
-    @property
-    def state_info(self):
-        return sum((c.state_info for c in self._cells), [])
-
-    def begin_state(self, **kwargs):
-        self._check_not_modified()
-        return sum((c.begin_state(**kwargs) for c in self._cells), [])
 
     def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None):
         self.reset()
