@@ -30,8 +30,8 @@ def test_interpreter_equals_generated_code(case):
     _, op, _, sample = case
     graph, values = _graph(op, sample)
     order = graph.variables()
-    if any(v.name not in values for v in order):
-        pytest.skip("the node creates inputs the sample does not provide")
+    missing = [v.name for v in order if v.name not in values]
+    assert not missing, f"the node creates inputs {missing} the sample does not provide"
     # each run gets its own copies: operators that update auxiliary state do so in place
     fresh = lambda: [torch.from_numpy(np.array(values[v.name], copy=True)) for v in order]  # noqa: E731
     train = bool(sample.train)
