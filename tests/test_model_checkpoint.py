@@ -160,3 +160,35 @@ def test_fixture_with_aux_states_splits_them():
     assert "hybridsequential0_batchnorm0_gamma" in arg and not any("running" in k for k in arg)
     # MXNet trained these for 3 SGD steps: the running statistics are not the initial 0 / 1
     assert not np.allclose(aux["hybridsequential0_batchnorm0_running_mean"].asnumpy(), 0)
+
+
+@pytest.mark.parametrize("name, shape", [("fc_bias", (1,)), ("fc_weight", (4, 1)), ("bn_moving_var", (2,))])
+def test_module_checkpoint_with_a_wrong_shape_is_refused_at_bind(tmp_path, name, shape):
+    # a (1,) bias used to be broadcast into every element: wrong outputs, no error
+    rng = np.random.RandomState(0)
+    sym, (arg, aux) = _net(), _params(rng)
+    (arg if name in arg else aux)[name] = nd.array(rng.randn(*shape))
+    prefix = str(tmp_path / "net")
+    model.save_checkpoint(prefix, 3, sym, arg, aux)
+    mod = mx.mod.Module.load(prefix, 3, label_names=None)
+    kind = "argument" if name in arg else "auxiliary state"
+    with pytest.raises(MXNetError, match=(
+            rf"net-0003\.params: copy_params_from: {kind} '{name}' has shape \({shape[0]},{'' if len(shape) == 1 else ' 1'}\), "
+            rf"but the bound graph expects \(4,{'' if len(shape) == 1 else ' 3'}\)")):
+        mod.bind(data_shapes=[("data", (2, 3))], for_training=False)
+
+
+def test_module_set_params_and_executor_refuse_a_wrong_shape():
+    rng = np.random.RandomState(0)
+    sym, (arg, aux) = _net(), _params(rng)
+    mod = mx.mod.Module(sym, label_names=None)
+    mod.bind(data_shapes=[("data", (2, 3))], for_training=False)
+    mod.init_params(arg_params=arg, aux_params=aux)
+    bad = dict(arg, fc_bias=nd.array([1.0]))
+    with pytest.raises(MXNetError, match=r"'fc_bias' has shape \(1,\), the module expects \(4,\)"):
+        mod.set_params(bad, aux)
+    exe = sym.simple_bind(mx.cpu(), data=(2, 3))
+    with pytest.raises(MXNetError, match=r"auxiliary state 'bn_moving_mean' has shape \(5,\)"):
+        exe.copy_params_from(arg, dict(aux, bn_moving_mean=nd.zeros((5,))))
+    exe.copy_params_from(arg, aux)  # right shapes still copy (dtype cast as MXNet's astype)
+    np.testing.assert_array_equal(exe.arg_dict["fc_bias"].asnumpy(), arg["fc_bias"].asnumpy())

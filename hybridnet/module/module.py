@@ -75,6 +75,7 @@ class Module(BaseModule):
         self._arg_params: Optional[Dict[str, NDArray]] = None
         self._aux_params: Optional[Dict[str, NDArray]] = None
         self._params_dirty = False
+        self._params_file: Optional[str] = None  # Module.load's .params file, named in bind's errors
         if compression_params:
             raise MXNetError(f"Module: gradient compression ({compression_params!r}) is not supported "
                              f"by hybridnet; drop compression_params")
@@ -99,6 +100,7 @@ class Module(BaseModule):
         mod = Module(symbol=sym, **kwargs)
         mod._arg_params = args
         mod._aux_params = auxs
+        mod._params_file = "%s-%04d.params" % (prefix, epoch)
         mod.params_initialized = True
         if load_optimizer_states:
             mod._preload_opt_states = "%s-%04d.states" % (prefix, epoch)
@@ -252,7 +254,12 @@ class Module(BaseModule):
             self._arg_params = shared_module._arg_params
             self._aux_params = shared_module._aux_params
         elif self.params_initialized:
-            self._exec_group.set_params(self._arg_params, self._aux_params)
+            try:
+                self._exec_group.set_params(self._arg_params, self._aux_params)
+            except MXNetError as e:
+                if self._params_file is None:
+                    raise
+                raise MXNetError(f"{self._params_file}: {e}") from None
         else:
             self._arg_params = {name: NDArray(torch.zeros_like(block[0]._t, device="cpu"))
                                 for name, block in zip(self._param_names, self._exec_group.param_arrays)}

@@ -337,18 +337,23 @@ class Executor:
 
     def copy_params_from(self, arg_params: dict, aux_params: Optional[dict] = None,
                          allow_extra_params: bool = False) -> None:
-        for name, arr in arg_params.items():
-            if name in self._arg_names:
-                dst = self.arg_dict[name]
-                dst._t.copy_(_tensor(arr, dst._t))
-            elif not allow_extra_params:
-                raise MXNetError(f"copy_params_from: {name!r} is not an argument of the executor")
-        for name, arr in (aux_params or {}).items():
-            if name in self._aux_names:
-                dst = self.aux_dict[name]
-                dst._t.copy_(_tensor(arr, dst._t))
-            elif not allow_extra_params:
-                raise MXNetError(f"copy_params_from: {name!r} is not an auxiliary state")
+        """Copy values into the bound arrays (cast to their dtypes, as MXNet's ``astype`` then
+        ``copyto``); a value of another shape is refused, never broadcast into the array."""
+        for kind, params, names, arrays in (("argument", arg_params, self._arg_names, self.arg_dict),
+                                            ("auxiliary state", aux_params or {}, self._aux_names,
+                                             self.aux_dict)):
+            for name, arr in params.items():
+                if name not in names:
+                    if not allow_extra_params:
+                        raise MXNetError(f"copy_params_from: {name!r} is not an {kind} of the executor")
+                    continue
+                dst = arrays[name]
+                src = _tensor(arr, dst._t)
+                if tuple(src.shape) != tuple(dst.shape):
+                    raise MXNetError(f"copy_params_from: {kind} {name!r} has shape {tuple(src.shape)}, "
+                                     f"but the bound graph expects {tuple(dst.shape)}; the parameters "
+                                     f"do not belong to this network (or its input shapes differ)")
+                dst._t.copy_(src)
 
     def reshape(self, partial_shaping: bool = False, allow_up_sizing: bool = False, **kwargs: Any) -> "Executor":
         """A new executor for new input shapes, sharing the arrays whose shapes are unchanged."""
