@@ -1,6 +1,6 @@
 """mypy over the typed core (hybridnet/ir, compiler, symbol, ops) reports no errors.
 
-DESIGN.md "Type hints, checked": the registry, the IR, the Symbol front end and the compiler are
+ARCHITECTURE.md "Type hints, checked": the registry, the IR, the Symbol front end and the compiler are
 type-checked in CI. The options live in pyproject.toml's [tool.mypy]; this test runs mypy
 in-process with that configuration (a fresh run takes ~10 s, later runs use .mypy_cache).
 """

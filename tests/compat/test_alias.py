@@ -149,7 +149,7 @@ def test_an_installed_real_mxnet_is_never_mixed_in(run_python, tmp_path):
 
 
 def test_nothing_in_the_package_imports_compat():
-    """DESIGN.md: the compat package is imported by nothing below it (only the runner uses it)."""
+    """ARCHITECTURE.md: the compat package is imported by nothing below it (only the runner uses it)."""
     package = os.path.join(REPO, "hybridnet")
     allowed = {os.path.join(package, "__main__.py")}
     offenders = []

@@ -1,4 +1,4 @@
-"""gluon/ never imports torch (DESIGN.md: it goes through ops, ndarray, symbol and compiler)."""
+"""gluon/ never imports torch (ARCHITECTURE.md: it goes through ops, ndarray, symbol and compiler)."""
 from __future__ import annotations
 
 import ast
