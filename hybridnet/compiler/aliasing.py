@@ -8,7 +8,7 @@ the output would change them.
 
 The analysis runs once per compiled graph. An output *may alias* a graph variable (data input,
 parameter, auxiliary state) when a path of operators that can return their input or a view of
-it (``ALIASING_OPS``) leads from the variable to the output; two outputs may alias each other
+it (``OpDef.returns_view``) leads from the variable to the output; two outputs may alias each other
 when such paths reach them from one value. Only those outputs are checked at run time, by
 comparing storage pointers, and copied when they do share memory. Outputs of ordinary graphs
 (the last layer is a Dense, a Convolution, an activation...) are never checked: no cost.
@@ -21,33 +21,7 @@ import torch
 
 from ..ir.graph import Graph, Node
 
-__all__ = ["ALIASING_OPS", "OutputOwnership"]
-
-# Operators whose kernel can return one of its inputs as-is or a view of it (for some
-# attributes, dtypes or grad modes). tests/compiler/test_aliasing.py runs every registered
-# operator's samples, with and without gradients, and fails if an operator returning a view or
-# an input is missing here.
-ALIASING_OPS = frozenset({
-    # views: reshaping, slicing, axis moves, broadcasting
-    "Reshape", "Flatten", "reshape_like", "expand_dims", "squeeze", "transpose", "SwapAxis",
-    "slice", "slice_axis", "slice_like", "Crop", "SliceChannel", "_split_v2", "SequenceLast",
-    "broadcast_to", "broadcast_axis", "broadcast_like", "diag", "_linalg_extractdiag",
-    "space_to_depth", "_image_crop",
-    # identities: the input itself (same dtype, predict mode, no gradient...); identity/_copy,
-    # BlockGrad and make_loss copy, so they are not here
-    "MakeLoss", "Cast", "amp_cast", "amp_multicast", "Dropout", "SequenceMask",
-    "IdentityAttachKLSparseReg", "LinearRegressionOutput", "MAERegressionOutput", "SVMOutput",
-    "_image_random_hue", "_image_random_saturation",
-    # layout: the input itself when it is already row-major / cannot be reordered
-    "_contiguous", "_channels_last", "_onednn_conv_weight", "_onednn_linear_weight",
-    # written over their first input (inplace=True; passes.inference.compute_in_place)
-    "_batchnorm_act", "_add_act", "_act",
-    # updates that return the updated weight
-    "mp_sgd_mom_update",
-    # control flow: a loop that runs zero times returns its inputs, and a subgraph may return a
-    # view of any of the node's inputs
-    "_foreach", "_while_loop", "_cond",
-})
+__all__ = ["OutputOwnership"]
 
 
 def _storage(t: torch.Tensor) -> int:
@@ -68,7 +42,7 @@ class OutputOwnership:
         for n in graph.nodes:
             if n.op is None:
                 roots[(id(n), 0)] = frozenset({(id(n), 0)})
-            elif n.op.name in ALIASING_OPS:
+            elif n.op.returns_view:
                 shared = frozenset().union(*(roots[(id(s), k)] for s, k in n.inputs))
                 for k in range(n.num_outputs()):
                     roots[(id(n), k)] = shared | {(id(n), k)}

@@ -457,7 +457,7 @@ def _dtypes_without_shapes(n: Node, in_dtypes: list, first: Optional[str], nout:
     if op.infer_type_rule is not None:
         return list(op.infer_type_rule(n.kernel_attrs(), in_dtypes))
     dt = n.attrs.get("dtype")
-    if isinstance(dt, str) and op.name != "Embedding":
+    if isinstance(dt, str) and op.dtype_is_output:
         return [dtype_name(dt)] * nout
     return [first] * nout
 

@@ -74,9 +74,6 @@ BACKENDS: Tuple[str, ...] = ("MKLDNN", "ONEDNN", "inductor", "default")
 
 FALLBACK = None  # what a lowered callable returns when the caller must run the default tier
 
-# control-flow operators: their kernels loop in Python over subgraph functions
-_CONTROL_FLOW = frozenset({"_foreach", "_while_loop", "_cond"})
-
 # relative/absolute tolerance of the build-time check against the default tier (float32; oneDNN
 # sums in another order)
 _CHECK_RTOL = 1e-3
@@ -106,16 +103,13 @@ def refusal_reason(graph: Graph) -> Optional[str]:
         op = n.op
         if op is None:
             continue
-        if op.name in _CONTROL_FLOW or n.subgraphs:
+        if op.num_subgraphs or n.subgraphs:  # control flow: its kernel loops over subgraph functions
             return f"node {n.name!r} is control flow ({op.name}): its loop runs in Python"
         if op.open_attrs or op.prepare_call is not None:
             return f"node {n.name!r} is a custom operator ({op.name}): it runs arbitrary Python"
-        if op.name == "Dropout":
-            if n.kernel_attrs().get("mode") == "always":
-                return f"node {n.name!r} is Dropout(mode='always'): random in predict mode"
-            continue
-        if op.random:
-            return f"node {n.name!r} is a random operator ({op.name})"
+        if op.random and not op.is_predict_identity(n.attrs):  # Dropout is random in training only
+            shown = ", ".join(f"{k}={v!r}" for k, v in sorted(n.kernel_attrs().items()) if v != op.defaults.get(k))
+            return f"node {n.name!r} is a random operator in predict mode: {op.name}({shown})"
     return None
 
 

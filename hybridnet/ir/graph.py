@@ -60,14 +60,7 @@ class Node:
 
     def input_names(self) -> tuple:
         """Input slot names for this node (``data``, ``weight``, ``arg0``...)."""
-        if self.op is None:
-            return ()
-        if self.op.variadic:
-            return tuple(f"arg{i}" for i in range(len(self.inputs)))
-        if self.op.active_inputs_rule is None:
-            # Without a rule, optional inputs are present only when given (trailing).
-            return self.op.inputs[: len(self.inputs)]
-        return self.op.active_inputs(self.attrs)
+        return self.op.slot_names(self.attrs, len(self.inputs)) if self.op is not None else ()
 
     def monitor_input_names(self) -> tuple:
         """Input names as MXNet's monitors and op hooks report them (``<node>_<name>``)."""

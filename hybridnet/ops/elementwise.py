@@ -12,7 +12,7 @@ from typing import Any, Callable, cast
 import numpy as np
 import torch
 
-from .registry import Sample, register
+from .registry import ActivationChoice, Sample, register
 from .shape_rules import broadcast_shapes, first_input_shape, same_shape_inputs
 
 _rng = np.random.RandomState(0)
@@ -31,14 +31,14 @@ def _unary_samples(ref: Callable, lo: float, hi: float, grad: bool) -> Callable[
 
 
 def _unary(name: str, fn: Callable, ref: Callable, lo: float = -2.0, hi: float = 2.0,
-           aliases: tuple = (), grad: bool = True, doc: str = "") -> None:
+           aliases: tuple = (), grad: bool = True, doc: str = "", **facts: Any) -> None:
     def kernel(data):  # type: ignore[no-untyped-def]
         return fn(data)
     kernel.__name__ = name
     kernel.__doc__ = doc or f"Elementwise {name}."
     register(name, aliases=aliases, samples=_unary_samples(ref, lo, hi, grad),
              differentiable=grad, infer_inputs=same_shape_inputs, listed_inputs=False,
-             infer_shape=first_input_shape)(kernel)
+             infer_shape=first_input_shape, **facts)(kernel)
 
 
 def _erfinv_scalar(x: float) -> float:
@@ -76,8 +76,9 @@ def _round_half_away(x: torch.Tensor) -> torch.Tensor:
     return torch.sign(x) * torch.floor(torch.abs(x) + 0.5)
 
 
-_unary("relu", torch.relu, lambda x: np.maximum(x, 0))
-_unary("sigmoid", torch.sigmoid, lambda x: 1 / (1 + np.exp(-x)))
+_unary("relu", torch.relu, lambda x: np.maximum(x, 0), fused_activation=lambda a: ActivationChoice("relu"))
+_unary("sigmoid", torch.sigmoid, lambda x: 1 / (1 + np.exp(-x)),
+       fused_activation=lambda a: ActivationChoice("sigmoid"))
 @register("hard_sigmoid", samples=lambda: [
     Sample((_u(-4, 4),), ref=lambda x: np.clip(0.2 * x + 0.5, 0, 1)),
     Sample((_u(-4, 4),), {"alpha": 0.3, "beta": 0.4}, ref=lambda x, alpha, beta: np.clip(alpha * x + beta, 0, 1))])
@@ -85,7 +86,7 @@ def hard_sigmoid(data, *, alpha: float = 0.2, beta: float = 0.5):
     """clip(alpha * x + beta, 0, 1)."""
     return torch.clamp(alpha * data + beta, 0, 1)
 _unary("softsign", lambda x: x / (1 + torch.abs(x)), lambda x: x / (1 + np.abs(x)))
-_unary("tanh", torch.tanh, np.tanh)
+_unary("tanh", torch.tanh, np.tanh, fused_activation=lambda a: ActivationChoice("tanh"))
 _unary("exp", torch.exp, np.exp)
 _unary("expm1", torch.expm1, np.expm1)
 _unary("log", torch.log, np.log, 0.1, 3.0)
@@ -140,12 +141,12 @@ def gamma(data):
     return _gamma(data)
 _unary("gammaln", torch.lgamma, _np_gammaln, 0.5, 3.0)
 _unary("logical_not", lambda x: (x == 0).to(x.dtype), lambda x: (x == 0).astype(x.dtype), grad=False)
-_unary("_copy", lambda x: x.clone(), lambda x: x.copy(), aliases=("identity",))
+_unary("_copy", lambda x: x.clone(), lambda x: x.copy(), aliases=("identity",), predict_identity=True)
 _unary("BlockGrad", lambda x: x.detach().clone(), lambda x: x, aliases=("stop_gradient",), grad=False,
-       doc="Identity in the forward pass; blocks gradients.")
+       doc="Identity in the forward pass; blocks gradients.", predict_identity=True)
 
 
-@register("_identity_with_attr_like_rhs", infer_inputs=same_shape_inputs, samples=lambda: [
+@register("_identity_with_attr_like_rhs", predict_identity=True, infer_inputs=same_shape_inputs, samples=lambda: [
     Sample((_u(-1, 1, (3, 4)), _u(-1, 1, (3, 4))), ref=lambda lhs, rhs: lhs.copy(), grad_inputs=(0,))])
 def _identity_with_attr_like_rhs(lhs, rhs):
     """``lhs`` unchanged, with the shape of ``rhs``: a shape constraint that lets inference flow
@@ -163,13 +164,18 @@ class _MakeLoss(torch.autograd.Function):
         return torch.ones_like(grad)
 
 
-@register("make_loss", samples=lambda: [Sample((_u(-2, 2),), ref=lambda x: x, grad=False)])
+@register("make_loss", predict_identity=True, samples=lambda: [Sample((_u(-2, 2),), ref=lambda x: x, grad=False)])
 def make_loss(data):
     """Identity; marks a loss head: its gradient is 1 whatever the head gradient (MXNet make_loss)."""
     return _MakeLoss.apply(data) if data.requires_grad else data.clone()
 
 
-@register("clip", infer_shape=first_input_shape,
+def _clip_activation(attrs: dict) -> "ActivationChoice | None":
+    lo, hi = float(attrs["a_min"]), float(attrs["a_max"])
+    return ActivationChoice("hardtanh", lo, hi) if lo <= hi else None
+
+
+@register("clip", infer_shape=first_input_shape, fused_activation=_clip_activation,
           samples=lambda: [Sample((_u(-2, 2),), {"a_min": -0.5, "a_max": 0.7},
                                           ref=lambda x, a_min, a_max: np.clip(x, a_min, a_max))])
 def clip(data, *, a_min: float, a_max: float):
@@ -241,13 +247,13 @@ def _binary_samples(ref: Callable, lo: float, hi: float, grad: bool, broadcast: 
 
 
 def _make_binary(opname: str, fn: Callable, aliases: tuple, samples: Callable, grad: bool, doc: str,
-                 same_shape: bool = False) -> None:
+                 same_shape: bool = False, export_broadcast: "str | None" = None) -> None:
     def kernel(lhs, rhs):  # type: ignore[no-untyped-def]
         return fn(lhs, rhs)
     kernel.__name__ = opname
     kernel.__doc__ = doc
     register(opname, aliases=aliases, samples=samples, differentiable=grad, infer_shape=broadcast_shapes,
-             infer_inputs=same_shape_inputs if same_shape else None)(kernel)
+             infer_inputs=same_shape_inputs if same_shape else None, export_broadcast=export_broadcast)(kernel)
 
 
 for _name, _fn, _ref, _grad, _elem_aliases, _bc_aliases, (_lo, _hi) in _BINARY:
@@ -255,7 +261,7 @@ for _name, _fn, _ref, _grad, _elem_aliases, _bc_aliases, (_lo, _hi) in _BINARY:
         # elemwise_add & co. are their own operators in MXNet's JSON (a + b on Symbols).
         _make_binary(f"elemwise_{_name}", _fn, _elem_aliases, _binary_samples(_ref, _lo, _hi, _grad, False),
                      _grad, f"Elementwise {_name} (broadcasts when shapes differ, unlike MXNet).",
-                     same_shape=True)
+                     same_shape=True, export_broadcast=f"broadcast_{_name}")
     _make_binary(f"broadcast_{_name}", _fn, _bc_aliases, _binary_samples(_ref, _lo, _hi, _grad, True),
                  _grad, f"Broadcasting {_name}.")
 

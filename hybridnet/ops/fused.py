@@ -16,7 +16,7 @@ from .attrs import Shape
 from .nn import _np_conv, conv_output_size, conv_taps
 from .norm import batch_norm
 from .shape_rules import torch_spatial
-from .registry import Sample, register
+from .registry import ActivationChoice, Sample, register
 
 __all__: list = []
 
@@ -128,6 +128,16 @@ def _geometry(op: str, stride: Any, pad: Any, dilate: Any) -> tuple:
 
 #: The activations the fused predict-mode operators apply after their main computation.
 FusedActivation = Literal["none", "relu", "sigmoid", "tanh", "hardtanh", "leaky_relu"]
+#: A fused operator's ``act``, ``act_alpha``, ``act_beta`` without an activation, and with relu
+#: (the one a residual addition absorbs after it).
+NO_ACTIVATION = ActivationChoice("none")
+RELU = ActivationChoice("relu")
+
+
+def _over_first(attrs: dict, n_inputs: int) -> tuple:
+    """``mutates_inputs`` of the in-place operators below: with ``inplace`` they may write their
+    result over input 0."""
+    return (0,) if attrs.get("inplace") else ()
 
 
 def _conv_activation(y: torch.Tensor, act: str, alpha: float, beta: float, inplace: bool = False) -> torch.Tensor:
@@ -338,7 +348,7 @@ def _onednn_weight_ref(w, *, stride=(), pad=(), dilate=(), num_group=1, input_si
     return y.transpose(0, 2, 3, 1).reshape(h * wd * c, -1).T
 
 
-@register("_onednn_conv_weight", differentiable=False, samples=lambda: [
+@register("_onednn_conv_weight", returns_view=True, differentiable=False, samples=lambda: [
     Sample((_r.randn(6, 4, 3, 3),), {"stride": (1, 1), "pad": (1, 1), "input_size": (2, 4, 6, 5)},
            ref=_onednn_weight_ref, grad=False),
     Sample((_r.randn(4, 1, 3, 3),), {"stride": (2, 2), "num_group": 4, "input_size": (1, 4, 7, 7)},
@@ -374,14 +384,14 @@ def _onednn_conv_weight(weight: Tensor, *, stride: Shape = (), pad: Shape = (), 
     return _REORDER(weight.contiguous(), list(p), list(s), list(d), num_group, list(size))
 
 
-@register("_contiguous", samples=lambda: [Sample((_r.randn(2, 3, 4, 5),), ref=lambda x: x)])
+@register("_contiguous", returns_view=True, samples=lambda: [Sample((_r.randn(2, 3, 4, 5),), ref=lambda x: x)])
 def _contiguous(data: Tensor) -> Tensor:
     """The input's values in row-major (C-contiguous) layout: the input itself when it already is.
     Ends a channels-last region of a predict-mode graph (see ``_fused_conv``)."""
     return data.contiguous()
 
 
-@register("_channels_last", differentiable=True, samples=lambda: [
+@register("_channels_last", returns_view=True, differentiable=True, samples=lambda: [
     Sample((_r.randn(2, 3, 4, 5),), ref=lambda x: x), Sample((_r.randn(3, 4),), ref=lambda x: x)])
 def _channels_last(data: Tensor) -> Tensor:
     """The input's values, stored channels-last where oneDNN's convolutions run on them (a 4-D CPU
@@ -425,7 +435,7 @@ def _fused_linear(data: Tensor, weight: Tensor, packed: Tensor, bias: Optional[T
     return _linear_act(x, packed if packed_serves else weight, bias, act, act_alpha, act_beta)
 
 
-@register("_onednn_linear_weight", differentiable=False, samples=lambda: [
+@register("_onednn_linear_weight", returns_view=True, differentiable=False, samples=lambda: [
     Sample((_r.randn(6, 20),), {"rows": 3}, ref=lambda w, rows=0: w, grad=False),
     Sample((_r.randn(300, 200),), {"rows": 256}, ref=lambda w, rows=0: w, grad=False)])
 def _onednn_linear_weight(weight: Tensor, *, rows: int = 0) -> Tensor:
@@ -468,7 +478,8 @@ def _batchnorm_act_samples() -> list:
 INPLACE_MIN_ELEMENTS = 1 << 20
 
 
-@register("_batchnorm_act", differentiable=False, samples=_batchnorm_act_samples)
+@register("_batchnorm_act", returns_view=True, differentiable=False, samples=_batchnorm_act_samples,
+          mutates_inputs=_over_first)
 def _batchnorm_act(data: Tensor, gamma: Tensor, beta: Tensor, moving_mean: Tensor, moving_var: Tensor, *,
                    eps: float = 1e-3, fix_gamma: bool = True, axis: int = 1,
                    act: FusedActivation = "none",
@@ -498,7 +509,7 @@ def _np_add_act(lhs, rhs, *, act="none", act_alpha=0.0, act_beta=0.0, inplace=Fa
     return _np_act(lhs + rhs, act, act_alpha, act_beta)
 
 
-@register("_add_act", differentiable=False, samples=lambda: [
+@register("_add_act", returns_view=True, differentiable=False, mutates_inputs=_over_first, samples=lambda: [
     Sample((_r.randn(2, 3, 4, 5), _r.randn(2, 3, 4, 5)), {"act": act, "inplace": inplace}, ref=_np_add_act,
            grad=False)
     for act, inplace in (("none", False), ("relu", True), ("tanh", True))] + [
@@ -520,7 +531,7 @@ def _np_act_op(data, *, act="relu", act_alpha=0.0, act_beta=0.0, inplace=False):
     return _np_act(data, act, act_alpha, act_beta)
 
 
-@register("_act", differentiable=False, samples=lambda: [
+@register("_act", returns_view=True, differentiable=False, mutates_inputs=_over_first, samples=lambda: [
     Sample((_r.randn(2, 3, 4),), {"act": act, "act_alpha": lo, "act_beta": hi, "inplace": inplace},
            ref=_np_act_op, grad=False)
     for act, lo, hi, inplace in (("relu", 0.0, 0.0, True), ("sigmoid", 0.0, 0.0, False), ("tanh", 0.0, 0.0, True),

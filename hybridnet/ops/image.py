@@ -243,7 +243,7 @@ def _np_crop(x, x0=0, y0=0, width=0, height=0, **_):
     return x[..., y0:y0 + height, x0:x0 + width, :]
 
 
-@register("_image_crop", samples=lambda: [
+@register("_image_crop", returns_view=True, samples=lambda: [
     Sample((_R.uniform(0, 1, (5, 6, 3)),), {"x": 1, "y": 2, "width": 4, "height": 2},
            ref=lambda d, x, y, width, height: d[y:y + height, x:x + width]),
     Sample((_img(2, 4, 4, 1),), {"x": 0, "y": 1, "width": 3, "height": 3},
@@ -451,7 +451,7 @@ def _image_random_contrast(data: Tensor, *, min_factor: float, max_factor: float
                      lambda x: adjust_contrast(x, _uniform(min_factor, max_factor)))
 
 
-@register("_image_random_saturation", random=True, differentiable=False, samples=_enhance_samples)
+@register("_image_random_saturation", returns_view=True, random=True, differentiable=False, samples=_enhance_samples)
 def _image_random_saturation(data: Tensor, *, min_factor: float, max_factor: float) -> Tensor:
     """Blend every pixel with its luma, ``x * a + gray * (1 - a)``, a ~ U(min_factor,
     max_factor) (MXNet's image.random_saturation, with the luma summed over R, G, B)."""
@@ -460,7 +460,7 @@ def _image_random_saturation(data: Tensor, *, min_factor: float, max_factor: flo
                      lambda x: adjust_saturation(x, _uniform(min_factor, max_factor)))
 
 
-@register("_image_random_hue", random=True, differentiable=False, samples=_enhance_samples)
+@register("_image_random_hue", returns_view=True, random=True, differentiable=False, samples=_enhance_samples)
 def _image_random_hue(data: Tensor, *, min_factor: float, max_factor: float) -> Tensor:
     """Rotate the hue by ``a * 360`` degrees (HLS), a ~ U(min_factor, max_factor) (MXNet's
     image.random_hue; Gluon's RandomHue(h) passes (max(0, 1 - h), 1 + h))."""

@@ -372,7 +372,7 @@ def _linalg_sumlogdiag(A):
     return _to_scalar_shape(torch.log(torch.diagonal(A, 0, -2, -1)).sum(-1), A)
 
 
-@register("_linalg_extractdiag", samples=lambda: [
+@register("_linalg_extractdiag", returns_view=True, samples=lambda: [
     Sample((_u(3, 3),), ref=lambda A, offset=0: np.diagonal(A, offset, -2, -1).copy()),
     Sample((_u(2, 4, 4),), {"offset": 1}, ref=lambda A, offset=0: np.diagonal(A, offset, -2, -1).copy()),
     Sample((_u(4, 4),), {"offset": -2}, ref=lambda A, offset=0: np.diagonal(A, offset, -2, -1).copy())])

@@ -64,7 +64,7 @@ class _MakeLossFn(torch.autograd.Function):
         return make_loss_grad(data, **ctx.cfg), None
 
 
-@register("MakeLoss", samples=lambda: [
+@register("MakeLoss", returns_view=True, predict_identity=True, samples=lambda: [
     Sample((_rng.randn(3, 4),), {}, ref=lambda x, **_: x, grad=False),
     Sample((_rng.randn(5),), {"grad_scale": 2.0, "normalization": "valid", "valid_thresh": 0.1},
            ref=lambda x, **_: x, grad=False)])
@@ -121,7 +121,7 @@ def _svm_params(attrs: dict, shapes: list) -> list:
     return out
 
 
-@register("SVMOutput", param_shapes=_svm_params, samples=lambda: [
+@register("SVMOutput", returns_view=True, param_shapes=_svm_params, samples=lambda: [
     Sample((_rng.randn(4, 3), np.array([0., 2., 1., 2.])), {}, ref=lambda x, label, **_: x, grad=False),
     Sample((_rng.randn(2, 3, 4), _rng.randint(0, 4, (2, 3)).astype(float)),
            {"margin": 0.5, "use_linear": True}, ref=lambda x, label, **_: x, grad=False)])
@@ -172,7 +172,7 @@ def _kl_params(attrs: dict, shapes: list) -> list:
     return out
 
 
-@register("IdentityAttachKLSparseReg", aux=("moving_avg",), param_shapes=_kl_params, samples=lambda: [
+@register("IdentityAttachKLSparseReg", returns_view=True, aux=("moving_avg",), param_shapes=_kl_params, samples=lambda: [
     Sample((_rng.uniform(0.1, 0.9, (4, 3)), np.full(3, 0.5)), {}, ref=lambda x, m, **_: x, grad=False)])
 def IdentityAttachKLSparseReg(data: Tensor, moving_avg: Tensor, *, sparseness_target: float = 0.1,
                               penalty: float = 0.001, momentum: float = 0.9) -> Tensor:
@@ -196,7 +196,7 @@ def _np_crop(*data, offset=(0, 0), h_w=(0, 0), center_crop=False, num_args=None)
     return x[:, :, oy:oy + h, ox:ox + w]
 
 
-@register("Crop", samples=lambda: [
+@register("Crop", returns_view=True, samples=lambda: [
     Sample((_rng.randn(2, 3, 6, 7),), {"h_w": (3, 4), "offset": (1, 2)}, ref=_np_crop),
     Sample((_rng.randn(1, 2, 5, 6),), {"h_w": (2, 3), "center_crop": True}, ref=_np_crop),
     Sample((_rng.randn(1, 2, 5, 6), _rng.randn(1, 1, 3, 3)), {"center_crop": True}, ref=_np_crop,

@@ -24,7 +24,7 @@ from ..base import MXNetError, dtype_torch
 from .attrs import Dtype, OptFloat, OptInt, Shape, channels_last
 from ._helpers import fill_shape as _fill, ints as _ints, per_dim as _per_dim
 from .shape_rules import first_input_shape, same_shape_inputs, torch_spatial
-from .registry import Sample, register
+from .registry import ActivationChoice, ChannelAffine, Sample, register
 
 __all__: list = []  # operators are reached through the registry / nd.* / sym.*
 
@@ -101,8 +101,14 @@ def _fc_shape(attrs: dict, shapes: _ShapeList) -> Optional[list]:
     return [x[:-1] + (nh,)]
 
 
+def _fc_channel_affine(attrs: dict) -> ChannelAffine:
+    """The output is (batch, num_hidden) when flattening; otherwise its rank is unknown to a
+    pass and only the last axis is certain."""
+    return ChannelAffine((1, -1) if attrs["flatten"] else (-1,), 2)
+
+
 @register("FullyConnected", active_inputs=_fc_active, param_shapes=_fc_params, samples=_fc_samples,
-          infer_shape=_fc_shape)
+          infer_shape=_fc_shape, absorbs_channel_affine=_fc_channel_affine)
 def FullyConnected(data: Tensor, weight: Tensor, bias: Optional[Tensor] = None, *, num_hidden: int,
                    no_bias: bool = False, flatten: bool = True) -> Tensor:
     """y = x W^T + b. ``flatten`` views the input as (N, -1); otherwise it applies to the last axis."""
@@ -250,8 +256,16 @@ def _conv_shape(attrs: dict, shapes: _ShapeList) -> Optional[list]:
     return [(res[0],) + res[2:] + (res[1],) if channels_last(layout) else res]
 
 
+def _conv_channel_affine(attrs: dict) -> ChannelAffine:
+    """Axis 1, or the last axis in a channels-last layout; the weight's output channels come
+    first in every layout (OIHW, OHWI)."""
+    ndim = len(tuple(attrs["kernel"])) + 2
+    channel = ndim - 1 if channels_last(attrs["layout"]) else 1
+    return ChannelAffine((channel, channel - ndim), ndim)
+
+
 @register("Convolution", active_inputs=_conv_active, param_shapes=_conv_params, samples=_conv_samples,
-          infer_shape=_conv_shape)
+          infer_shape=_conv_shape, absorbs_channel_affine=_conv_channel_affine)
 def Convolution(data: Tensor, weight: Tensor, bias: Optional[Tensor] = None, *, kernel: Shape,
                 stride: Shape = (), dilate: Shape = (), pad: Shape = (), num_filter: int,
                 num_group: int = 1, workspace: int = 1024, no_bias: bool = False,
@@ -843,8 +857,13 @@ def _act_samples() -> list:
     return [Sample((x,), {"act_type": a}, ref=lambda x, act_type: _NP_ACT[act_type](x)) for a in _NP_ACT]
 
 
+def _fused_activation(attrs: dict) -> Optional[ActivationChoice]:
+    act = attrs["act_type"]
+    return ActivationChoice(act) if act in ("relu", "sigmoid", "tanh") else None
+
+
 @register("Activation", infer_inputs=same_shape_inputs, listed_inputs=False, infer_shape=first_input_shape,
-          samples=_act_samples)
+          samples=_act_samples, fused_activation=_fused_activation)
 def Activation(data: Tensor, *,
                act_type: Literal["relu", "sigmoid", "softrelu", "softsign", "tanh"]
                ) -> Tensor:
@@ -934,7 +953,9 @@ def _lrelu_shape(attrs: dict, shapes: _ShapeList) -> Optional[list]:
 @register("LeakyReLU", num_outputs=_lrelu_nout, output_names=("output", "mask"),
           active_inputs=_lrelu_active, param_shapes=_lrelu_params, samples=_lrelu_samples,
           infer_shape=_lrelu_shape,
-          input_init={"gamma": '["Constant", {"value": 0.25}]'})
+          input_init={"gamma": '["Constant", {"value": 0.25}]'},
+          fused_activation=lambda a: ActivationChoice("leaky_relu", float(a["slope"])) if a["act_type"] == "leaky"
+          else None)
 def LeakyReLU(data: Tensor, gamma: Optional[Tensor] = None, *,
               act_type: Literal["elu", "gelu", "leaky", "prelu", "rrelu", "selu"] = "leaky",
               slope: float = 0.25, lower_bound: float = 0.125, upper_bound: float = 0.334,
@@ -1272,7 +1293,8 @@ def _make_regression(name: str, kind: str, ref: Any) -> None:
         r = np.random.RandomState(10)
         return [Sample((r.randn(3, 2), r.randn(3, 2)), {}, ref=ref, grad=False),
                 Sample((r.randn(4, 1), r.randn(4)), {"grad_scale": 2.0}, ref=ref, grad=False)]
-    register(name, param_shapes=_reg_params, samples=samples)(kernel)
+    # the identity forward returns its input itself (no gradient)
+    register(name, param_shapes=_reg_params, samples=samples, returns_view=kind != "logistic")(kernel)
 
 
 _make_regression("LinearRegressionOutput", "linear", lambda x, label, grad_scale=1.0: x)
@@ -1298,7 +1320,7 @@ def _emb_shape(attrs: dict, shapes: _ShapeList) -> Optional[list]:
     return [tuple(shapes[0]) + (weight[1],)] if len(weight) == 2 and weight[0] > 0 else None
 
 
-@register("Embedding", param_shapes=_emb_params, infer_shape=_emb_shape, samples=lambda: [
+@register("Embedding", param_shapes=_emb_params, infer_shape=_emb_shape, dtype_is_output=False, samples=lambda: [
     Sample((np.array([[0., 2.], [4., 1.]]), np.random.RandomState(11).randn(5, 3)),
            {"input_dim": 5, "output_dim": 3}, ref=_np_embedding, grad_inputs=(1,)),
     Sample((np.array([0., 7., -2., 3.]), np.random.RandomState(11).randn(5, 2)),
@@ -1468,7 +1490,9 @@ def ROIPooling(data: Tensor, rois: Tensor, *, pooled_size: Shape, spatial_scale:
 
 
 # ---- Dropout ----------------------------------------------------------------------------------
-@register("Dropout", random=True, total_outputs=2, output_names=("output", "mask"),
+# MXNet: mode='training' drops only while training; mode='always' drops in predict mode too
+@register("Dropout", returns_view=True, random=True, total_outputs=2, output_names=("output", "mask"),
+          predict_identity=lambda a: a["mode"] == "training" or float(a["p"]) <= 0.0,
           infer_shape=first_input_shape, samples=lambda: [
     Sample((np.random.RandomState(15).randn(3, 4),), {"p": 0.5}, ref=lambda x, p: x),
     Sample((np.random.RandomState(15).randn(2, 3, 4),), {"p": 0.5, "axes": (1,)}, ref=lambda x, p, axes: x),

@@ -176,7 +176,7 @@ def _bn_shapes(attrs: dict, shapes: _ShapeList) -> Optional[list]:
 
 @register("BatchNorm", aux=("moving_mean", "moving_var"), num_outputs=_bn_nout, total_outputs=3,
           output_names=("output", "mean", "var"), param_shapes=_channel_params(1), samples=_bn_samples,
-          infer_shape=_bn_shapes)
+          infer_shape=_bn_shapes, channel_affine=lambda a: int(a["axis"]))
 def BatchNorm(data: Tensor, gamma: Tensor, beta: Tensor, moving_mean: Tensor, moving_var: Tensor, *,
               eps: float = 1e-3, momentum: float = 0.9, fix_gamma: bool = True,
               use_global_stats: bool = False, output_mean_var: bool = False, axis: int = 1,
@@ -205,7 +205,8 @@ def _bnv1_samples() -> list:
 
 
 @register("BatchNorm_v1", aux=("moving_mean", "moving_var"), num_outputs=_bn_nout, total_outputs=3,
-          output_names=("output", "mean", "var"), param_shapes=_channel_params(1), samples=_bnv1_samples)
+          output_names=("output", "mean", "var"), param_shapes=_channel_params(1), samples=_bnv1_samples,
+          channel_affine=lambda a: 1)
 def BatchNorm_v1(data: Tensor, gamma: Tensor, beta: Tensor, moving_mean: Tensor, moving_var: Tensor, *,
                  eps: float = 1e-3, momentum: float = 0.9, fix_gamma: bool = True,
                  use_global_stats: bool = False, output_mean_var: bool = False,

@@ -214,7 +214,7 @@ def _mp_sgd_mom_samples() -> list:
                    ref=_out_only(_np_mp_sgd_mom))]
 
 
-@register("mp_sgd_mom_update", aux=("mom", "weight32"), differentiable=False,
+@register("mp_sgd_mom_update", returns_view=True, aux=("mom", "weight32"), differentiable=False,
           samples=_mp_sgd_mom_samples)
 def mp_sgd_mom_update(weight: Tensor, grad: Tensor, mom: Tensor, weight32: Tensor, *, lr: float,
                       momentum: float = 0.0, wd: float = 0.0, rescale_grad: float = 1.0,
@@ -872,6 +872,13 @@ def _multi_samples(has_mom: bool, has_mp: bool, preloaded: bool = False) -> Call
     return samples
 
 
+def _states_of(stride: int, trailing: int = 0) -> Callable[[dict, int], list]:
+    """The ``mutates_inputs`` rule of a multi-weight update: per weight, the inputs after
+    (weight, grad) are its states (mom, weight32), updated in place; ``trailing`` inputs at the
+    end (preloaded lrs, wds) are only read."""
+    return lambda attrs, n: [i for i in range(n - trailing) if i % stride >= 2]
+
+
 def _make_multi(name: str, has_mom: bool, has_mp: bool) -> None:
     stride = 2 + has_mom + has_mp
     layout = "weight, grad" + (", mom" if has_mom else "") + (", weight32" if has_mp else "")
@@ -899,7 +906,7 @@ def _make_multi(name: str, has_mom: bool, has_mp: bool) -> None:
                       f"one learning rate / weight decay per weight. States are updated in place; "
                       f"returns the num_weights new weights.")
     register(name, num_outputs=lambda a: int(a.get("num_weights", 1)), differentiable=False,
-             samples=_multi_samples(has_mom, has_mp))(kernel)
+             samples=_multi_samples(has_mom, has_mp), mutates_inputs=_states_of(stride))(kernel)
 
 
 def _make_preloaded(name: str, has_mom: bool, has_mp: bool) -> None:
@@ -936,7 +943,7 @@ def _make_preloaded(name: str, has_mom: bool, has_mp: bool) -> None:
                       f"inputs (float32 arrays of num_weights values). Inputs: per weight {layout}; then "
                       f"lrs, wds.")
     register(name, num_outputs=lambda a: int(a.get("num_weights", 1)), differentiable=False,
-             samples=_multi_samples(has_mom, has_mp, preloaded=True))(kernel)
+             samples=_multi_samples(has_mom, has_mp, preloaded=True), mutates_inputs=_states_of(stride, 2))(kernel)
 
 
 for _name, _mom, _mp in (("multi_sgd_update", False, False), ("multi_sgd_mom_update", True, False),
@@ -1035,7 +1042,7 @@ def multi_all_finite(*data: Tensor, num_arrays: int = 1, init_output: bool = Tru
         return torch.stack(flags).all().to(torch.float32).reshape(1)
 
 
-@register("reset_arrays", num_outputs=0, differentiable=False, samples=lambda: [
+@register("reset_arrays", num_outputs=0, differentiable=False, mutates_inputs=lambda a, n: range(n), samples=lambda: [
     Sample((_u(-1, 1, (3, 4)), _u(-1, 1, (5,))), {"num_arrays": 2}, ref=lambda *a, **k: [], symbolic=False)])
 def reset_arrays(*data: Tensor, num_arrays: int) -> list:
     """Set every input array to zero in place; no outputs."""

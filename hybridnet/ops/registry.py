@@ -14,12 +14,12 @@ import functools
 import inspect
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, NamedTuple, Optional, Sequence
 
 from ..base import MXNetError, NotGiven
 from .attrs import Attr, kind_of
 
-__all__ = ["OpDef", "Sample", "register", "sparse_rule", "get", "find", "all_ops", "names"]
+__all__ = ["OpDef", "Sample", "ActivationChoice", "ChannelAffine", "register", "sparse_rule", "get", "find", "all_ops", "names"]
 
 
 @dataclass
@@ -38,6 +38,21 @@ class Sample:
 
 
 ShapeList = list  # list[Optional[tuple[int, ...]]]
+
+
+class ActivationChoice(NamedTuple):
+    """An activation as the fused operators take it (their ``act``, ``act_alpha``, ``act_beta``
+    attributes; ``act`` is one of ``fused.FusedActivation``)."""
+    act: str
+    alpha: float = 0.0
+    beta: float = 0.0
+
+
+class ChannelAffine(NamedTuple):
+    """How a producer absorbs a per-output-channel affine map ``y * scale + shift`` (see
+    ``OpDef.absorbs_channel_affine``)."""
+    axes: tuple   # the axis values (positive and negative) that name its output-channel axis
+    weight_rank: int  # the rank of its weight, whose first axis is the output channel
 
 
 class OpDef:
@@ -62,8 +77,44 @@ class OpDef:
                  partial_outputs: Optional[Callable[[dict, ShapeList, list], list]] = None,
                  listed_inputs: bool = True, num_subgraphs: int = 0,
                  check_subgraphs: Optional[Callable[[dict, int, list], None]] = None,
-                 infer_subgraphs: Optional[Callable[..., tuple]] = None):
+                 infer_subgraphs: Optional[Callable[..., tuple]] = None,
+                 returns_view: bool = False,
+                 mutates_inputs: "Sequence[str] | Callable[[dict, int], Sequence[int]]" = (),
+                 predict_identity: "bool | Callable[[dict], bool]" = False,
+                 fused_activation: Optional[Callable[[dict], Optional[ActivationChoice]]] = None,
+                 channel_affine: Optional[Callable[[dict], int]] = None,
+                 absorbs_channel_affine: Optional[Callable[[dict], Optional[ChannelAffine]]] = None,
+                 export_broadcast: Optional[str] = None, amp_cast: bool = False,
+                 dtype_is_output: bool = True):
         self.name = name
+        # -- facts the compiler's passes read (never the operator's name) ----------------------
+        # an output may be an input itself or a view of its memory (for some attributes, dtypes
+        # or grad modes); control flow always may (a subgraph can return its inputs)
+        self.returns_view = returns_view or num_subgraphs > 0
+        # inputs the kernel writes in place besides ``aux`` (MXNet's FMutateInputs): slot names,
+        # or ``(attrs, number of inputs) -> slot indices`` for variadic operators
+        self.mutates_rule = mutates_inputs if callable(mutates_inputs) else None
+        self.mutates_inputs: tuple = () if callable(mutates_inputs) else tuple(mutates_inputs)
+        # in predict mode without gradients, output 0 is input 0's values (a rule: for these
+        # attributes, as Dropout's mode and p decide)
+        self.predict_identity = predict_identity
+        # (attrs) -> the activation ``_fused_conv`` / ``_act`` computes this node as, or None
+        self.fused_activation_rule = self._with_defaults(fused_activation)
+        # (attrs) -> the channel axis of a predict-mode BatchNorm ``(data - moving_mean) /
+        # sqrt(moving_var + eps) * gamma + beta`` (inputs data, gamma, beta, moving_mean,
+        # moving_var; attributes eps, fix_gamma), which folds into an ``absorbs_channel_affine``
+        self.channel_affine_rule = self._with_defaults(channel_affine)
+        # (attrs) -> where a producer with inputs (data, weight, bias) and attribute no_bias
+        # takes a per-output-channel affine into its weight and bias, or None when it cannot
+        self.absorbs_channel_affine_rule = self._with_defaults(absorbs_channel_affine)
+        # the broadcast_* operator MXNet 1.9.1 must read this node as when its input shapes
+        # differ (this elemwise_* broadcasts, MXNet's does not)
+        self.export_broadcast = export_broadcast
+        # an AMP cast: its outputs are its inputs recast; export(remove_amp_cast=True) drops it
+        self.amp_cast = amp_cast
+        # a ``dtype`` attribute, where there is one, is the output's dtype (Embedding's is its
+        # weight's): type inference without shapes reads it
+        self.dtype_is_output = dtype_is_output
         # False where MXNet registers no FListInputNames (its unary-operator macro, Activation):
         # monitors and op hooks then name the inputs ``input0``, ``input1``... not by slot
         self.listed_inputs = listed_inputs
@@ -166,6 +217,35 @@ class OpDef:
         # nothing until every input is known, ``slice`` no size along an unknown axis)
         self.partial_outputs_rule = self._with_defaults(partial_outputs)
         self.infer_subgraphs_rule = self._with_defaults(infer_subgraphs)
+
+    # -- facts for the compiler -------------------------------------------------------------
+    def written_inputs(self, attrs: dict, n_inputs: int) -> tuple:
+        """Slots of the ``n_inputs`` inputs a node with ``attrs`` writes in place: its auxiliary
+        states and ``mutates_inputs`` (a value read there must stay a value of its own)."""
+        names = self.aux_inputs(attrs) + self.mutates_inputs
+        slots = set(self.mutates_rule(attrs, n_inputs)) if self.mutates_rule is not None else set()
+        if names:
+            slots.update(i for i, n in enumerate(self.slot_names(attrs, n_inputs)) if n in names)
+        return tuple(sorted(slots))
+
+    def slot_names(self, attrs: dict, n_inputs: int) -> tuple:
+        """The names of the input slots of a node with ``attrs`` and ``n_inputs`` inputs
+        (``data``, ``weight``, ``arg0``...)."""
+        if self.variadic:
+            return tuple(f"arg{i}" for i in range(n_inputs))
+        if self.active_inputs_rule is None:
+            return self.inputs[:n_inputs]  # optional inputs are present only when given (trailing)
+        return self.active_inputs(attrs)
+
+    def is_predict_identity(self, attrs: dict) -> bool:
+        """Whether a node with ``attrs`` is the identity in predict mode (``predict_identity``)."""
+        rule = self.predict_identity
+        return bool(rule(self.complete_attrs(attrs))) if callable(rule) else rule
+
+    def fused_activation(self, attrs: dict) -> Optional[ActivationChoice]:
+        """The activation a fused operator computes a node with ``attrs`` as, else None."""
+        rule = self.fused_activation_rule
+        return rule(attrs) if rule is not None else None
 
     def complete_attrs(self, attrs: dict) -> dict:
         """``attrs`` with every attribute it leaves out set to the kernel's default."""

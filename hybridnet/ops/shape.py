@@ -148,7 +148,7 @@ def _reshape_out_shape(attrs: dict, shapes: list) -> Optional[list]:
     return [out] if all(d >= 0 for d in out) else None
 
 
-@register("Reshape", aliases=("reshape",), infer_inputs=reshape_input, infer_shape=_reshape_out_shape,
+@register("Reshape", returns_view=True, aliases=("reshape",), infer_inputs=reshape_input, infer_shape=_reshape_out_shape,
           samples=lambda: [
     Sample((_u(*ds),), {"shape": spec, "reverse": rev} if rev else {"shape": spec}, ref=_np_reshape)
     for (ds, spec, rev) in _NP_RESHAPE_CASES])
@@ -183,7 +183,7 @@ def _np_reshape_like(lhs: np.ndarray, rhs: np.ndarray, lhs_begin: Any = None, lh
     return lhs.reshape(ls[:lb] + rs[rb:re] + ls[le:])
 
 
-@register("reshape_like", samples=lambda: [
+@register("reshape_like", returns_view=True, samples=lambda: [
     Sample((_u(2, 3, 4), _u(6, 4)), ref=_np_reshape_like, grad_inputs=(0,)),
     Sample((_u(30, 7), _u(15, 2, 4)), {"lhs_begin": 0, "lhs_end": 1, "rhs_begin": 0, "rhs_end": 2},
            ref=_np_reshape_like, grad_inputs=(0,)),
@@ -218,7 +218,7 @@ def _flatten_shape(attrs: dict, shapes: list) -> list:
     return [(d[0], int(np.prod(d[1:])))]
 
 
-@register("Flatten", aliases=("flatten",), infer_shape=_flatten_shape, samples=lambda: [
+@register("Flatten", returns_view=True, aliases=("flatten",), infer_shape=_flatten_shape, samples=lambda: [
     Sample((_u(2, 3, 4),), ref=lambda x: x.reshape(x.shape[0], -1)),
     Sample((_u(5),), ref=lambda x: x.reshape(5, 1))])
 def Flatten(data):
@@ -241,7 +241,7 @@ def _transpose_shape(attrs: dict, shapes: list) -> Optional[list]:
     return [tuple(d[a] for a in perm)] if sorted(perm) == list(range(len(d))) else None
 
 
-@register("transpose", infer_shape=_transpose_shape, samples=lambda: [
+@register("transpose", returns_view=True, infer_shape=_transpose_shape, samples=lambda: [
     Sample((_u(2, 3, 4),), ref=lambda x, axes=(): np.transpose(x, axes or None)),
     Sample((_u(2, 3, 4),), {"axes": (1, 0, 2)}, ref=lambda x, axes=(): np.transpose(x, axes or None)),
     Sample((_u(2, 3),), {"axes": (1, 0)}, ref=lambda x, axes=(): np.transpose(x, axes or None))])
@@ -265,7 +265,7 @@ def _expand_dims_shape(attrs: dict, shapes: list) -> Optional[list]:
     return [d[:a] + (1,) + d[a:]]
 
 
-@register("expand_dims", infer_shape=_expand_dims_shape, samples=lambda: [
+@register("expand_dims", returns_view=True, infer_shape=_expand_dims_shape, samples=lambda: [
     Sample((_u(2, 3),), {"axis": 1}, ref=lambda x, axis: np.expand_dims(x, axis)),
     Sample((_u(2, 3),), {"axis": -1}, ref=lambda x, axis: np.expand_dims(x, axis)),
     Sample((_u(2, 3),), {"axis": 0}, ref=lambda x, axis: np.expand_dims(x, axis))])
@@ -280,7 +280,7 @@ def _np_squeeze(x: np.ndarray, axis: Any = None) -> np.ndarray:
     return out.reshape(1) if out.ndim == 0 else out
 
 
-@register("squeeze", samples=lambda: [
+@register("squeeze", returns_view=True, samples=lambda: [
     Sample((_u(2, 1, 3, 1),), ref=_np_squeeze),
     Sample((_u(2, 1, 3, 1),), {"axis": 1}, ref=_np_squeeze),
     Sample((_u(2, 1, 3, 1),), {"axis": (1, -1)}, ref=_np_squeeze),
@@ -299,7 +299,7 @@ def squeeze(data, *, axis: Axis = None):
     return out.reshape(1) if out.dim() == 0 else out
 
 
-@register("SwapAxis", aliases=("swapaxes",), samples=lambda: [
+@register("SwapAxis", returns_view=True, aliases=("swapaxes",), samples=lambda: [
     Sample((_u(2, 3, 4),), {"dim1": 0, "dim2": 2}, ref=lambda x, dim1=0, dim2=0: np.swapaxes(x, dim1, dim2)),
     Sample((_u(2, 3, 4),), {"dim1": 1, "dim2": -1}, ref=lambda x, dim1=0, dim2=0: np.swapaxes(x, dim1, dim2))])
 def SwapAxis(data, *, dim1: int = 0, dim2: int = 0):
@@ -374,7 +374,7 @@ def _np_split(x: np.ndarray, num_outputs: int, axis: int = 1, squeeze_axis: bool
     return parts if num_outputs > 1 else parts[0]
 
 
-@register("SliceChannel", aliases=("split",), num_outputs=_split_outputs,
+@register("SliceChannel", returns_view=True, aliases=("split",), num_outputs=_split_outputs,
           output_names=lambda a: [f"output{i}" for i in range(int(a["num_outputs"]))], samples=lambda: [
               Sample((_u(2, 6),), {"num_outputs": 3}, ref=_np_split),
               Sample((_u(4, 3),), {"num_outputs": 2, "axis": 0}, ref=_np_split),
@@ -413,7 +413,7 @@ def _np_split_v2(x: np.ndarray, indices: Any = (), axis: int = 1, squeeze_axis: 
     return parts if len(parts) > 1 else parts[0]
 
 
-@register("_split_v2", num_outputs=_split_v2_outputs, samples=lambda: [
+@register("_split_v2", returns_view=True, num_outputs=_split_v2_outputs, samples=lambda: [
     Sample((_u(2, 6),), {"indices": (0, 2, 5)}, ref=_np_split_v2),
     Sample((_u(6, 2),), {"indices": (), "sections": 3, "axis": 0}, ref=_np_split_v2),
     Sample((_u(2, 3, 2),), {"indices": (0, 1, 2), "axis": 1, "squeeze_axis": True}, ref=_np_split_v2)])
@@ -506,7 +506,7 @@ def _slice_shape(attrs: dict, shapes: list) -> Optional[list]:
     return None if 0 in sizes else [tuple(sizes) + d[len(sizes):]]
 
 
-@register("slice", aliases=("crop",), partial_outputs=unknown_along_unknown_axes, infer_shape=_slice_shape,
+@register("slice", returns_view=True, aliases=("crop",), partial_outputs=unknown_along_unknown_axes, infer_shape=_slice_shape,
           samples=lambda: [
     Sample((_u(3, 4, 5),), {"begin": (0, 1), "end": (2, 4)}, ref=_np_slice),
     Sample((_u(3, 4, 5),), {"begin": (None, None, 1), "end": (None, 3, None), "step": (None, 2, 2)}, ref=_np_slice),
@@ -598,7 +598,7 @@ def _slice_axis_shape(attrs: dict, shapes: list) -> Optional[list]:
     return [d[:a] + (e - b,) + d[a + 1:]] if 0 <= b < e <= n else None
 
 
-@register("slice_axis", partial_outputs=unknown_along_unknown_axes, infer_shape=_slice_axis_shape,
+@register("slice_axis", returns_view=True, partial_outputs=unknown_along_unknown_axes, infer_shape=_slice_axis_shape,
           samples=lambda: [
     Sample((_u(3, 4),), {"axis": 1, "begin": 1, "end": 3}, ref=_np_slice_axis),
     Sample((_u(3, 4),), {"axis": 0, "begin": -2, "end": None}, ref=_np_slice_axis),
@@ -622,7 +622,7 @@ def _np_slice_like(x: np.ndarray, y: np.ndarray, axes: Any = ()) -> np.ndarray:
     return x[tuple(idx)]
 
 
-@register("slice_like", samples=lambda: [
+@register("slice_like", returns_view=True, samples=lambda: [
     Sample((_u(3, 4), _u(2, 3)), ref=_np_slice_like, grad_inputs=(0,)),
     Sample((_u(3, 4, 5), _u(2, 3, 4)), {"axes": (0, -1)}, ref=_np_slice_like, grad_inputs=(0,)),
     Sample((_u(3, 4, 5), _u(2, 3)), {"axes": (1,)}, ref=_np_slice_like, grad_inputs=(0,))])
@@ -655,7 +655,7 @@ def _broadcast_to_shape(attrs: dict, shapes: list) -> Optional[list]:
     return [new] if all(x == t or x == 1 for x, t in zip(d, new)) and all(t > 0 for t in new) else None
 
 
-@register("broadcast_to", infer_shape=_broadcast_to_shape, samples=lambda: [
+@register("broadcast_to", returns_view=True, infer_shape=_broadcast_to_shape, samples=lambda: [
     Sample((_u(1, 3),), {"shape": (2, 3)}, ref=_np_broadcast_to),
     Sample((_u(2, 1, 1),), {"shape": (0, 3, 4)}, ref=_np_broadcast_to)])
 def broadcast_to(data, *, shape: Shape = ()):
@@ -683,7 +683,7 @@ def _np_broadcast_like(x: np.ndarray, y: np.ndarray, lhs_axes: Any = None, rhs_a
     return np.broadcast_to(x, shape).copy()
 
 
-@register("broadcast_like", samples=lambda: [
+@register("broadcast_like", returns_view=True, samples=lambda: [
     Sample((_u(1, 3), _u(2, 3)), ref=_np_broadcast_like, grad_inputs=(0,)),
     Sample((_u(1, 3, 1), _u(5, 4)), {"lhs_axes": (0, 2), "rhs_axes": (-1, 0)}, ref=_np_broadcast_like,
            grad_inputs=(0,))])
@@ -706,7 +706,7 @@ def broadcast_like(lhs, rhs, *, lhs_axes: Axis = None, rhs_axes: Axis = None):
     return lhs.expand(tuple(target))
 
 
-@register("broadcast_axis", aliases=("broadcast_axes",), samples=lambda: [
+@register("broadcast_axis", returns_view=True, aliases=("broadcast_axes",), samples=lambda: [
     Sample((_u(1, 3, 1),), {"axis": (0, 2), "size": (2, 4)}, ref=_np_broadcast_axis),
     Sample((_u(2, 1),), {"axis": -1, "size": 3}, ref=_np_broadcast_axis)])
 def broadcast_axis(data, *, axis: Shape = (), size: Shape = ()):
@@ -731,7 +731,7 @@ def _np_broadcast_axis(x: np.ndarray, axis: Any = (), size: Any = ()) -> np.ndar
 
 
 # ---- casts -----------------------------------------------------------------------------------
-@register("Cast", aliases=("cast",), infer_inputs=same_shape_inputs, samples=lambda: [
+@register("Cast", returns_view=True, aliases=("cast",), infer_inputs=same_shape_inputs, samples=lambda: [
     Sample((_u(2, 3),), {"dtype": "float64"}, ref=lambda x, dtype: x.astype(dtype)),
     Sample((_u(2, 3),), {"dtype": "float32"}, ref=lambda x, dtype: x.astype(dtype), grad=False),
     Sample((_u(2, 3) * 10,), {"dtype": "int32"}, ref=lambda x, dtype: x.astype(dtype), grad=False)])
@@ -764,7 +764,7 @@ def _np_amp_multicast_target(dtypes: list, cast_narrow: bool) -> Any:
     return target
 
 
-@register("amp_cast", infer_inputs=same_shape_inputs, samples=lambda: [
+@register("amp_cast", returns_view=True, amp_cast=True, infer_inputs=same_shape_inputs, samples=lambda: [
     Sample((_u(2, 3),), {"dtype": "float32"}, ref=_np_amp_cast),
     Sample((_u(2, 3).astype(np.float32),), {"dtype": "float16"}, ref=_np_amp_cast, grad=False,
            rtol=1e-3, atol=1e-3),
@@ -787,7 +787,8 @@ def _amp_multicast_inputs(attrs: dict, ins: list, outs: list) -> list:
     return [same_shape_inputs(attrs, [i], [o])[0] for i, o in zip(ins, outs)]
 
 
-@register("amp_multicast", num_outputs=_amp_multicast_outputs, infer_inputs=_amp_multicast_inputs,
+@register("amp_multicast", returns_view=True, amp_cast=True,
+          num_outputs=_amp_multicast_outputs, infer_inputs=_amp_multicast_inputs,
           samples=lambda: [
     Sample((_u(2, 3), _u(3)), {"num_outputs": 2}, ref=_np_amp_multicast),
     Sample((_u(2, 3).astype(np.float16), _u(3).astype(np.float32)), {"num_outputs": 2},
@@ -834,7 +835,7 @@ def _np_diag(x: np.ndarray, k: int = 0, axis1: int = 0, axis2: int = 1) -> np.nd
     return np.diagonal(x, k, axis1, axis2).copy()
 
 
-@register("diag", samples=lambda: [
+@register("diag", returns_view=True, samples=lambda: [
     Sample((_u(3, 4),), ref=_np_diag),
     Sample((_u(3, 4),), {"k": 1}, ref=_np_diag),
     Sample((_u(3),), {"k": -1}, ref=_np_diag),
@@ -889,7 +890,7 @@ def _np_depth_to_space(x: np.ndarray, block_size: int) -> np.ndarray:
     return out
 
 
-@register("space_to_depth", samples=lambda: [
+@register("space_to_depth", returns_view=True, samples=lambda: [
     Sample((_u(1, 2, 4, 6),), {"block_size": 2}, ref=_np_space_to_depth),
     Sample((_u(2, 1, 3, 3),), {"block_size": 3}, ref=_np_space_to_depth)])
 def space_to_depth(data, *, block_size: int):
@@ -985,7 +986,7 @@ def _seq_len_in(n_time: int, n_batch: int, axis: int = 0) -> np.ndarray:
     return np.array([n_time, 1, max(1, n_time - 1)][:n_batch], dtype=np.float64)
 
 
-@register("SequenceMask", active_inputs=_seq_inputs, samples=lambda: [
+@register("SequenceMask", returns_view=True, active_inputs=_seq_inputs, samples=lambda: [
     Sample((_u(4, 3, 2), _seq_len_in(4, 3)), {"use_sequence_length": True, "value": -1.0},
            ref=_np_seq_mask, grad_inputs=(0,)),
     Sample((_u(3, 4, 2), _seq_len_in(4, 3)), {"use_sequence_length": True, "axis": 1},
@@ -1015,7 +1016,7 @@ def _np_seq_mask(x: np.ndarray, L: Any = None, use_sequence_length: bool = False
     return out
 
 
-@register("SequenceLast", active_inputs=_seq_inputs, samples=lambda: [
+@register("SequenceLast", returns_view=True, active_inputs=_seq_inputs, samples=lambda: [
     Sample((_u(4, 3, 2), _seq_len_in(4, 3)), {"use_sequence_length": True}, ref=_np_seq_last, grad_inputs=(0,)),
     Sample((_u(3, 4, 2), _seq_len_in(4, 3)), {"use_sequence_length": True, "axis": 1}, ref=_np_seq_last,
            grad_inputs=(0,)),

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple, Sequence, cast
 from ...ir.graph import Graph, Node, transform
 from ...ops.registry import OpDef
 
-__all__ = ["ParameterPrologue", "split_parameter_prologue", "hoistable", "mutated_inputs"]
+__all__ = ["ParameterPrologue", "split_parameter_prologue", "hoistable", "mutated_inputs", "written_slots"]
 
 
 class ParameterPrologue(NamedTuple):
@@ -29,32 +29,29 @@ class ParameterPrologue(NamedTuple):
     folded: tuple
 
 
-def _writes_inputs(op: OpDef) -> bool:
-    """Optimizer updates and ``reset_arrays`` write into their inputs."""
-    return op.name.endswith("_update") or op.name == "reset_arrays"
+def written_slots(node: Node) -> tuple:
+    """The input slots ``node`` writes in place: auxiliary states and its operator's
+    ``mutates_inputs`` (optimizer states, ``reset_arrays``, in-place fused operators)."""
+    return node.op.written_inputs(node.attrs, len(node.inputs)) if node.op is not None else ()
 
 
 def hoistable(node: Node) -> bool:
     """Whether ``node`` computes the same value from the same inputs on every predict-mode call
-    and changes nothing else: not random, no auxiliary (mutated) state, not train-aware (that
-    covers BatchNorm, Dropout, RNN, Custom and control flow), no optimizer update and no
-    ``reset_arrays``."""
+    and changes nothing else: not random, not train-aware (that covers BatchNorm, Dropout, RNN,
+    Custom and control flow), writing into none of its inputs."""
     op = cast(OpDef, node.op)
-    if op.random or op.train_aware or node.subgraphs or node.aux_slots():
+    if op.random or op.train_aware or node.subgraphs:
         return False
-    return not _writes_inputs(op)
+    return not written_slots(node)
 
 
 def mutated_inputs(graph: Graph) -> set:
-    """ids of the nodes whose outputs some node may write into: those read in an auxiliary slot
-    or by an operator that writes into its inputs. Such a value must stay computed per call (a
-    hoisted one would be overwritten in the cache) and must stay a copy if it is one."""
+    """ids of the nodes whose outputs some node may write into (``written_slots``). Such a value
+    must stay computed per call (a hoisted one would be overwritten in the cache) and must stay
+    a copy if it is one."""
     out: set = set()
     for node in graph.nodes:
-        if node.op is None:
-            continue
-        slots = range(len(node.inputs)) if _writes_inputs(node.op) else node.aux_slots()
-        out.update(id(node.inputs[i][0]) for i in slots)
+        out.update(id(node.inputs[i][0]) for i in written_slots(node))
     return out
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 from typing import Any, cast
 
 from ...ir.graph import Graph, Node, transform
-from ...ops.registry import OpDef, get as get_op
+from ...ops import handles
+from ...ops.registry import OpDef
+from .constfold import written_slots
 
 
 def _key(node: Node, inputs: tuple) -> Any:
@@ -18,11 +20,13 @@ def _key(node: Node, inputs: tuple) -> Any:
 
 
 def cse(graph: Graph) -> Graph:
+    """Merge identical nodes; never random or train-aware ones, nor nodes that write into an
+    input (``constfold.written_slots``): two momentum updates must each update the momentum."""
     seen: dict = {}
 
     def visit(node: Node, inputs: tuple) -> Any:
         op = cast(OpDef, node.op)  # transform() visits operator nodes only
-        if op.random or op.aux or op.train_aware:
+        if op.random or op.train_aware or written_slots(node):
             return None
         key = _key(node, inputs)
         if key is None:
@@ -44,7 +48,7 @@ def distinct_outputs(graph: Graph) -> Graph:
     outputs: list = []
     for n, k in graph.outputs:
         if (id(n), k) in seen:
-            n, k = Node(get_op("_copy"), f"{n.name}_copy{len(outputs)}", {}, [(n, k)]), 0
+            n, k = Node(handles.copy, f"{n.name}_copy{len(outputs)}", {}, [(n, k)]), 0
         seen.add((id(n), k))
         outputs.append((n, k))
     return graph if len(seen) == len(outputs) and all(

@@ -7,10 +7,6 @@ from ...ir.graph import Graph, Node, transform
 from ...ops import registry as _reg
 from ...ops.registry import OpDef
 
-_ELEMWISE_TO_BROADCAST = {"elemwise_add": "broadcast_add", "elemwise_sub": "broadcast_sub",
-                          "elemwise_mul": "broadcast_mul", "elemwise_div": "broadcast_div"}
-
-
 def broadcast_where_shapes_differ(graph: Graph, input_shapes: dict) -> Graph:
     """``a + b`` on Symbols broadcasts here but MXNet's elemwise_add does not: where the inferred
     input shapes differ (or are unknown), write the node as the matching ``broadcast_*``. The
@@ -33,7 +29,7 @@ def _broadcast_outputs(graph: Graph, res: Any) -> list:
                 return None
             new = Node(node.op, node.name, node.attrs, inputs, subs)
             return [(new, k) for k in range(new.num_outputs())]
-        target = _ELEMWISE_TO_BROADCAST.get(cast(OpDef, node.op).name)  # operator nodes only
+        target = cast(OpDef, node.op).export_broadcast  # operator nodes only
         if target is None:
             return None
         if res is not None:
@@ -47,13 +43,9 @@ def _broadcast_outputs(graph: Graph, res: Any) -> list:
 
 
 def remove_amp_cast(graph: Graph) -> Graph:
-    """Drop ``amp_cast``/``amp_multicast`` nodes (MXNet's export(remove_amp_cast=True))."""
+    """Drop ``amp_cast``/``amp_multicast`` nodes (MXNet's export(remove_amp_cast=True)): each
+    output of an ``OpDef.amp_cast`` node is the input in its place."""
     def visit(node: Node, inputs: tuple) -> Any:
-        name = cast(OpDef, node.op).name  # transform() visits operator nodes only
-        if name == "amp_cast":
-            return [inputs[0]]
-        if name == "amp_multicast":
-            return list(inputs)
-        return None
+        return list(inputs) if cast(OpDef, node.op).amp_cast else None  # operator nodes only
 
     return Graph(transform(graph.outputs, visit))

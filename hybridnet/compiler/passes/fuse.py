@@ -1,22 +1,21 @@
 """Fusion: -pick(log_softmax(x), label) (Gluon's SoftmaxCrossEntropyLoss) -> one cross-entropy op."""
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from ...ir.graph import Graph, Node, transform
-from ...ops import registry as _reg
-from ...ops.registry import OpDef
+from ...ops import handles
 
 
 def _match(node: Node, users: dict, outputs: set) -> Any:
     """(log_softmax node, pick node) when ``node`` is the negation ending the pattern."""
-    if cast(OpDef, node.op).name != "_mul_scalar" or float(node.attrs.get("scalar", 1.0)) != -1.0:
+    if node.op is not handles.mul_scalar or float(node.attrs.get("scalar", 1.0)) != -1.0:
         return None
     pick = node.inputs[0][0]
-    if pick.op is None or pick.op.name != "pick" or pick.attrs.get("mode", "clip") != "clip":
+    if pick.op is not handles.pick or pick.attrs.get("mode", "clip") != "clip":
         return None
     lsm = pick.inputs[0][0]
-    if lsm.op is None or lsm.op.name != "log_softmax" or len(lsm.inputs) != 1:
+    if lsm.op is not handles.log_softmax or len(lsm.inputs) != 1:
         return None
     if any(k in lsm.attrs for k in ("temperature", "dtype", "use_length")):
         return None
@@ -31,13 +30,13 @@ def _match(node: Node, users: dict, outputs: set) -> Any:
 def fuse_softmax_ce(graph: Graph) -> Graph:
     users = graph.users()
     outputs = {id(n) for n, _ in graph.outputs}
-    fused = _reg.get("_fused_softmax_ce")
+    fused = handles.fused_softmax_ce
     rewritten: dict = {}  # original entry -> entry in the new graph
 
     def visit(node: Node, inputs: tuple) -> Any:
         for (src, k), new in zip(node.inputs, inputs):
             rewritten[(id(src), k)] = new
-        if cast(OpDef, node.op).name == "mean":  # transform() visits operator nodes only
+        if node.op is handles.mean:
             return _absorb_mean(node, inputs)
         found = _match(node, users, outputs)
         if found is None:

@@ -15,23 +15,12 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, cast
 
 from ...ir.graph import Entry, Graph, Node, transform
-from ...ops import registry as _reg
-from ...ops.attrs import channels_last
-from ...ops.registry import OpDef
+from ...ops import handles
+from ...ops.registry import ChannelAffine, OpDef
 from .constfold import mutated_inputs
 from .onednn import absorbable_activation
 
-__all__ = ["remove_inference_identities", "fold_batchnorm", "compute_in_place", "INFERENCE_IDENTITY_OPS"]
-
-# Operators whose predict-mode, no-gradient forward returns its (first) input's values unchanged
-# whatever the attributes: copies (``_copy``/identity), gradient markers and loss heads (their
-# forward is the identity; only their backward differs), shape-constraint markers. Dropout is
-# handled apart: it is the identity only for mode='training' (or p <= 0).
-INFERENCE_IDENTITY_OPS = frozenset({
-    "_copy", "BlockGrad", "make_loss", "MakeLoss", "_identity_with_attr_like_rhs",
-})
-
-_BATCHNORMS = frozenset({"BatchNorm", "BatchNorm_v1"})
+__all__ = ["remove_inference_identities", "fold_batchnorm", "compute_in_place"]
 
 
 def _attr(node: Node, key: str) -> Any:
@@ -42,22 +31,13 @@ def _attr(node: Node, key: str) -> Any:
     return op.attrs[key].default
 
 
-def _is_inference_identity(node: Node) -> bool:
-    name = cast(OpDef, node.op).name
-    if name in INFERENCE_IDENTITY_OPS:
-        return True
-    if name == "Dropout":
-        # MXNet: mode='training' drops only while training; mode='always' drops in predict too
-        return _attr(node, "mode") == "training" or float(_attr(node, "p")) <= 0.0
-    return False
-
-
 def remove_inference_identities(graph: Graph) -> Graph:
-    """Bypass the nodes that are the identity in predict mode without gradients: ``_copy`` /
-    ``identity``, ``BlockGrad`` / ``stop_gradient``, ``make_loss``, ``MakeLoss``,
-    ``_identity_with_attr_like_rhs`` and Dropout with mode='training' (or p <= 0). Dropout with
-    mode='always' and p > 0 stays: MXNet drops in predict mode too. Casts stay: whether one is
-    a no-op depends on the input's dtype, which the graph does not say.
+    """Bypass the nodes that are the identity in predict mode without gradients (their
+    operator's ``predict_identity``): ``_copy`` / ``identity``, ``BlockGrad`` /
+    ``stop_gradient``, ``make_loss``, ``MakeLoss``, ``_identity_with_attr_like_rhs`` and Dropout
+    with mode='training' (or p <= 0). Dropout with mode='always' and p > 0 stays: MXNet drops in
+    predict mode too. Casts stay: whether one is a no-op depends on the input's dtype, which the
+    graph does not say.
 
     A copy that some node writes into (an auxiliary slot, an optimizer update) stays a copy.
     A removed ``_copy`` may leave an output sharing memory with an input or another output;
@@ -65,7 +45,7 @@ def remove_inference_identities(graph: Graph) -> Graph:
     written = mutated_inputs(graph)
 
     def visit(node: Node, inputs: tuple) -> Any:
-        if node.subgraphs or id(node) in written or not _is_inference_identity(node):
+        if node.subgraphs or id(node) in written or not cast(OpDef, node.op).is_predict_identity(node.attrs):
             return None
         return [inputs[0]]
 
@@ -73,16 +53,17 @@ def remove_inference_identities(graph: Graph) -> Graph:
 
 
 # ---- BatchNorm folding ------------------------------------------------------------------------
-def _channel_axis_matches(producer: Node, bn: Node) -> bool:
-    """Whether BatchNorm's axis is the output-channel axis of the Convolution/FullyConnected."""
-    axis = 1 if cast(OpDef, bn.op).name == "BatchNorm_v1" else int(_attr(bn, "axis"))
-    if cast(OpDef, producer.op).name == "Convolution":
-        ndim = len(tuple(_attr(producer, "kernel"))) + 2
-        channel = ndim - 1 if channels_last(_attr(producer, "layout")) else 1
-        return axis % ndim == channel if -ndim <= axis < ndim else False
-    if _attr(producer, "flatten"):
-        return axis in (1, -1)  # the output is (batch, num_hidden)
-    return axis == -1  # the output's rank is unknown here: only the last axis is certain
+def _channel_affine(bn: Node) -> Optional[int]:
+    """The channel axis of a node that is a per-channel affine map in predict mode (BatchNorm's
+    ``channel_affine``), else None."""
+    rule = bn.op.channel_affine_rule if bn.op is not None else None
+    return rule(bn.attrs) if rule is not None else None
+
+
+def _absorbs(producer: Node) -> Optional[ChannelAffine]:
+    """Where ``producer`` takes a per-output-channel affine into its weight and bias."""
+    rule = producer.op.absorbs_channel_affine_rule if producer.op is not None else None
+    return rule(producer.attrs) if rule is not None else None
 
 
 def _dtype_of(entry: Entry, dtypes: Mapping[str, Any]) -> Any:
@@ -107,9 +88,9 @@ class _Builder:
         self.prefix = prefix
         self.count = 0
 
-    def __call__(self, opname: str, inputs: list, attrs: Optional[dict] = None) -> Entry:
+    def __call__(self, op: OpDef, inputs: list, attrs: Optional[dict] = None) -> Entry:
         self.count += 1
-        return (Node(_reg.get(opname), f"{self.prefix}_fold{self.count}", attrs or {}, inputs), 0)
+        return (Node(op, f"{self.prefix}_fold{self.count}", attrs or {}, inputs), 0)
 
 
 def _fold(producer: Node, pinputs: tuple, bn: Node, bninputs: tuple) -> Node:
@@ -117,23 +98,23 @@ def _fold(producer: Node, pinputs: tuple, bn: Node, bninputs: tuple) -> Node:
     make = _Builder(bn.name)
     _, gamma, beta, mean, var = bninputs
     eps = float(_attr(bn, "eps"))
-    inv_std = make("rsqrt", [make("_plus_scalar", [var], {"scalar": eps})])
+    inv_std = make(handles.rsqrt, [make(handles.plus_scalar, [var], {"scalar": eps})])
     # fix_gamma: MXNet treats gamma as 1 whatever it holds
-    scale = inv_std if _attr(bn, "fix_gamma") else make("elemwise_mul", [gamma, inv_std])
-    is_conv = cast(OpDef, producer.op).name == "Convolution"
-    wdim = len(tuple(_attr(producer, "kernel"))) + 2 if is_conv else 2
-    # the weight's output channels come first in every layout (NCHW: OIHW, NHWC: OHWI, FC: OI)
-    column = make("Reshape", [scale], {"shape": (-1,) + (1,) * (wdim - 1)})
-    weight = make("broadcast_mul", [pinputs[1], column])
+    scale = inv_std if _attr(bn, "fix_gamma") else make(handles.elemwise_mul, [gamma, inv_std])
+    wdim = cast(ChannelAffine, _absorbs(producer)).weight_rank
+    # the weight's output channels come first (NCHW: OIHW, NHWC: OHWI, FC: OI)
+    column = make(handles.Reshape, [scale], {"shape": (-1,) + (1,) * (wdim - 1)})
+    weight = make(handles.broadcast_mul, [pinputs[1], column])
     has_bias = not _attr(producer, "no_bias")
-    shifted = make("elemwise_sub", [pinputs[2], mean]) if has_bias else make("negative", [mean])
-    bias = make("elemwise_add", [make("elemwise_mul", [shifted, scale]), beta])
+    shifted = make(handles.elemwise_sub, [pinputs[2], mean]) if has_bias else make(handles.negative, [mean])
+    bias = make(handles.elemwise_add, [make(handles.elemwise_mul, [shifted, scale]), beta])
     attrs = {**producer.attrs, "no_bias": False}
     return Node(producer.op, producer.name, attrs, (pinputs[0], weight, bias))
 
 
 def fold_batchnorm(graph: Graph, dtypes: Optional[Mapping[str, Any]] = None) -> Graph:
-    """Fold each predict-mode BatchNorm into the Convolution / FullyConnected before it.
+    """Fold each predict-mode BatchNorm (``channel_affine``) into the Convolution /
+    FullyConnected (``absorbs_channel_affine``) before it.
 
     Folds when the BatchNorm reads output 0 of a Convolution or FullyConnected that nothing else
     reads (not a graph output either), normalizes that producer's channel axis (axis 1, or the
@@ -147,17 +128,18 @@ def fold_batchnorm(graph: Graph, dtypes: Optional[Mapping[str, Any]] = None) -> 
     """
     users = graph.users()
     outputs = {id(n) for n, _ in graph.outputs}
-    fold_src = {"Convolution", "FullyConnected"}
 
     def foldable(bn: Node) -> bool:
-        if cast(OpDef, bn.op).name not in _BATCHNORMS or bn.num_outputs() != 1:
+        axis = _channel_affine(bn)
+        if axis is None or bn.num_outputs() != 1:
             return False
         producer, k = bn.inputs[0]
-        if producer.op is None or producer.op.name not in fold_src or k != 0:
+        where = _absorbs(producer)
+        if where is None or k != 0:
             return False
         if len(users[id(producer)]) != 1 or id(producer) in outputs:
             return False
-        if not _channel_axis_matches(producer, bn):
+        if axis not in where.axes:
             return False
         return _same_dtype(list(producer.inputs[1:]) + list(bn.inputs[1:]), dtypes)
 
@@ -171,9 +153,6 @@ def fold_batchnorm(graph: Graph, dtypes: Optional[Mapping[str, Any]] = None) -> 
 
 
 # ---- predict-mode work written over fresh tensors ------------------------------------------------
-_ELEMWISE_ADDS = frozenset({"elemwise_add", "_plus", "_add"})
-
-
 def compute_in_place(graph: Graph) -> Graph:
     """Predict-mode BatchNorm, residual additions and activations computed over a tensor that
     only they read (``_batchnorm_act``, ``_add_act``, ``_act``): as MXNet's memory planner runs
@@ -191,23 +170,21 @@ def compute_in_place(graph: Graph) -> Graph:
     fresh pages of each new tensor cost more than the arithmetic)."""
     users = graph.users()
     outputs = {id(n) for n, _ in graph.outputs}
-    bn_act, add_act, act_op = _reg.get("_batchnorm_act"), _reg.get("_add_act"), _reg.get("_act")
+    bn_act, add_act, act_op = handles.batchnorm_act, handles.add_act, handles.act
     made: dict = {}  # id(original node) -> the node this pass made for it
 
     def fresh(entry: Entry) -> bool:
         src, k = entry
-        return k == 0 and src.op is not None and (src.op.name == "Convolution" or id(src) in made) \
+        return k == 0 and (src.op is handles.Convolution or id(src) in made) \
             and len(users[id(src)]) == 1 and id(src) not in outputs
 
     def visit(node: Node, inputs: tuple) -> Any:
-        name = cast(OpDef, node.op).name
         new = None
-        if name in _BATCHNORMS and node.num_outputs() == 1 and fresh(node.inputs[0]):
-            axis = 1 if name == "BatchNorm_v1" else int(_attr(node, "axis"))
+        if (axis := _channel_affine(node)) is not None and node.num_outputs() == 1 and fresh(node.inputs[0]):
             attrs = {"eps": float(_attr(node, "eps")), "fix_gamma": bool(_attr(node, "fix_gamma")),
                      "axis": axis, "inplace": True}
             new = Node(bn_act, node.name, attrs, inputs)
-        elif name in _ELEMWISE_ADDS and len(inputs) == 2 and (fresh(node.inputs[0]) or fresh(node.inputs[1])):
+        elif node.op is handles.elemwise_add and len(inputs) == 2 and (fresh(node.inputs[0]) or fresh(node.inputs[1])):
             lhs, rhs = inputs if fresh(node.inputs[0]) else (inputs[1], inputs[0])  # a + b == b + a
             new = Node(add_act, node.name, {"inplace": True}, (lhs, rhs))
         elif node.inputs and (absorbed := absorbable_activation(node)) is not None and fresh(node.inputs[0]):

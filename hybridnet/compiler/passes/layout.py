@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...ir.graph import Graph, Node, transform
-from ...ops import registry as _reg
+from ...ops import handles
 from .onednn import attr, is_conv2d_nchw, leave_channels_last
 
 __all__ = ["channels_last_convolutions", "ENABLED", "MIN_FILTERS"]
@@ -42,7 +42,7 @@ def channels_last_convolutions(graph: Graph) -> Graph:
     ``_channels_last`` (one conversion per value, however many convolutions read it)."""
     if not ENABLED or not any(_wants_channels_last(n) for n in graph.nodes):
         return graph
-    to_cl = _reg.get("_channels_last")
+    to_cl = handles.channels_last
     made: dict = {}  # (id(source node), output index) -> its _channels_last entry
 
     def visit(node: Node, inputs: tuple) -> Any:

@@ -20,19 +20,15 @@ from typing import Any, Mapping, Optional, cast
 
 from ...ir.graph import Entry, Graph, Node, topo_order, transform
 from ...ops import fused as _fused
-from ...ops import registry as _reg
-from ...ops.registry import OpDef
+from ...ops import handles
+from ...ops.registry import ActivationChoice, OpDef
 
 __all__ = ["fuse_onednn", "fusible_convolutions", "is_conv2d_nchw", "leave_channels_last", "attr",
            "absorbable_activation"]
 
-_ADDS = frozenset({"elemwise_add", "_plus", "_add", "broadcast_add", "broadcast_plus"})
+_ADDS = (handles.elemwise_add, handles.broadcast_add)
 
 Shapes = Mapping[tuple, tuple]  # (id(node), output index) -> shape
-
-
-def _name(node: Node) -> str:
-    return cast(OpDef, node.op).name if node.op is not None else ""
 
 
 def attr(node: Node, key: str) -> Any:
@@ -44,7 +40,7 @@ def attr(node: Node, key: str) -> Any:
 
 def is_conv2d_nchw(node: Node) -> bool:
     """A 2-D Convolution in MXNet's default NCHW layout."""
-    return _name(node) == "Convolution" and len(tuple(attr(node, "kernel"))) == 2 \
+    return node.op is handles.Convolution and len(tuple(attr(node, "kernel"))) == 2 \
         and attr(node, "layout") in (None, "None", "NCHW")
 
 
@@ -61,27 +57,17 @@ def fusible_convolutions(graph: Graph) -> bool:
     return any(is_conv2d_nchw(n) for n in graph.nodes)
 
 
-def absorbable_activation(node: Node) -> Optional[tuple]:
-    """(act, alpha, beta) for an activation node that ``_fused_conv`` (and the in-place
-    operators of ``inference.compute_in_place``) can absorb, else None."""
-    name = _name(node)
-    if name == "Activation":
-        act = attr(node, "act_type")
-        return (act, 0.0, 0.0) if act in ("relu", "sigmoid", "tanh") else None
-    if name in ("relu", "sigmoid", "tanh"):
-        return (name, 0.0, 0.0)
-    if name == "clip":
-        lo, hi = float(attr(node, "a_min")), float(attr(node, "a_max"))
-        return ("hardtanh", lo, hi) if lo <= hi else None
-    if name == "LeakyReLU" and attr(node, "act_type") == "leaky":
-        return ("leaky_relu", float(attr(node, "slope")), 0.0)
-    return None
+def absorbable_activation(node: Node) -> Optional[ActivationChoice]:
+    """The activation ``_fused_conv`` (and the in-place operators of
+    ``inference.compute_in_place``) computes ``node`` as (its operator's ``fused_activation``:
+    relu, sigmoid, tanh, clip, leaky relu), else None."""
+    return node.op.fused_activation(node.attrs) if node.op is not None else None
 
 
 def _fusible_linear(node: Node, shapes: Shapes) -> Optional[int]:
     """The rows of a FullyConnected whose input shape was recorded and which multiplies
     ``flatten(data)`` (flatten=True, or 2-D data) by at least ``LINEAR_MIN_MACS``; else None."""
-    if _name(node) != "FullyConnected":
+    if node.op is not handles.FullyConnected:
         return None
     data = shapes.get((id(node.inputs[0][0]), node.inputs[0][1]))
     if data is None or len(data) < 2 or (len(data) > 2 and not attr(node, "flatten")):
@@ -122,7 +108,7 @@ def fuse_onednn(graph: Graph, shapes: Shapes) -> Graph:
         if absorbable_activation(reader) is not None and len(reader.inputs) == 1:
             absorbed[id(conv)] = ("act", reader)
             ends[id(reader)] = id(conv)
-        elif id(conv) in convs and _name(reader) in _ADDS and len(reader.inputs) == 2 \
+        elif id(conv) in convs and reader.op in _ADDS and len(reader.inputs) == 2 \
                 and id(reader) not in claimed:
             slot = reader.inputs.index((conv, 0))
             other = reader.inputs[1 - slot]
@@ -130,12 +116,12 @@ def fuse_onednn(graph: Graph, shapes: Shapes) -> Graph:
             if mine is None or mine != theirs:
                 continue
             after = sole_reader(reader)
-            relu = after if after is not None and absorbable_activation(after) == ("relu", 0.0, 0.0) else None
+            relu = after if after is not None and absorbable_activation(after) == _fused.RELU else None
             absorbed[id(conv)] = ("add", reader, slot, relu)
             claimed.add(id(reader))
             ends[id(relu if relu is not None else reader)] = id(conv)
     originals = {id(n): n for n in graph.nodes}
-    fused_op, pack_op, zeros_op = _reg.get("_fused_conv"), _reg.get("_onednn_conv_weight"), _reg.get("_zeros")
+    fused_op, pack_op, zeros_op = handles.fused_conv, handles.onednn_conv_weight, handles.zeros
     rebuilt: dict = {}  # id(original node) -> its rebuilt inputs
 
     def fused(conv: Node, conv_inputs: tuple, act: tuple, other: Optional[Entry], name: str) -> list:
@@ -151,7 +137,7 @@ def fuse_onednn(graph: Graph, shapes: Shapes) -> Graph:
         attrs = {**geometry, "act": act[0], "act_alpha": act[1], "act_beta": act[2], "input_size": size}
         return [(Node(fused_op, name, attrs, inputs), 0)]
 
-    linear_op, linear_pack_op = _reg.get("_fused_linear"), _reg.get("_onednn_linear_weight")
+    linear_op, linear_pack_op = handles.fused_linear, handles.onednn_linear_weight
 
     def fused_linear(fc: Node, fc_inputs: tuple, act: tuple, name: str) -> list:
         packed = Node(linear_pack_op, f"{fc.name}_onednn_weight", {"rows": linears[id(fc)]}, (fc_inputs[1],))
@@ -162,9 +148,9 @@ def fuse_onednn(graph: Graph, shapes: Shapes) -> Graph:
     def visit(node: Node, inputs: tuple) -> Any:
         rebuilt[id(node)] = inputs
         if id(node) in convs and id(node) not in absorbed:
-            return fused(node, inputs, ("none", 0.0, 0.0), None, node.name)
+            return fused(node, inputs, _fused.NO_ACTIVATION, None, node.name)
         if id(node) in linears and id(node) not in absorbed:
-            return fused_linear(node, inputs, ("none", 0.0, 0.0), node.name)
+            return fused_linear(node, inputs, _fused.NO_ACTIVATION, node.name)
         conv_id = ends.get(id(node))
         if conv_id is None:
             return None
@@ -176,7 +162,7 @@ def fuse_onednn(graph: Graph, shapes: Shapes) -> Graph:
             return fused(conv, rebuilt[conv_id], cast(tuple, absorbable_activation(node)), None, node.name)
         _, add, slot, relu = how
         add_inputs = rebuilt[id(add)]
-        act = ("relu", 0.0, 0.0) if relu is not None else ("none", 0.0, 0.0)
+        act = _fused.RELU if relu is not None else _fused.NO_ACTIVATION
         return fused(conv, rebuilt[conv_id], act, add_inputs[1 - slot], node.name)
 
     new_outputs = transform(graph.outputs, visit)
@@ -192,6 +178,6 @@ def leave_channels_last(outputs: list, start: OpDef) -> list:
     for node in topo_order([n for n, _ in outputs]):
         if node.op is start or any(id(src) in tainted for src, _ in node.inputs):
             tainted.add(id(node))
-    contiguous = _reg.get("_contiguous")
+    contiguous = handles.contiguous
     return [(Node(contiguous, f"{n.name}_contiguous{k}", {}, ((n, k),)), 0) if id(n) in tainted else (n, k)
             for n, k in outputs]
