@@ -2,37 +2,55 @@
 
 Layout: ``MAGIC`` (8 bytes) | header length (uint64 little endian) | header (UTF-8 JSON) | array data.
 The header holds a typed tree (``{"t": "list"|"tuple"|"dict"|"nd"|"np"|"optimizer"|"lr_scheduler"...}``)
-and an array table (dtype, shape, byte offset, byte length). Loading never executes code: it only
-instantiates optimizer / scheduler classes that are registered (``Optimizer.opt_registry``) or that
-subclass ``LRScheduler``, by name, and fills their ``__dict__`` with decoded plain values.
+and an array table (dtype, shape, byte offset, byte length). Arrays are NumPy arrays here (bfloat16
+as ``base.BFLOAT16_NP``) and dtypes are spelled as ``base.dtype_name`` spells them. Loading never
+executes code: NDArrays (``"nd"`` nodes) and the objects the optimizer package writes (optimizers,
+LR schedulers: ``Encoder``'s ``object_hook``, ``loads``' ``object_hook``) are built by the caller's
+hooks; the optimizer package instantiates only registered classes, by name.
 """
 from __future__ import annotations
 
 import json
 import math
 import struct
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, List, Optional
 
 import numpy as np
-import torch
 
-from ..base import MXNetError
-from ..ndarray.ndarray import NDArray
+from ..base import _NAME_TO_TORCH, MXNetError, dtype_name, dtype_np
 
 MAGIC = b"HNOPTST\x01"
 FORMAT = "hybridnet-optimizer-states"
 VERSION = 1
 
-_DTYPES = {"float16": torch.float16, "float32": torch.float32, "float64": torch.float64,
-           "bfloat16": torch.bfloat16, "uint8": torch.uint8, "int8": torch.int8,
-           "int32": torch.int32, "int64": torch.int64, "bool": torch.bool, "int16": torch.int16}
-_DTYPE_NAMES = {v: k for k, v in _DTYPES.items()}
+STYPES = ("row_sparse", "csr")  # the storage types an "nd" node may name (stored dense)
 
 
-class _Encoder:
+def _dtype_of(name: Any) -> Optional[np.dtype]:
+    """The NumPy dtype a table entry names (hybridnet's dtypes, ``base.dtype_name``'s spelling
+    only), or None."""
+    if not isinstance(name, str) or name not in _NAME_TO_TORCH:
+        return None
+    return np.dtype(dtype_np(name))
+
+
+class Encoder:
+    """Writes a tree of plain values and NumPy arrays; ``object_hook(obj, path)`` writes what
+    else the caller stores (a node dict, or None: not serializable), through ``encode`` and
+    ``array``."""
+
     def __init__(self, object_hook: Optional[Callable[[Any, str], Optional[dict]]] = None):
-        self.arrays: List[torch.Tensor] = []
+        self.arrays: List[np.ndarray] = []
         self.object_hook = object_hook
+
+    def array(self, a: np.ndarray, t: str = "np", stype: Optional[str] = None) -> dict:
+        """The node of array ``a``: ``t`` "np" decodes as a NumPy array, "nd" through the
+        loader's ``nd_hook``, with storage type ``stype`` (``a`` is then its dense form)."""
+        self.arrays.append(a)
+        node: dict = {"t": t, "i": len(self.arrays) - 1}
+        if stype is not None:
+            node["s"] = stype
+        return node
 
     def encode(self, obj: Any, path: str = "states") -> Any:
         if obj is None or isinstance(obj, (bool, str)):
@@ -45,17 +63,8 @@ class _Encoder:
             return {"t": "float", "v": repr(obj)}
         if isinstance(obj, np.generic):
             return self.encode(obj.item(), path)
-        if isinstance(obj, NDArray):
-            t = obj._t.detach()
-            if t.layout is not torch.strided:  # sparse states: stored dense, with their storage type
-                from ..ops.storage import stype_of, to_dense
-                self.arrays.append(to_dense(t))
-                return {"t": "nd", "i": len(self.arrays) - 1, "s": stype_of(t)}
-            self.arrays.append(t)
-            return {"t": "nd", "i": len(self.arrays) - 1}
         if isinstance(obj, np.ndarray):
-            self.arrays.append(torch.from_numpy(np.ascontiguousarray(obj)))
-            return {"t": "np", "i": len(self.arrays) - 1}
+            return self.array(obj)
         if isinstance(obj, list):
             return {"t": "list", "v": [self.encode(v, f"{path}[{i}]") for i, v in enumerate(obj)]}
         if isinstance(obj, tuple):
@@ -79,13 +88,15 @@ def _fail(msg: str) -> MXNetError:
     return MXNetError(f"set_states: invalid optimizer-states blob: {msg}")
 
 
-class _Decoder:
+class Decoder:
     """Turns the header tree back into values; every node is checked, nothing is trusted."""
 
-    def __init__(self, arrays: List[torch.Tensor], object_hook: Callable[[dict, "_Decoder"], Any]):
+    def __init__(self, arrays: List[np.ndarray], object_hook: Callable[[dict, "Decoder"], Any],
+                 nd_hook: Callable[[np.ndarray, Optional[str]], Any]):
         self.arrays = arrays
         self.used = [False] * len(arrays)
         self.object_hook = object_hook
+        self.nd_hook = nd_hook
         self.depth = 0
 
     def field(self, node: dict, key: str, kind: type, what: str) -> Any:
@@ -97,7 +108,7 @@ class _Decoder:
             raise _fail(f"{what} node field {key!r} must be {kind.__name__}, got {_short(v)}")
         return v
 
-    def _array(self, node: dict) -> torch.Tensor:
+    def _array(self, node: dict) -> np.ndarray:
         i = self.field(node, "i", int, "array")
         if not 0 <= i < len(self.arrays):
             raise _fail(f"array reference {i} out of range (the blob holds {len(self.arrays)} arrays)")
@@ -129,16 +140,14 @@ class _Decoder:
                 raise _fail(f"float node holds {_short(text)}; only 'inf', '-inf' and 'nan' are stored as text")
             return float(text)
         if t == "nd":
+            stype = None
             if "s" in node:
                 stype = self.field(node, "s", str, "array")
-                if stype not in ("row_sparse", "csr"):
+                if stype not in STYPES:
                     raise _fail(f"array node storage type {_short(stype)} must be 'row_sparse' or 'csr'")
-                from ..ndarray.sparse import wrap
-                from ..ops.storage import cast
-                return wrap(cast(self._array(node), stype))
-            return NDArray(self._array(node))
+            return self.nd_hook(self._array(node), stype)
         if t == "np":
-            return self._array(node).numpy()
+            return self._array(node)
         if t in ("list", "tuple"):
             items = [self.decode(v) for v in self.field(node, "v", list, t)]
             return items if t == "list" else tuple(items)
@@ -168,20 +177,22 @@ def _short(v: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def dumps(obj: Any, encoder: Optional[_Encoder] = None) -> bytes:
-    """Serialize ``obj`` (a tree of plain values and NDArrays) into the safe byte format."""
-    enc = encoder if encoder is not None else _Encoder()
+def dumps(obj: Any, encoder: Optional[Encoder] = None) -> bytes:
+    """Serialize ``obj`` (a tree of plain values and arrays) into the safe byte format."""
+    enc = encoder if encoder is not None else Encoder()
     tree = enc.encode(obj)
     table = []
     chunks = []
     offset = 0
-    for t in enc.arrays:
-        t = t.cpu().contiguous()
-        if t.dtype not in _DTYPE_NAMES:
-            raise TypeError(f"optimizer states: arrays of dtype {t.dtype} cannot be saved")
-        raw = t.view(torch.int16).numpy().tobytes() if t.dtype == torch.bfloat16 else t.numpy().tobytes()
-        table.append({"dtype": _DTYPE_NAMES[t.dtype], "shape": list(t.shape), "offset": offset,
-                      "nbytes": len(raw)})
+    for a in enc.arrays:
+        try:
+            name = dtype_name(a.dtype)
+        except TypeError:
+            raise TypeError(f"optimizer states: arrays of dtype {a.dtype} cannot be saved") from None
+        if not a.dtype.isnative:
+            a = a.astype(a.dtype.newbyteorder("="))
+        raw = a.tobytes()  # C order, native (little-endian) byte order; bfloat16 as its 2 bytes
+        table.append({"dtype": name, "shape": list(a.shape), "offset": offset, "nbytes": len(raw)})
         chunks.append(raw)
         offset += len(raw)
     header = json.dumps({"format": FORMAT, "version": VERSION, "tree": tree, "arrays": table},
@@ -199,9 +210,9 @@ def _array_table(header: dict, base: int, size: int) -> List[tuple]:
     for k, a in enumerate(table):
         if not isinstance(a, dict) or set(a) != {"dtype", "shape", "offset", "nbytes"}:
             raise _fail(f"array {k}: entry {_short(a)} must have exactly dtype, shape, offset, nbytes")
-        dt = _DTYPES.get(a["dtype"]) if isinstance(a["dtype"], str) else None
+        dt = _dtype_of(a["dtype"])
         if dt is None:
-            raise _fail(f"array {k}: unknown dtype {_short(a['dtype'])}; known: {sorted(_DTYPES)}")
+            raise _fail(f"array {k}: unknown dtype {_short(a['dtype'])}; known: {sorted(_NAME_TO_TORCH)}")
         shape, offset, nbytes = a["shape"], a["offset"], a["nbytes"]
         if not isinstance(shape, list) or len(shape) > 32 or not all(
                 isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2 ** 62 for d in shape):
@@ -210,7 +221,7 @@ def _array_table(header: dict, base: int, size: int) -> List[tuple]:
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise _fail(f"array {k}: {name} {_short(v)} must be a non-negative int")
         numel = math.prod(shape)
-        itemsize = torch.empty((), dtype=dt).element_size()
+        itemsize = dt.itemsize
         if numel * itemsize != nbytes:
             raise _fail(f"array {k}: shape {tuple(shape)} of {a['dtype']} takes {numel * itemsize} "
                         f"bytes, but the table says {nbytes}")
@@ -221,9 +232,11 @@ def _array_table(header: dict, base: int, size: int) -> List[tuple]:
     return out
 
 
-def loads(data: bytes, object_hook: Callable[[dict, _Decoder], Any]) -> Any:
+def loads(data: bytes, object_hook: Callable[[dict, Decoder], Any],
+          nd_hook: Callable[[np.ndarray, Optional[str]], Any] = lambda a, stype: a) -> Any:
     """Inverse of :func:`dumps`. Raises MXNetError for anything that is not such a blob; checks
-    the header, the array table against the byte count, then every tree node."""
+    the header, the array table against the byte count, then every tree node. ``nd_hook(array,
+    storage type or None)`` builds what an "nd" node stands for."""
     data = bytes(data)
     if not data.startswith(MAGIC):
         hint = (" (this looks like a Python pickle, e.g. a .states file written by MXNet; "
@@ -251,19 +264,10 @@ def loads(data: bytes, object_hook: Callable[[dict, _Decoder], Any]) -> Any:
     table = _array_table(header, 16 + hlen, len(data))
     arrays = []
     for dt, shape, start, n in table:
-        buf = bytearray(data[start:start + n])
         if n == 0:
-            t = torch.empty(shape, dtype=dt)
-        elif dt == torch.bfloat16:
-            t = torch.frombuffer(buf, dtype=torch.int16).view(torch.bfloat16).reshape(shape)
-        else:
-            t = torch.frombuffer(buf, dtype=dt).reshape(shape)
-        arrays.append(t)
+            arrays.append(np.empty(shape, dtype=dt))
+        else:  # a writable copy, as the states are updated in place
+            arrays.append(np.frombuffer(bytearray(data[start:start + n]), dtype=dt).reshape(shape))
     if "tree" not in header:
         raise _fail("the header has no 'tree'")
-    return _Decoder(arrays, object_hook).decode(header["tree"])
-
-
-def plain_state(obj: Any, skip: tuple = ()) -> Dict[str, Any]:
-    """An object's ``__dict__`` minus ``skip`` (used for optimizers and schedulers)."""
-    return {k: v for k, v in vars(obj).items() if k not in skip}
+    return Decoder(arrays, object_hook, nd_hook).decode(header["tree"])

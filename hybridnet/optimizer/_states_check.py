@@ -1,10 +1,10 @@
 """Validation of loaded optimizer states, before an Updater or Trainer accepts them.
 
-A states file comes from a stranger: after the byte format is checked (``_codec.loads``), the
-decoded optimizer must look like one this class builds (same attributes, values of the same
-kinds, finite numbers, bounded counters), its LR scheduler must pass its class's own constructor
-checks, and each per-parameter state must have the structure, shapes and dtypes that the
-optimizer itself creates for that parameter. Finally a trial update runs on copies, so a file
+A states file comes from a stranger: after the byte format is checked
+(``formats.optimizer_states.loads``), the decoded optimizer must look like one this class builds
+(same attributes, values of the same kinds, finite numbers, bounded counters), its LR scheduler
+must pass its class's own constructor checks, and each per-parameter state must have the
+structure, shapes and dtypes that the optimizer itself creates for that parameter. Finally a trial update runs on copies, so a file
 whose first ``step()`` would fail is refused at load time. Nothing here mutates the caller's
 objects.
 """
@@ -16,8 +16,7 @@ import math
 import warnings
 from typing import Any, Dict, List, Optional, Sequence
 
-import torch
-
+from .. import ndarray as _nd
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 from ..ndarray.sparse import wrap
@@ -300,7 +299,7 @@ def _trial_update(optimizer: Any, idx: int, state: Any, weight: NDArray, where: 
     upd.states = {idx: clone_state(state)}
     upd.states_synced = {idx: False}
     w = wrap(weight._t.detach().clone())
-    g = NDArray(torch.zeros(weight.shape, dtype=weight._t.dtype, device=weight._t.device))
+    g = _nd.zeros(weight.shape, ctx=w.context, dtype=weight.dtype)  # dense even for a sparse weight
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

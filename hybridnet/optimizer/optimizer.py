@@ -22,7 +22,8 @@ import numpy
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 from .. import ndarray as _nd
-from . import _codec
+from ..formats import optimizer_states as _codec
+from ..ndarray.utils import _from_numpy_loaded, _to_numpy_for_save
 
 NDabs = _nd.abs  # MXNet's optimizer module re-exports nd.abs under this name
 
@@ -1144,24 +1145,35 @@ def _find_scheduler_class(name: str) -> type:
                      f"define (import) it before loading")
 
 
-class _ObjectEncoder(_codec._Encoder):
-    """Encoder that also writes optimizers and LR schedulers as (class name, attributes)."""
+class _ObjectEncoder(_codec.Encoder):
+    """Encoder that also writes NDArrays (sparse ones dense, with their storage type), and
+    optimizers and LR schedulers as (class name, attributes)."""
 
     def __init__(self) -> None:
         super().__init__(self._hook)
 
     def _hook(self, obj: Any, path: str) -> Optional[dict]:
         from .. import lr_scheduler as _lrs
+        if isinstance(obj, NDArray):
+            if obj.stype == "default":
+                return self.array(_to_numpy_for_save(obj), "nd")
+            return self.array(_to_numpy_for_save(obj.tostype("default")), "nd", obj.stype)
         if isinstance(obj, Optimizer):
+            attrs = {k: v for k, v in vars(obj).items() if k != "param_dict"}
             return {"t": "optimizer", "cls": type(obj).__name__,
-                    "v": self.encode(_codec.plain_state(obj, ("param_dict",)), f"{path}<optimizer>")}
+                    "v": self.encode(attrs, f"{path}<optimizer>")}
         if isinstance(obj, _lrs.LRScheduler):
             return {"t": "lr_scheduler", "cls": type(obj).__name__,
-                    "v": self.encode(_codec.plain_state(obj), f"{path}<lr_scheduler>")}
+                    "v": self.encode(dict(vars(obj)), f"{path}<lr_scheduler>")}
         return None
 
 
-def _decode_object(node: dict, dec: "_codec._Decoder") -> Any:
+def _decode_array(a: numpy.ndarray, stype: Optional[str]) -> NDArray:
+    nd = _from_numpy_loaded(a)
+    return nd if stype is None else nd.tostype(stype)
+
+
+def _decode_object(node: dict, dec: "_codec.Decoder") -> Any:
     t = node.get("t")
     if t not in ("optimizer", "lr_scheduler"):
         raise MXNetError(f"set_states: unknown node type {str(t)[:40]!r} in the states blob")
@@ -1196,7 +1208,7 @@ def decode_states(blob: bytes) -> Tuple[Dict[Any, Any], Optional["Optimizer"]]:
     the optimizer's attributes and scheduler, and the state entries are all checked, so that a
     caller can accept the result without further ado (see ``_states_check``)."""
     from . import _states_check
-    obj = _codec.loads(blob, _decode_object)
+    obj = _codec.loads(blob, _decode_object, _decode_array)
     if not isinstance(obj, dict) or obj.get("kind") not in ("states", "states+optimizer") \
             or not set(obj) <= {"kind", "states", "optimizer"}:
         raise MXNetError("set_states: the blob does not hold updater states")

@@ -1,12 +1,15 @@
-"""gluon/ never imports torch (ARCHITECTURE.md: it goes through ops, ndarray, symbol and compiler)."""
+"""gluon/ and optimizer/ never import torch (ARCHITECTURE.md: they go through ops, ndarray, symbol
+and compiler); formats/ is NumPy and IR code only."""
 from __future__ import annotations
 
 import ast
 import pathlib
 
-import hybridnet.gluon
+import pytest
 
-GLUON = pathlib.Path(hybridnet.gluon.__file__).parent
+import hybridnet.formats
+import hybridnet.gluon
+import hybridnet.optimizer
 
 
 def torch_imports(source: str) -> list:
@@ -30,10 +33,13 @@ def test_scanner_finds_torch_imports():
     assert [line for line, _ in torch_imports(src)] == [2, 4]
 
 
-def test_gluon_does_not_import_torch():
-    files = sorted(GLUON.rglob("*.py"))
-    assert len(files) > 20   # the scan sees the whole package
-    offenders = [f"{f.relative_to(GLUON.parent)}:{line}: {stmt}"
+@pytest.mark.parametrize("package, min_files", [(hybridnet.gluon, 20), (hybridnet.optimizer, 4),
+                                               (hybridnet.formats, 6)])
+def test_package_does_not_import_torch(package, min_files):
+    root = pathlib.Path(package.__file__).parent
+    files = sorted(root.rglob("*.py"))
+    assert len(files) >= min_files   # the scan sees the whole package
+    offenders = [f"{f.relative_to(root.parent)}:{line}: {stmt}"
                  for f in files for line, stmt in torch_imports(f.read_text())]
-    assert not offenders, ("gluon must not import torch; move the tensor code into ndarray/ or "
-                           "an operator in ops/:\n" + "\n".join(offenders))
+    assert not offenders, (f"{root.name} must not import torch; move the tensor code into ndarray/ "
+                           "or an operator in ops/:\n" + "\n".join(offenders))
