@@ -237,3 +237,29 @@ def test_layout_batch_axis_and_float16():
     assert out.dtype == np.float16 and out.shape == (3, 8, 7)
     np.testing.assert_array_equal(out.asnumpy(), np.maximum(x, 0))
     assert [o.shape for o in mod.get_outputs(merge_multi_context=False)[0]] == [(3, 4, 7), (3, 4, 7)]
+
+
+def _trained(num_hidden, tmp_path, name):
+    x, y = _blobs(20)
+    it = mx.io.NDArrayIter(x, y, batch_size=10)
+    mod = mx.mod.Module(_mlp(num_hidden=num_hidden))
+    mod.fit(it, num_epoch=1, optimizer="sgd", optimizer_params={"learning_rate": 0.1, "momentum": 0.9})
+    path = str(tmp_path / name)
+    mod.save_optimizer_states(path)
+    return mod, path
+
+
+def test_load_optimizer_states_refuses_states_of_another_network(tmp_path):
+    # they used to load, and the first update() failed later with a TypeError
+    mod, _ = _trained(16, tmp_path, "a.states")
+    _, other = _trained(8, tmp_path, "b.states")
+    before = {k: v.asnumpy().copy() for k, v in mod._updater.states.items()}
+    with pytest.raises(mx.base.MXNetError, match=r"Module.load_optimizer_states\(.*b\.states'\): "
+                                                  r"load_states: parameter 'fc1_weight' \(index 0\) state"):
+        mod.load_optimizer_states(other)
+    for k, v in mod._updater.states.items():  # refused: the module keeps its own states
+        np.testing.assert_array_equal(v.asnumpy(), before[k])
+    junk = tmp_path / "junk.states"
+    junk.write_bytes(b"\x00" * 64)
+    with pytest.raises(mx.base.MXNetError, match=r"junk\.states"):
+        mod.load_optimizer_states(str(junk))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import warnings
+from types import SimpleNamespace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -18,6 +19,8 @@ from ..io import DataDesc
 from ..model import (_create_kvstore, _initialize_kvstore, _update_params, _update_params_on_kvstore,
                      load_checkpoint)
 from ..ndarray.ndarray import NDArray
+from ..optimizer._states_check import check_against_params
+from ..optimizer.optimizer import decode_states
 from .base_module import BaseModule, check_input_names, parse_data_desc
 from .executor_group import DataParallelExecutorGroup
 
@@ -359,9 +362,24 @@ class Module(BaseModule):
             raise MXNetError(f"load_optimizer_states: {fname!r} does not exist")
         if self._update_on_kvstore:
             self._kvstore.load_optimizer_states(fname)
-        else:
-            with open(fname, "rb") as f:
-                self._updater.set_states(f.read())
+            return
+        with open(fname, "rb") as f:
+            blob = f.read()
+        try:
+            states, optimizer = decode_states(blob)
+            check_against_params(optimizer if optimizer is not None else self._optimizer, states,
+                                 self._state_slots())
+        except MXNetError as e:
+            raise MXNetError(f"Module.load_optimizer_states({fname!r}): {e}") from None
+        self._updater.set_states(blob)
+
+    def _state_slots(self) -> List[SimpleNamespace]:
+        """What each updater state index stands for (MXNet's ``i * num_device + k``: parameter
+        i on device k), in the form the optimizer-states check reads Gluon Parameters."""
+        group = self._exec_group
+        return [SimpleNamespace(name=name, _data=[weights[k]])
+                for name, weights in zip(group.param_names, group.param_arrays)
+                for k in range(len(self._context))]
 
     # -- computation ------------------------------------------------------------------------------------
     def forward(self, data_batch: Any, is_train: Optional[bool] = None) -> None:
