@@ -28,11 +28,9 @@ from ..profiler import recorder as _profiler
 from .aliasing import OutputOwnership
 from .codegen import CompiledGraph, compile_graph
 from .host_memory import keep_freed_memory
-from .passes import optimize
-from .passes.inference import compute_in_place
-from .passes.layout import channels_last_convolutions
+from .pipeline import PredictOptions, Serve, Target, lowering_backend, predict_graph, serving_order, training_graph
 from .predict import PredictPlan
-from .tiers import TierRefused, TierRunner, check_backend
+from .tiers import TierRefused, TierRunner
 
 __all__ = ["CachedGraph", "CachedOp", "DEFAULT_MAX_CACHED", "compile_predict_function", "lowering_backend"]
 
@@ -55,21 +53,22 @@ class Mode(Protocol):
 class CachedOp:
     """One compiled variant of a graph, inputs ordered ``data_nodes + param_nodes``.
 
-    Every call may run the generated function (``compiled``). Predict-mode calls (not recording,
-    not training) may instead run, first choice first: a lowered tier (``backend``: frozen
-    TorchScript/oneDNN or Inductor, built in the background, see ``tiers``) and the predict plan
-    (``predict``: BatchNorm folded, identities removed, parameter-only work computed once per
-    parameter change, see ``predict``; shape-generic, so variants on one device share one: its
-    oneDNN weight reorders fit the first call's input size best). Both give the default
-    function's results to float rounding and fall back to it whenever they cannot serve a call.
-    Without them, predict-mode calls run the default function with convolution activations
-    channels-last and BatchNorm, residual additions and activations in place
-    (``compile_predict_function``); recording and training always run ``compiled``."""
+    ``compiled`` is the graph after the training pipeline (``pipeline.TRAINING_PIPELINE``),
+    compiled: every call may run it. Predict-mode calls (not recording, not training) may
+    instead run what the predict pipeline builds: the lowered tier (``tier``, for ``backend``:
+    frozen TorchScript/oneDNN or Inductor, built in the background, see ``tiers``), the predict
+    plan (``predict_plan``: BatchNorm folded, identities removed, parameter-only work computed
+    once per parameter change, see ``predict``; shape-generic, so variants on one device share
+    one: its oneDNN weight reorders fit the first call's input size best) or the in-place
+    function (``_predict_function``: convolution activations channels-last, BatchNorm, residual
+    additions and activations in place). ``pipeline.serving_order`` decides which, once per
+    variant (again when an op hook is set or removed); all give the default function's results
+    to float rounding."""
 
     def __init__(self, graph: Graph, data_nodes: Sequence[Node], param_nodes: Sequence[Node],
                  predict: Optional[PredictPlan] = None, backend: Optional[str] = None,
                  automatic: bool = False):
-        self.graph = optimize(graph)
+        self.graph = training_graph(graph)
         order = list(data_nodes) + list(param_nodes)
         present = {id(v) for v in self.graph.variables()}
         self._keep = [i for i, v in enumerate(order) if id(v) in present]
@@ -77,7 +76,6 @@ class CachedOp:
         inputs = [order[i] for i in self._keep]
         self._inputs = inputs
         self.compiled = compile_graph(self.graph, inputs, "hybrid_forward")
-        self._fn = self.compiled.fn
         ownership = OutputOwnership(self.graph, inputs)
         self._own = ownership.apply if ownership else None
         self.predict_plan = predict
@@ -94,8 +92,29 @@ class CachedOp:
             except TierRefused as e:
                 self.tier_refused = str(e)
                 _log.info("the %s tier is not used: %s", backend, e)
-        self._serves_predict = self.tier is not None or self.predict_plan is not None
-        self._fast_predict = self._serves_predict  # off while an op hook runs the interpreter
+        self._hook: Optional[Callable[..., tuple]] = None  # the interpreter while an op hook is set
+        self._route()
+
+    def _route(self) -> None:
+        """Bind ``pipeline.serving_order``'s answers for this variant's predict-mode calls, other
+        calls and profiled calls."""
+        runners = {Serve.TIER: self._run_tier, Serve.PLAN: self._run_plan, Serve.IN_PLACE: self._run_in_place,
+                   Serve.COMPILED: functools.partial(self._run, self.compiled, self.compiled.fn),
+                   Serve.HOOK: functools.partial(self._run, self.compiled, self._hook), Serve.TIMED: self._run_timed}
+
+        def route(recording: bool, training: bool, profiling: bool = False) -> tuple:
+            return tuple(runners[s] for s in serving_order(
+                recording, training, profiling=profiling, hooked=self._hook is not None,
+                tier=self.tier is not None, plan=self.predict_plan is not None))
+        self._predict_route = route(False, False)
+        self._train_route = route(False, True)  # recording or training: the same answer
+        self._profiled_route = route(False, False, profiling=True)
+
+    def serving(self, mode: Mode) -> tuple:
+        """What may serve a call in ``mode`` now (``pipeline.Serve`` names, first choice first)."""
+        return serving_order(mode.recording, mode.training, profiling=_profiler.running,
+                             hooked=self._hook is not None, tier=self.tier is not None,
+                             plan=self.predict_plan is not None)
 
     def set_op_hook(self, callback: Optional[Callable[[str, str, Any], Any]], monitor_all: bool = False) -> None:
         """Call ``callback(name, op_name, tensor)`` on every operator output (``<node>_output``)
@@ -103,8 +122,8 @@ class CachedOp:
         do. The graph then runs node by node (``ir.interpreter``), never through a predict-mode
         tier; ``None`` restores the generated function."""
         if callback is None:
-            self._fn = self.compiled.fn
-            self._fast_predict = self._serves_predict
+            self._hook = None
+            self._route()
             return
         interpreter = Interpreter(self.graph, self._inputs)
 
@@ -118,8 +137,8 @@ class CachedOp:
 
         def run(*tensors: Any, _train: bool = False) -> tuple:
             return interpreter.run(*tensors, _train=_train, hook=on_node)
-        self._fast_predict = False
-        self._fn = run
+        self._hook = run
+        self._route()
 
     @property
     def source(self) -> str:
@@ -129,21 +148,51 @@ class CachedOp:
 
     def __call__(self, tensors: list, mode: Mode) -> tuple:
         """Run on ``tensors`` under ``mode`` (the caller's ``autograd.current_mode()``)."""
-        if self._fast_predict and not mode.recording and not mode.training and not _profiler.running:
-            outs = self._predict(tensors)
+        if _profiler.running:
+            route = self._profiled_route
+        elif mode.recording or mode.training:
+            route = self._train_route
+        else:
+            route = self._predict_route
+        for run in route:  # the last one always serves
+            outs = run(tensors, mode)
             if outs is not None:
-                return outs
+                break
+        return outs
+
+    @functools.cached_property
+    def _predict_function(self) -> Optional[CompiledGraph]:
+        """The in-place function (``compile_predict_function``: convolution activations
+        channels-last, BatchNorm, residual additions and activations in place), made on the
+        first predict-mode call that reaches it (None: the passes change nothing): results equal
+        to float rounding. Recording and training keep ``compiled``, so gradients and batch
+        statistics are exactly eager mode's (a BatchNorm over a few values in training mode
+        turns rounding differences into visible ones)."""
+        return compile_predict_function(self.graph, self._inputs, "hybrid_forward")
+
+    def _run_tier(self, tensors: list, mode: Mode) -> Optional[tuple]:
+        return self.tier(tensors if self._all else [tensors[i] for i in self._keep])  # type: ignore[misc]
+
+    def _run_plan(self, tensors: list, mode: Mode) -> tuple:
+        plan = self.predict_plan
+        try:
+            return plan(tensors)  # type: ignore[misc]
+        except (RuntimeError, ValueError, IndexError, TypeError) as e:
+            raise explain_failure(self.graph, [v.name for v in plan.data_nodes + plan.param_nodes],  # type: ignore[union-attr]
+                                  tensors, e, plan.source) from e  # type: ignore[union-attr]
+
+    def _run_in_place(self, tensors: list, mode: Mode) -> Optional[tuple]:
+        compiled = self._predict_function
+        return None if compiled is None else self._run(compiled, compiled.fn, tensors, mode)
+
+    def _run_timed(self, tensors: list, mode: Mode) -> tuple:
+        return self._run(self.compiled, _profiler.timed_graph(self.compiled), tensors, mode)
+
+    def _run(self, compiled: CompiledGraph, fn: Callable[..., tuple], tensors: list, mode: Mode) -> tuple:
+        """``fn`` (``compiled``'s function, or one standing in for it) on the tensors the graph
+        reads; outside recording without gradients; outputs owned as eager results are."""
         if not self._all:
             tensors = [tensors[i] for i in self._keep]
-        compiled = self.compiled
-        if _profiler.running:
-            fn = _profiler.timed_graph(compiled)
-        elif not mode.recording and not mode.training and self._fn is compiled.fn \
-                and (predict := self._predict_function) is not None:
-            compiled = predict
-            fn = compiled.fn
-        else:
-            fn = self._fn
         try:
             if mode.recording or not _is_grad():
                 outs = fn(*tensors, _train=mode.training)
@@ -156,32 +205,6 @@ class CachedOp:
         except (RuntimeError, ValueError, IndexError, TypeError) as e:
             raise explain_failure(self.graph, compiled.input_names, tensors, e, compiled.source) from e
         return outs if self._own is None else self._own(outs, tensors)
-
-    @functools.cached_property
-    def _predict_function(self) -> Optional[CompiledGraph]:
-        """The default function for predict-mode calls that no plan or tier serves
-        (``compile_predict_function``: convolution activations channels-last, BatchNorm,
-        residual additions and activations in place), made on the first one (None: the passes
-        change nothing): results equal to float rounding. Recording and training keep
-        ``compiled``, so gradients and batch statistics are exactly eager mode's (a BatchNorm
-        over a few values in training mode turns rounding differences into visible ones)."""
-        return compile_predict_function(self.graph, self._inputs, "hybrid_forward")
-
-    def _predict(self, tensors: list) -> Optional[tuple]:
-        """Outputs from the lowered tier or the predict plan; None: run the default function."""
-        if self.tier is not None:
-            kept = tensors if self._all else [tensors[i] for i in self._keep]
-            outs = self.tier(kept)
-            if outs is not None:
-                return outs
-        plan = self.predict_plan
-        if plan is None:
-            return None
-        try:
-            return plan(tensors)
-        except (RuntimeError, ValueError, IndexError, TypeError) as e:
-            raise explain_failure(self.graph, [v.name for v in plan.data_nodes + plan.param_nodes],
-                                  tensors, e, plan.source) from e
 
     def wait_for_tier(self, timeout: Optional[float] = None) -> None:
         """Block until a lowered tier being built in the background is ready (or failed)."""
@@ -199,13 +222,19 @@ class CachedGraph:
     the parameters the graph reads, in the order the caller appends their tensors; ``params``
     are the caller's objects for them (opaque here: the block gathers their tensors). A call
     passes the tensors of the data inputs at ``data_pos`` (the ones the graph uses) and then
-    the parameter tensors."""
+    the parameter tensors.
+
+    ``static_alloc`` and ``static_shape`` keep MXNet's meanings (buffers reused from call to
+    call: ``host_memory``; a compiled variant per input shape). Which predict-mode functions
+    the variants build is ``predict`` (``pipeline.PredictOptions``: the predict plan, the
+    lowered tier), by default what those flags and ``backend`` switch on
+    (``PredictOptions.from_flags``)."""
 
     def __init__(self, graph: Graph, data_names: Sequence[str], param_names: Sequence[str],
                  params: Sequence[Any] = (), in_format: Any = None, out_format: Any = 0,
                  owner: str = "graph", static_alloc: bool = False, static_shape: bool = False,
                  max_cached: int = DEFAULT_MAX_CACHED, verify: int = 0, created: Sequence = (),
-                 backend: Optional[str] = None):
+                 backend: Optional[str] = None, predict: Optional[PredictOptions] = None):
         by_name = {v.name: v for v in graph.variables()}
         self.graph = graph
         self.owner = owner
@@ -222,8 +251,8 @@ class CachedGraph:
         if static_alloc:
             keep_freed_memory()  # MXNet's static allocation: buffers are reused, not re-faulted
         self.static_shape = static_shape
-        self.backend = lowering_backend(backend, static_alloc, static_shape)
-        self.automatic_backend = not backend and self.backend is not None
+        self.predict = predict if predict is not None else \
+            PredictOptions.from_flags(static_alloc, static_shape, backend)
         self.max_cached = max_cached
         self.created = list(created)  # where each traced node was created (for verify)
         self.input_nodes = [by_name[self.data_names[i]] for i in self.data_pos] + \
@@ -301,7 +330,8 @@ class CachedGraph:
         if self._variants and key:
             self._report_miss(key)
         op = CachedOp(self.graph, self.input_nodes[:self._n_data], self.input_nodes[self._n_data:],
-                      predict=self._plan_for(key), backend=self.backend, automatic=self.automatic_backend)
+                      predict=self._plan_for(key), backend=self.predict.tier,
+                      automatic=self.predict.tier_automatic)
         if self._op_hook is not None:
             op.set_op_hook(*self._op_hook)
         self.compiles += 1
@@ -313,9 +343,9 @@ class CachedGraph:
         return op
 
     def _plan_for(self, key: Signature) -> Optional[PredictPlan]:
-        """The predict plan of variants on the device of ``key`` (``static_alloc`` only): one per
+        """The predict plan of variants on the device of ``key`` (with ``predict.plan``): one per
         device, so its folded parameters are held once, not once per input shape."""
-        if not self.static_alloc:
+        if not self.predict.plan:
             return None
         device = key[0][1] if key else -1
         plan = self._plans.get(device)
@@ -349,26 +379,13 @@ class CachedGraph:
 
 
 def compile_predict_function(graph: Graph, inputs: Sequence[Node], fn_name: str) -> Optional[CompiledGraph]:
-    """``graph`` compiled for calls that neither record nor train (the predict-mode function of a
-    hybridized block or a bound executor): convolution activations channels-last
-    (``passes.layout``), BatchNorm, residual additions and activations written over the
-    convolution outputs they read (``passes.inference.compute_in_place``); None where neither
-    pass changes anything."""
-    rewritten = compute_in_place(channels_last_convolutions(graph))
+    """The in-place function: ``graph`` (the training pipeline's) after the predict pipeline's
+    ``IN_PLACE`` stages, compiled for calls that neither record nor train (of a hybridized
+    block or a bound executor): convolution activations channels-last (``passes.layout``),
+    BatchNorm, residual additions and activations written over the convolution outputs they
+    read (``passes.inference.compute_in_place``); None where the stages change nothing."""
+    rewritten = predict_graph(graph, Target.IN_PLACE)
     return None if rewritten is graph else compile_graph(rewritten, inputs, fn_name)
-
-
-def lowering_backend(backend: Optional[str], static_alloc: bool, static_shape: bool) -> Optional[str]:
-    """The lowered tier predict-mode calls use: the one ``backend`` names (MXNet's names,
-    checked: an unknown one raises naming the valid ones), none for ``'default'``, and with no
-    backend named, frozen TorchScript/oneDNN when the user allowed both static allocation and
-    static shapes (MXNet's flags for "fixed shapes, make it fast"), else none."""
-    if backend is None or backend == "":
-        return "MKLDNN" if static_alloc and static_shape else None
-    if not isinstance(backend, str):
-        raise TypeError(f"backend must be a string such as 'ONEDNN', got {type(backend).__name__}")
-    name = check_backend(backend)
-    return None if name == "default" else name
 
 
 def _dtype_text(d: Any) -> str:

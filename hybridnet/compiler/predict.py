@@ -1,5 +1,5 @@
-"""The predict-mode plan of a hybridized graph: inference passes, a parameter prologue, two
-compiled functions.
+"""The predict-mode plan of a hybridized graph: the predict pipeline's ``PLAN`` stages
+(``pipeline.PREDICT_PIPELINE``), a parameter prologue, two compiled functions.
 
 Outside ``autograd.record()`` and ``train_mode()`` (MXNet's ``is_recording() == False`` and
 ``is_training() == False``) a graph may be rewritten in ways that would be wrong for training
@@ -26,24 +26,13 @@ from ..ops.fused import onednn_conv_ready
 from .aliasing import OutputOwnership
 from .codegen import CompiledGraph, compile_graph
 from .param_guard import ParameterSnapshot
-from .passes import optimize, run_passes
 from .passes.constfold import split_parameter_prologue
-from .passes.inference import fold_batchnorm, remove_inference_identities
-from .passes.onednn import fuse_onednn, fusible_convolutions
+from .pipeline import PassContext, Target, predict_graph
 
-__all__ = ["PredictPlan", "inference_graph"]
+__all__ = ["PredictPlan"]
 
 _set_grad = torch._C._set_grad_enabled
 _is_grad = torch.is_grad_enabled
-
-
-def inference_graph(graph: Graph, dtypes: Optional[dict] = None) -> Graph:
-    """``graph`` rewritten for predict mode: identities removed, BatchNorm folded (where the
-    parameters named in ``dtypes`` share one dtype; see ``fold_batchnorm``), then the default
-    passes (common subexpressions, fused cross-entropy). The inference passes are not linted
-    here (their tests lint what they leave); ``optimize`` lints the result."""
-    return optimize(run_passes(graph, [remove_inference_identities,
-                                       lambda g: fold_batchnorm(g, dtypes)], lint=False))
 
 
 class _Program:
@@ -101,12 +90,14 @@ class PredictPlan:
         self._folded: Optional[_Folded] = None
 
     def _build(self, tensors: Sequence[torch.Tensor], dtypes: tuple) -> _Program:
-        """Passes, prologue split and compilation for parameters of ``dtypes``; ``tensors`` (this
-        call's data then parameters) size the oneDNN weight reorders (``passes.onednn``)."""
-        graph = inference_graph(self.graph, {v.name: d for v, d in zip(self.param_nodes, dtypes)})
-        if _onednn_applies(graph, tensors):
-            graph = optimize(fuse_onednn(graph, _record_shapes(graph, self.data_nodes + self.param_nodes,
-                                                               tensors)))
+        """The ``PLAN`` stages, prologue split and compilation for parameters of ``dtypes``
+        (BatchNorm is folded where they share one dtype); ``tensors`` (this call's data then
+        parameters) size the oneDNN weight reorders (``passes.onednn``)."""
+        order = self.data_nodes + self.param_nodes
+        ctx = PassContext(param_dtypes={v.name: d for v, d in zip(self.param_nodes, dtypes)},
+                          onednn_shapes=(lambda g: _record_shapes(g, order, tensors))
+                          if _onednn_ready(tensors) else None)
+        graph = predict_graph(self.graph, Target.PLAN, ctx)
         split = split_parameter_prologue(graph, self.param_nodes)
         prologue: Optional[CompiledGraph] = None
         pos: tuple = ()
@@ -187,11 +178,10 @@ class PredictPlan:
         return f"<PredictPlan {len(self.graph.nodes)} nodes, {state}>"
 
 
-def _onednn_applies(graph: Graph, tensors: Sequence[torch.Tensor]) -> bool:
-    """Whether ``passes.onednn`` may rewrite ``graph`` for these tensors: it has a 2-D convolution
-    and every input is a dense CPU float32 tensor oneDNN can take."""
-    return fusible_convolutions(graph) and all(
-        isinstance(t, torch.Tensor) and t.layout == torch.strided and onednn_conv_ready(t) for t in tensors)
+def _onednn_ready(tensors: Sequence[torch.Tensor]) -> bool:
+    """Whether every input is a dense CPU float32 tensor oneDNN can take (``passes.onednn`` then
+    rewrites the graph's 2-D convolutions)."""
+    return all(isinstance(t, torch.Tensor) and t.layout == torch.strided and onednn_conv_ready(t) for t in tensors)
 
 
 def _record_shapes(graph: Graph, inputs: Sequence[Node], tensors: Sequence[torch.Tensor]) -> dict:

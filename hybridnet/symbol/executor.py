@@ -22,7 +22,7 @@ from ..compiler.aliasing import OutputOwnership
 from ..compiler.cached_op import compile_predict_function
 from ..compiler.codegen import CompiledGraph, compile_graph
 from ..compiler.memory import planned_bytes
-from ..compiler.passes import cse, distinct_outputs, run_passes
+from ..compiler.pipeline import PassContext, Serve, serving_order, training_graph
 from ..context import Context, current_context
 from ..ir.graph import Graph
 from ..ndarray.ndarray import NDArray
@@ -112,8 +112,8 @@ class Executor:
                     raise MXNetError(f"bind: {what}[{n!r}] must be an NDArray, got {type(a).__name__}")
         bound = list(zip(self._arg_names + self._aux_names, self.arg_arrays + self.aux_arrays))
         g = resolve_creation_shapes(g, {n: a.shape for n, a in bound}, {n: a.dtype for n, a in bound})
-        if os.environ.get("MXNET_ELIMINATE_COMMON_EXPR", "1") != "0":
-            g = run_passes(g, (cse, distinct_outputs), lint=False)
+        g = training_graph(g, PassContext(bound=True,
+                                          eliminate_common=os.environ.get("MXNET_ELIMINATE_COMMON_EXPR", "1") != "0"))
         self._graph = g
         reqs = _grad_reqs(grad_req, self._arg_names)
         self.grad_arrays = _as_list(args_grad, self._arg_names, "args_grad", allow_missing=True)
@@ -219,13 +219,7 @@ class Executor:
             args.append(t)
         args += [_dense(a._t) for a in self.aux_arrays]
         with torch.set_grad_enabled(need_grad):
-            if _profiler.running:
-                fn = _profiler.timed_graph(self._compiled)
-            elif not is_train and not need_grad and (predict := self._predict_function) is not None:
-                fn = predict.fn
-            else:
-                fn = self._compiled.fn
-            outs = fn(*args, _train=is_train)
+            outs = self._function(is_train, need_grad)(*args, _train=is_train)
             if self._ownership:
                 outs = self._ownership.apply(outs, args)
         self._last_train = is_train
@@ -241,6 +235,18 @@ class Executor:
         if self._monitor is not None:
             self._run_monitor(args, is_train)
         return outs
+
+    def _function(self, is_train: bool, need_grad: bool) -> Callable[..., tuple]:
+        """The function a forward runs (``pipeline.serving_order``; a forward that keeps
+        gradients records, as ``autograd.record()`` does)."""
+        for serve in serving_order(need_grad, is_train, profiling=_profiler.running):
+            if serve is Serve.TIMED:
+                return _profiler.timed_graph(self._compiled)
+            if serve is Serve.IN_PLACE and self._predict_function is not None:
+                return self._predict_function.fn
+            if serve is Serve.COMPILED:
+                return self._compiled.fn
+        raise AssertionError("serving_order ends with a function that always serves")
 
     @functools.cached_property
     def _predict_function(self) -> Optional[CompiledGraph]:

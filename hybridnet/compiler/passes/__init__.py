@@ -1,4 +1,7 @@
-"""Graph passes (``Graph -> Graph``) and the manager that runs and lints them."""
+"""Graph passes (``Graph -> Graph``) and the linting that runs after each one.
+
+Which passes a compiled graph runs, and in which order, is declared once in
+``compiler.pipeline``; ``run_passes`` runs a plain list (``export_graph``, tests)."""
 from __future__ import annotations
 
 from typing import Callable, Sequence
@@ -10,11 +13,19 @@ from .export import broadcast_where_shapes_differ, remove_amp_cast
 from .inference import fold_batchnorm, remove_inference_identities
 from .constfold import ParameterPrologue, split_parameter_prologue
 
-__all__ = ["run_passes", "optimize", "export_graph", "cse", "distinct_outputs", "fuse_softmax_ce", "remove_amp_cast",
-           "broadcast_where_shapes_differ", "DEFAULT_PASSES", "fold_batchnorm", "remove_inference_identities",
+__all__ = ["run_passes", "lint_after", "export_graph", "cse", "distinct_outputs", "fuse_softmax_ce",
+           "remove_amp_cast", "broadcast_where_shapes_differ", "fold_batchnorm", "remove_inference_identities",
            "ParameterPrologue", "split_parameter_prologue"]
 
-DEFAULT_PASSES: tuple = (cse, fuse_softmax_ce)
+
+def lint_after(graph: Graph, name: str) -> Graph:
+    """``graph``, checked (``Graph.lint``) after the pass ``name`` made it; a GraphError names
+    that pass."""
+    try:
+        graph.lint()
+    except GraphError as e:
+        raise GraphError(f"pass {name} produced an invalid graph: {e}") from None
+    return graph
 
 
 def run_passes(graph: Graph, passes: Sequence[Callable[[Graph], Graph]], lint: bool = True) -> Graph:
@@ -22,21 +33,11 @@ def run_passes(graph: Graph, passes: Sequence[Callable[[Graph], Graph]], lint: b
     for p in passes:
         graph = p(graph)
         if lint:
-            try:
-                graph.lint()
-            except GraphError as e:
-                raise GraphError(f"pass {getattr(p, '__name__', p)!s} produced an invalid graph: {e}") from None
+            lint_after(graph, str(getattr(p, "__name__", p)))
     return graph
-
-
-def optimize(graph: Graph) -> Graph:
-    """The passes hybridize runs before compiling."""
-    return run_passes(graph, DEFAULT_PASSES)
 
 
 def export_graph(graph: Graph, input_shapes: dict, drop_amp_cast: bool = True) -> Graph:
     """The graph as ``export`` writes it: loadable by MXNet 1.9.1."""
-    passes: list = [lambda g: broadcast_where_shapes_differ(g, input_shapes)]
-    if drop_amp_cast:
-        passes.append(remove_amp_cast)
-    return run_passes(graph, passes)
+    graph = lint_after(broadcast_where_shapes_differ(graph, input_shapes), "broadcast_where_shapes_differ")
+    return run_passes(graph, [remove_amp_cast] if drop_amp_cast else [])
