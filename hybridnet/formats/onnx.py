@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 import numpy as np
 
 from .. import ops as _ops  # noqa: F401  (every operator family registered)
-from ..base import MXNetError, NotGiven
+from ..base import MXNetError
 from ..ir.graph import Graph, Node
 from ..ops import registry as _registry
 from ..ops.attrs import channels_last
@@ -82,8 +82,7 @@ def supported_ops() -> list:
 
 def full_attrs(node: Node) -> dict:
     """The node's kernel attributes with MXNet's defaults filled in."""
-    out = {k: a.default for k, a in node.op.attrs.items() if a.default is not NotGiven}
-    out.update(node.kernel_attrs())
+    out = node.op.complete_attrs(node.kernel_attrs())
     out.pop("num_args", None)
     return out
 

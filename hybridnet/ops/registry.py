@@ -14,7 +14,7 @@ import functools
 import inspect
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence
 
 from ..base import MXNetError, NotGiven
 from .attrs import Attr, kind_of
@@ -254,6 +254,13 @@ class OpDef:
         full = dict(self.defaults)
         full.update(attrs)
         return full
+
+    def attr_value(self, attrs: Mapping[str, Any], key: str) -> Any:
+        """``attrs[key]``, or the kernel's default for ``key`` where ``attrs`` leave it out (one
+        attribute of ``complete_attrs(attrs)``, without building the dict)."""
+        if key in attrs:
+            return attrs[key]
+        return self.attrs[key].default
 
     def _with_defaults(self, rule: Optional[Callable]) -> Optional[Callable]:
         """A shape/type rule that receives complete attributes (``complete_attrs``) whoever

@@ -18,17 +18,9 @@ from ...ir.graph import Entry, Graph, Node, transform
 from ...ops import handles
 from ...ops.registry import ChannelAffine, OpDef
 from .constfold import mutated_inputs
-from .onednn import absorbable_activation
+from .onednn import absorbable_activation, attr as _attr
 
 __all__ = ["remove_inference_identities", "fold_batchnorm", "compute_in_place"]
-
-
-def _attr(node: Node, key: str) -> Any:
-    """The node's attribute ``key``, or the operator's default when the node leaves it out."""
-    op = cast(OpDef, node.op)
-    if key in node.attrs:
-        return node.attrs[key]
-    return op.attrs[key].default
 
 
 def remove_inference_identities(graph: Graph) -> Graph:

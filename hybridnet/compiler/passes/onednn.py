@@ -33,9 +33,7 @@ Shapes = Mapping[tuple, tuple]  # (id(node), output index) -> shape
 
 def attr(node: Node, key: str) -> Any:
     """An attribute of ``node``, or its operator's default."""
-    if key in node.attrs:
-        return node.attrs[key]
-    return cast(OpDef, node.op).attrs[key].default
+    return cast(OpDef, node.op).attr_value(node.attrs, key)
 
 
 def is_conv2d_nchw(node: Node) -> bool:
