@@ -5,21 +5,22 @@ from typing import Any
 
 from ...ir.graph import Graph, Node, transform
 from ...ops import handles
+from .onednn import attr
 
 
 def _match(node: Node, users: dict, outputs: set) -> Any:
     """(log_softmax node, pick node) when ``node`` is the negation ending the pattern."""
-    if node.op is not handles.mul_scalar or float(node.attrs.get("scalar", 1.0)) != -1.0:
+    if node.op is not handles.mul_scalar or float(attr(node, "scalar")) != -1.0:
         return None
     pick = node.inputs[0][0]
-    if pick.op is not handles.pick or pick.attrs.get("mode", "clip") != "clip":
+    if pick.op is not handles.pick or attr(pick, "mode") != "clip":
         return None
     lsm = pick.inputs[0][0]
     if lsm.op is not handles.log_softmax or len(lsm.inputs) != 1:
         return None
     if any(k in lsm.attrs for k in ("temperature", "dtype", "use_length")):
         return None
-    if pick.attrs.get("axis", -1) != lsm.attrs.get("axis", -1):
+    if attr(pick, "axis") != attr(lsm, "axis"):
         return None
     for inner in (pick, lsm):  # the intermediates must not be needed elsewhere
         if len(users.get(id(inner), ())) != 1 or id(inner) in outputs:
@@ -44,7 +45,7 @@ def fuse_softmax_ce(graph: Graph) -> Graph:
         lsm, pick = found
         x, label = lsm.inputs[0], pick.inputs[1]
         new_inputs = (rewritten.get((id(x[0]), x[1]), x), rewritten.get((id(label[0]), label[1]), label))
-        attrs = {"axis": lsm.attrs.get("axis", -1), "keepdims": bool(pick.attrs.get("keepdims", False))}
+        attrs = {"axis": attr(lsm, "axis"), "keepdims": bool(attr(pick, "keepdims"))}
         return [(Node(fused, node.name, attrs, new_inputs), 0)]
 
     def _absorb_mean(node: Node, inputs: tuple) -> Any:
