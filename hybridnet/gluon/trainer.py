@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import optimizer as opt
 from ..base import MXNetError
+from ..compiler.param_guard import ParameterSnapshot
 from ..formats.atomic import write_atomic
 from .parameter import Parameter, ParameterDict
 
@@ -50,7 +51,7 @@ class Trainer:
         self._distributed: Optional[bool] = None
         self._kv_initialized = False
         self._params_to_init: list = list(self._params)
-        self._kv_versions: dict = {}
+        self._kv_snapshots: dict = {}  # id(parameter) -> its data tensor as last pulled
         self._dist_scale_fixed = False
         if self._is_distributed_spec(kvstore):
             # hybridnet: create the distributed store now and copy rank 0's values to every
@@ -236,7 +237,7 @@ class Trainer:
             else:
                 for k, v, o in zip(keys, values, outs):
                     self._kvstore.broadcast(k, v, out=o, priority=-k)
-            self._record_kv_versions(p for _, p in ready)
+            self._record_kv_snapshots(p for _, p in ready)
             changed = [p.name for (_, p), b in zip(ready, before)
                        if not np.array_equal(b, p._check_and_get(p._data, list)[0].asnumpy())]
             if changed:
@@ -260,26 +261,22 @@ class Trainer:
         self._distributed = None
         self._update_on_kvstore = None
         self._params_to_init = list(self._params)
-        self._kv_versions = {}
+        self._kv_snapshots = {}
 
-    def _record_kv_versions(self, params: Any) -> None:
+    def _record_kv_snapshots(self, params: Any) -> None:
         if not self._update_on_kvstore:
             return
         for p in params:
             if p._data is not None and p.grad_req != "null":
-                t = p._data[0]._t
-                self._kv_versions[id(p)] = (t, t._version)
+                self._kv_snapshots[id(p)] = ParameterSnapshot([p._data[0]._t])
 
     def _params_changed_outside(self) -> bool:
         """With update_on_kvstore the store holds the weights; a Parameter whose data tensor was
         replaced or written since the last pull (set_data, load_parameters, cast) makes the
         store stale (MXNet resets the kvstore from Parameter.set_data)."""
         for p in self._params:
-            rec = self._kv_versions.get(id(p))
-            if rec is None or p._data is None:
-                continue
-            t = p._data[0]._t
-            if t is not rec[0] or t._version != rec[1]:
+            snapshot = self._kv_snapshots.get(id(p))
+            if snapshot is not None and p._data is not None and not snapshot.matches([p._data[0]._t]):
                 return True
         return False
 
@@ -307,7 +304,7 @@ class Trainer:
             self._kvstore.pull(idx, out=out)
         else:
             self._kvstore.row_sparse_pull(idx, out=out, row_ids=row_id)
-        self._record_kv_versions([parameter])
+        self._record_kv_snapshots([parameter])
 
     def _check_and_rescale_grad(self, scale: float) -> None:
         """MXNet: a distributed store running the optimizer keeps the first step's factor."""
@@ -366,7 +363,7 @@ class Trainer:
             for k, g, o in zip(keys, grads, outs):
                 self._kvstore.pushpull(k, g, out=o, priority=-k)
         if self._update_on_kvstore:
-            self._record_kv_versions(self._params)
+            self._record_kv_snapshots(self._params)
 
     def update(self, batch_size: float, ignore_stale_grad: bool = False) -> None:
         """The update half of ``step`` (after a manual ``allreduce_grads``)."""
