@@ -261,20 +261,83 @@ def test_loaded_optimizer_with_another_aggregate_num_steps(tmp_path):
     _step(net, tr)
 
 
-@pytest.mark.parametrize("optimizer", sorted(set(mx.optimizer.Optimizer.opt_registry) - {"groupadagrad"}))
-def test_every_registered_optimizer_round_trips_with_multi_precision(tmp_path, optimizer):
+def _state_arrays(state) -> list:
+    """The arrays of one parameter's state (nested tuples and lists, multi-precision's
+    (master weight, state) pair included), in order; None entries kept as None."""
+    if state is None:
+        return [None]
+    if isinstance(state, (tuple, list)):
+        return [a for s in state for a in _state_arrays(s)]
+    return [state.asnumpy()]
+
+
+def _all_states(tr) -> dict:
+    return {k: _state_arrays(v) for k, v in tr._updaters[0].states.items()}
+
+
+def _assert_same_states(got: dict, want: dict, where: str) -> None:
+    assert sorted(got) == sorted(want), where
+    for k in want:
+        assert len(got[k]) == len(want[k]), f"{where}: parameter {k} has {len(got[k])} state arrays, not {len(want[k])}"
+        for i, (g, w) in enumerate(zip(got[k], want[k])):
+            if w is None:
+                assert g is None, f"{where}: parameter {k} state {i}"
+                continue
+            assert g.dtype == w.dtype and g.shape == w.shape, \
+                f"{where}: parameter {k} state {i}: {g.dtype}{g.shape}, expected {w.dtype}{w.shape}"
+            np.testing.assert_array_equal(g, w, err_msg=f"{where}: parameter {k} state {i}")
+
+
+def _plain_attrs(opt) -> dict:
+    """The optimizer's settings and counters that a states file carries (numbers, strings,
+    the per-index update counts and multipliers), for comparing two optimizers."""
+    counts = ("_index_update_count", "_all_index_update_counts", "lr_mult", "wd_mult")
+    return {k: v for k, v in vars(opt).items() if isinstance(v, (bool, int, float, str, type(None))) or k in counts}
+
+
+@pytest.mark.parametrize("optimizer", sorted(mx.optimizer.Optimizer.opt_registry))
+@pytest.mark.parametrize("mp", [False, True], ids=["float32", "float16-multi-precision"])
+def test_every_registered_optimizer_round_trips(tmp_path, optimizer, mp):
+    """Trainer A steps, saves, then a fresh Trainer C over an identical network loads the file:
+    C's states equal A's (values, dtypes, shapes, the multi-precision master weights included)
+    and so do the optimizer's counters; the next step from the loaded states equals A's next
+    step exactly, on the weights and on the states."""
+    def trainer(net, lr):
+        # GroupAdaGrad keeps one rate per row of a 2-D weight: give it the weight only
+        params = [net.weight] if optimizer == "groupadagrad" else net.collect_params()
+        return gluon.Trainer(params, optimizer, {"multi_precision": mp, "learning_rate": lr})
+
+    def net_and_trainer():
+        net = _net()
+        if mp:
+            net.cast("float16")
+        return net, trainer(net, 0.1)
+
+    x = mx.nd.array(np.linspace(-1, 1, 8).reshape(2, 4), dtype="float16" if mp else "float32")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for mp in (False, True):
-            net = _net()
-            if mp:
-                net.cast("float16")
-            tr = gluon.Trainer(net.collect_params(), optimizer, {"multi_precision": mp})
-            x = mx.nd.ones((2, 4), dtype="float16" if mp else "float32")
+        net_a, tr_a = net_and_trainer()
+        net_b, tr_b = net_and_trainer()
+        for net, tr in ((net_a, tr_a), (net_b, tr_b)):
+            mx.random.seed(7)  # SGLD draws noise
             _step(net, tr, x)
-            tr.save_states(str(tmp_path / "s"))
-            tr.load_states(str(tmp_path / "s"))
+        np.testing.assert_array_equal(net_b.weight.data().asnumpy(), net_a.weight.data().asnumpy())
+        tr_a.save_states(str(tmp_path / "s"))
+        saved = _all_states(tr_a)
+        assert saved and all(saved.values())
+        tr_c = trainer(net_b, 0.5)  # the file's learning rate must win
+        tr_c.load_states(str(tmp_path / "s"))
+        _assert_same_states(_all_states(tr_c), saved, f"{optimizer} after loading")
+        assert type(tr_c._optimizer) is type(tr_a._optimizer)
+        assert _plain_attrs(tr_c._optimizer) == _plain_attrs(tr_a._optimizer)
+        assert tr_c.learning_rate == tr_a.learning_rate == 0.1
+        for net, tr in ((net_a, tr_a), (net_b, tr_c)):
+            mx.random.seed(8)
             _step(net, tr, x)
+    for name in ("weight", "bias"):
+        np.testing.assert_array_equal(getattr(net_b, name).data().asnumpy(), getattr(net_a, name).data().asnumpy(),
+                                      err_msg=f"{optimizer}: {name} after a step from the loaded states")
+    _assert_same_states(_all_states(tr_c), _all_states(tr_a), f"{optimizer} one step after loading")
 
 
 def test_codec_never_reads_past_the_blob():
