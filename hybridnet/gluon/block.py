@@ -35,7 +35,7 @@ from ..symbol.symbol import Symbol, tracing
 from ..thread_scope import ThreadScope
 from .hybridize_options import HybridizeOptions, check_flags
 from .hybridize_report import HybridizeReport, Issue, first_trace_difference
-from .parameter import DeferredInitializationError, Parameter, ParameterDict
+from .parameter import DeferredInitializationError, Parameter, ParameterDict, reading
 from .utils import HookHandle, _indent
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock"]
@@ -329,8 +329,9 @@ class Block:
         if deduplicate:
             seen: dict = {}
             params = OrderedDict((k, v) for k, v in params.items() if seen.setdefault(id(v), k) == k)
-        arg_dict = OrderedDict((k, v._reduce()) for k, v in params.items())
-        nd.save(filename, arg_dict)
+        with reading(params.values()):  # one whole Trainer step, if another thread is training
+            arg_dict = OrderedDict((k, v._reduce()) for k, v in params.items())
+            nd.save(filename, arg_dict)
 
     def save_params(self, filename: str) -> None:
         warnings.warn("save_params is deprecated. Please use save_parameters.", stacklevel=2)
@@ -844,16 +845,17 @@ class HybridBlock(Block):
         arg_names = {v.name for v in graph.arguments()}
         aux_names = {v.name for v in graph.aux_variables()}
         params = self.collect_params()
-        arg_dict: "OrderedDict[str, NDArray]" = OrderedDict()
-        for v in graph.variables():
-            if v.name not in params:
-                continue
-            prefix = "arg:" if v.name in arg_names else "aux:"
-            arg_dict[prefix + v.name] = params[v.name]._reduce()
         for name in params.keys():
             if name not in arg_names and name not in aux_names:
                 warnings.warn(f'Parameter "{name}" is not found in the graph. ', stacklevel=2)
-        nd.save(f"{path}-{epoch:04d}.params", arg_dict)
+        with reading(params.values()):  # one whole Trainer step, if another thread is training
+            arg_dict: "OrderedDict[str, NDArray]" = OrderedDict()
+            for v in graph.variables():
+                if v.name not in params:
+                    continue
+                prefix = "arg:" if v.name in arg_names else "aux:"
+                arg_dict[prefix + v.name] = params[v.name]._reduce()
+            nd.save(f"{path}-{epoch:04d}.params", arg_dict)
 
     def optimize_for(self, x: Any, *args: Any, backend: Any = None, clear: bool = True,
                      **kwargs: Any) -> None:

@@ -18,6 +18,7 @@ from ..base import MXNetError, dtype_name, dtype_np
 from ..context import Context, current_context
 from ..ndarray import ndarray as _nd_mod
 from ..ndarray import param_arrays as _pa
+from ..ndarray import write_guard as _wg
 from ..ndarray.ndarray import NDArray
 
 __all__ = ["Parameter", "Constant", "ParameterDict", "DeferredInitializationError", "ParameterArgumentError",
@@ -56,6 +57,23 @@ def _init_module() -> Any:
     return initializer
 
 
+def guard_parameters(params: Any) -> list:
+    """Give ``params`` one write guard (a Trainer's), keeping a guard one already has (shared
+    with another Trainer); -> the ordered guards an updater of them holds."""
+    fresh = _wg.new_guard()
+    for p in params:
+        if p._writer is None:
+            p._writer = fresh
+            if p._data is not None:
+                _wg.set_guard(p._data, fresh)
+    return _wg.ordered(p._writer for p in params)
+
+
+def reading(params: Any) -> Any:
+    """Hold the write guards of ``params`` while their values are read together (one whole step)."""
+    return _wg.holding(_wg.ordered(p._writer for p in params))
+
+
 class Parameter:
     """A model parameter: data (per context), gradient, and how to initialize and update it."""
 
@@ -65,6 +83,7 @@ class Parameter:
                  stype: str = "default", grad_stype: str = "default"):
         self._var: Any = None
         self._data: Optional[list] = None
+        self._writer: Any = None  # the write guard of the Trainer that updates it (ndarray.write_guard)
         self._ctx_list: Optional[list] = None
         self._deferred_init: tuple = ()
         self._differentiable = differentiable
@@ -190,6 +209,8 @@ class Parameter:
     def _init_impl(self, data: NDArray, ctx_list: list) -> None:
         self._ctx_list = list(ctx_list)
         self._data = [_pa.stored_copy(data, c, self._stype) for c in self._ctx_list]
+        if self._writer is not None:
+            _wg.set_guard(self._data, self._writer)
         for d in self._data:
             if self._grad_req != "null":
                 _attach_grad(d, self._grad_req, self._grad_stype)
@@ -387,6 +408,8 @@ class Parameter:
         with autograd.pause():
             req = self._grad_req
             self._data = [_pa.cast_copy(d, self._dtype) for d in self._data]
+            if self._writer is not None:
+                _wg.set_guard(self._data, self._writer)
             for d in self._data:
                 if req != "null":
                     _attach_grad(d, req, self._grad_stype)
@@ -616,14 +639,15 @@ class ParameterDict:
 
     def save(self, filename: str, strip_prefix: str = "") -> None:
         from ..ndarray.utils import save
-        arg_dict = {}
-        for param in self.values():
-            weight = param._reduce()
-            if not param.name.startswith(strip_prefix):
-                raise ValueError(f"Prefix {strip_prefix!r} is to be striped before saving, but "
-                                 f"Parameter's name {param.name!r} does not start with it.")
-            arg_dict[param.name[len(strip_prefix):]] = weight
-        save(filename, arg_dict)
+        with reading(self.values()):
+            arg_dict = {}
+            for param in self.values():
+                weight = param._reduce()
+                if not param.name.startswith(strip_prefix):
+                    raise ValueError(f"Prefix {strip_prefix!r} is to be striped before saving, but "
+                                     f"Parameter's name {param.name!r} does not start with it.")
+                arg_dict[param.name[len(strip_prefix):]] = weight
+            save(filename, arg_dict)
 
     def load(self, filename: str, ctx: Any = None, allow_missing: bool = False, ignore_extra: bool = False,
              restore_prefix: str = "", cast_dtype: bool = False, dtype_source: str = "current") -> None:

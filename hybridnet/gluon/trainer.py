@@ -11,7 +11,8 @@ from .. import optimizer as opt
 from ..base import MXNetError
 from ..compiler.param_guard import ParameterSnapshot
 from ..formats.atomic import write_atomic
-from .parameter import Parameter, ParameterDict
+from ..ndarray.write_guard import holding
+from .parameter import Parameter, ParameterDict, guard_parameters
 
 __all__ = ["Trainer"]
 
@@ -37,6 +38,7 @@ class Trainer:
             self._params.append(p)
             p._set_trainer(self)
         self._param2idx = {p.name: i for i, p in enumerate(self._params)}
+        self._write_guards = guard_parameters(self._params)
         # MXNet 1.9.1 picks the kvstore policy from the storage types (see _init_kvstore)
         self._contains_sparse_weight = any(p._stype != "default" for p in self._params)
         self._contains_sparse_grad = any(p._grad_stype != "default" for p in self._params)
@@ -333,8 +335,9 @@ class Trainer:
         SUM across workers: pass the global batch size to average), and update."""
         self._check_and_rescale_grad(self._scale / batch_size)
         self._prepare_kvstore()
-        self._allreduce_grads()
-        self._update(ignore_stale_grad)
+        with holding(self._write_guards):  # other threads read the weights before or after
+            self._allreduce_grads()
+            self._update(ignore_stale_grad)
 
     def allreduce_grads(self) -> None:
         """Sum the gradients over devices (and workers) without updating."""
@@ -372,7 +375,8 @@ class Trainer:
             raise AssertionError("update() when parameters are updated on kvstore is not supported. "
                                  "Try setting `update_on_kvstore` to False when creating trainer.")
         self._check_and_rescale_grad(self._scale / batch_size)
-        self._update(ignore_stale_grad)
+        with holding(self._write_guards):
+            self._update(ignore_stale_grad)
 
     def _update(self, ignore_stale_grad: bool = False) -> None:
         loss_scaler = getattr(self, "_amp_loss_scaler", None)  # set by amp.init_trainer

@@ -411,7 +411,8 @@ class NDArray:
     # _hist (the graph entry that computed it under autograd.record(); see autograd.get_symbol).
     # _cpuctx: the Context of an array placed on a CPU context torch cannot tell apart from
     # cpu(0) (cpu(1), cpu_pinned, cpu_shared); unset for everything else
-    __slots__ = ("_t", "_grad", "_grad_req", "_fresh", "_view", "_hist", "_cpuctx", "__weakref__")
+    # _writer (unset on most arrays): the write guard of a weight (ndarray.write_guard)
+    __slots__ = ("_t", "_grad", "_grad_req", "_fresh", "_view", "_hist", "_cpuctx", "_writer", "__weakref__")
     # NumPy defers binary operators with an NDArray on the right to our reflected operators.
     __array_priority__ = 1000.0
 
@@ -490,7 +491,15 @@ class NDArray:
 
     # -- conversion -----------------------------------------------------------------------
     def asnumpy(self) -> np.ndarray:
-        """A NumPy copy (bfloat16 arrays come back as float32)."""
+        """A NumPy copy (bfloat16 arrays come back as float32). A weight being updated by
+        another thread's ``Trainer.step`` is read after the step (MXNet's read-after-write)."""
+        guard = getattr(self, "_writer", None)
+        if guard is not None:
+            with guard:
+                return self._copy_to_numpy()
+        return self._copy_to_numpy()
+
+    def _copy_to_numpy(self) -> np.ndarray:
         t = self._t.detach()
         if t.dtype == torch.bfloat16:
             t = t.float()

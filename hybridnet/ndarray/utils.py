@@ -14,6 +14,7 @@ from ..ops import frontend as _frontend
 from ..ops import registry as _reg
 from .ndarray import (NDArray, _device, placed, from_dlpack, from_numpy, invoke,
                       scalar_invoke, to_dlpack_for_read, to_dlpack_for_write)
+from .write_guard import guard_of, holding, ordered
 
 __all__ = ["zeros", "ones", "full", "empty", "arange", "eye", "linspace", "save", "load",
            "load_frombuffer", "concatenate", "moveaxis", "onehot_encode", "from_numpy",
@@ -210,7 +211,8 @@ def save(fname: Union[str, os.PathLike], data: Any) -> None:
         names, arrays = None, list(data)
     else:
         raise TypeError(f"save: data must be an NDArray, list or dict, got {type(data).__name__}")
-    _params.save(fname, [_to_numpy_for_save(a) for a in arrays], names, np_shape=is_np_shape())
+    with holding(ordered(guard_of(a) for a in arrays)):  # weights: after a step in progress
+        _params.save(fname, [_to_numpy_for_save(a) for a in arrays], names, np_shape=is_np_shape())
 
 
 def _wrap_loaded(names: Optional[list], arrays: list, ctx: Optional[Context]) -> Any:
