@@ -263,3 +263,36 @@ def test_load_optimizer_states_refuses_states_of_another_network(tmp_path):
     junk.write_bytes(b"\x00" * 64)
     with pytest.raises(mx.base.MXNetError, match=r"junk\.states"):
         mod.load_optimizer_states(str(junk))
+
+
+def test_get_params_in_another_thread_sees_whole_updates():
+    import hashlib
+    import threading
+    data = mx.sym.var("data")
+    net = mx.sym.LinearRegressionOutput(mx.sym.FullyConnected(data, num_hidden=256, name="fc"), name="out")
+    mod = mx.mod.Module(net, label_names=["out_label"])
+    mod.bind(data_shapes=[("data", (8, 512))], label_shapes=[("out_label", (8, 256))])
+    mod.init_params(mx.init.Xavier())
+    mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.01, "momentum": 0.9})
+    rng = np.random.RandomState(0)
+    batch = mx.io.DataBatch([mx.nd.array(rng.randn(8, 512))], [mx.nd.array(rng.randn(8, 256))])
+
+    def digest():  # each array on its own: another update may come between two reads
+        arg, _ = mod.get_params()
+        return hashlib.sha1(arg["fc_weight"].asnumpy().tobytes()).hexdigest()
+
+    steps = {digest()}
+    seen: list = []
+    stop = threading.Event()
+    t = threading.Thread(target=lambda: [seen.append(digest()) for _ in iter(stop.is_set, True)])
+    t.start()
+    try:
+        for _ in range(150):
+            mod.forward_backward(batch)
+            mod.update()
+            with mod._write_guard:  # the training thread's own view of the step just taken
+                steps.add(digest())
+    finally:
+        stop.set()
+        t.join()
+    assert seen and all(s in steps for s in seen)

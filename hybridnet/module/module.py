@@ -19,6 +19,7 @@ from ..io import DataDesc
 from ..model import (_create_kvstore, _initialize_kvstore, _update_params, _update_params_on_kvstore,
                      load_checkpoint)
 from ..ndarray.ndarray import NDArray
+from ..ndarray.write_guard import new_guard, set_guard
 from ..optimizer._states_check import check_against_params
 from ..optimizer.optimizer import decode_states
 from .base_module import BaseModule, check_input_names, parse_data_desc
@@ -79,6 +80,7 @@ class Module(BaseModule):
         self._aux_params: Optional[Dict[str, NDArray]] = None
         self._params_dirty = False
         self._params_file: Optional[str] = None  # Module.load's .params file, named in bind's errors
+        self._write_guard = new_guard()  # update() vs reads of the weights in other threads
         if compression_params:
             raise MXNetError(f"Module: gradient compression ({compression_params!r}) is not supported "
                              f"by hybridnet; drop compression_params")
@@ -216,8 +218,12 @@ class Module(BaseModule):
         self._bound("set_params").set_params(arg_params, aux_params, allow_extra=allow_extra)
 
     def _sync_params_from_devices(self) -> None:
-        self._exec_group.get_params(self._arg_params, self._aux_params)
-        self._params_dirty = False
+        with self._write_guard:  # the weights after a whole update() of another thread
+            # the CPU copies get_params returns are rewritten here: their reads wait for it too
+            set_guard(self._arg_params.values(), self._write_guard)
+            set_guard(self._aux_params.values(), self._write_guard)
+            self._exec_group.get_params(self._arg_params, self._aux_params)
+            self._params_dirty = False
 
     # -- binding --------------------------------------------------------------------------------------
     def bind(self, data_shapes: Any, label_shapes: Any = None, for_training: bool = True,
@@ -248,6 +254,7 @@ class Module(BaseModule):
             self._param_names, for_training, inputs_need_grad, shared_group, logger=self.logger,
             fixed_param_names=self._fixed_param_names, grad_req=grad_req, group2ctxs=self._group2ctxs,
             state_names=self._state_names)
+        set_guard((w for block in self._exec_group.param_arrays for w in block), self._write_guard)
         self.for_training = for_training
         self.inputs_need_grad = inputs_need_grad
         self._grad_req = grad_req
@@ -278,6 +285,7 @@ class Module(BaseModule):
         self._data_shapes, self._label_shapes = parse_data_desc(
             self.data_names, self.label_names, data_shapes, label_shapes)
         group.reshape(self._data_shapes, self._label_shapes)
+        set_guard((w for block in group.param_arrays for w in block), self._write_guard)
 
     # -- optimizer ------------------------------------------------------------------------------------
     def init_optimizer(self, kvstore: Any = "local", optimizer: Any = "sgd",
@@ -427,12 +435,14 @@ class Module(BaseModule):
             raise MXNetError("Module.update: call init_optimizer() first")
         self._params_dirty = True
         group = self._exec_group
-        if self._update_on_kvstore:
-            _update_params_on_kvstore(group.param_arrays, group.grad_arrays, self._kvstore, group.param_names)
-        else:
-            _update_params(group.param_arrays, group.grad_arrays, updater=self._updater,
-                           num_device=len(self._context), kvstore=self._kvstore,
-                           param_names=group.param_names)
+        with self._write_guard:  # other threads read the weights before or after the update
+            if self._update_on_kvstore:
+                _update_params_on_kvstore(group.param_arrays, group.grad_arrays, self._kvstore,
+                                          group.param_names)
+            else:
+                _update_params(group.param_arrays, group.grad_arrays, updater=self._updater,
+                               num_device=len(self._context), kvstore=self._kvstore,
+                               param_names=group.param_names)
 
     def get_outputs(self, merge_multi_context: bool = True) -> list:
         """Outputs of the last forward (merged over contexts, or ``[[out_dev1, ...], ...]``)."""
