@@ -451,7 +451,8 @@ def _image_random_contrast(data: Tensor, *, min_factor: float, max_factor: float
                      lambda x: adjust_contrast(x, _uniform(min_factor, max_factor)))
 
 
-@register("_image_random_saturation", returns_view=True, random=True, differentiable=False, samples=_enhance_samples)
+@register("_image_random_saturation", returns_view=True,
+          random=True, differentiable=False, samples=_enhance_samples)
 def _image_random_saturation(data: Tensor, *, min_factor: float, max_factor: float) -> Tensor:
     """Blend every pixel with its luma, ``x * a + gray * (1 - a)``, a ~ U(min_factor,
     max_factor) (MXNet's image.random_saturation, with the luma summed over R, G, B)."""

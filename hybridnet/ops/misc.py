@@ -172,7 +172,8 @@ def _kl_params(attrs: dict, shapes: list) -> list:
     return out
 
 
-@register("IdentityAttachKLSparseReg", returns_view=True, aux=("moving_avg",), param_shapes=_kl_params, samples=lambda: [
+@register("IdentityAttachKLSparseReg", returns_view=True,
+          aux=("moving_avg",), param_shapes=_kl_params, samples=lambda: [
     Sample((_rng.uniform(0.1, 0.9, (4, 3)), np.full(3, 0.5)), {}, ref=lambda x, m, **_: x, grad=False)])
 def IdentityAttachKLSparseReg(data: Tensor, moving_avg: Tensor, *, sparseness_target: float = 0.1,
                               penalty: float = 0.001, momentum: float = 0.9) -> Tensor:

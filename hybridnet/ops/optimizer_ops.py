@@ -1042,7 +1042,8 @@ def multi_all_finite(*data: Tensor, num_arrays: int = 1, init_output: bool = Tru
         return torch.stack(flags).all().to(torch.float32).reshape(1)
 
 
-@register("reset_arrays", num_outputs=0, differentiable=False, mutates_inputs=lambda a, n: range(n), samples=lambda: [
+@register("reset_arrays", num_outputs=0, differentiable=False, mutates_inputs=lambda a, n: range(n),
+          samples=lambda: [
     Sample((_u(-1, 1, (3, 4)), _u(-1, 1, (5,))), {"num_arrays": 2}, ref=lambda *a, **k: [], symbolic=False)])
 def reset_arrays(*data: Tensor, num_arrays: int) -> list:
     """Set every input array to zero in place; no outputs."""

@@ -19,7 +19,8 @@ from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence
 from ..base import MXNetError, NotGiven
 from .attrs import Attr, kind_of
 
-__all__ = ["OpDef", "Sample", "ActivationChoice", "ChannelAffine", "register", "sparse_rule", "get", "find", "all_ops", "names"]
+__all__ = ["OpDef", "Sample", "ActivationChoice", "ChannelAffine", "register", "sparse_rule", "get", "find",
+           "all_ops", "names"]
 
 
 @dataclass

@@ -148,7 +148,8 @@ def _reshape_out_shape(attrs: dict, shapes: list) -> Optional[list]:
     return [out] if all(d >= 0 for d in out) else None
 
 
-@register("Reshape", returns_view=True, aliases=("reshape",), infer_inputs=reshape_input, infer_shape=_reshape_out_shape,
+@register("Reshape", returns_view=True,
+          aliases=("reshape",), infer_inputs=reshape_input, infer_shape=_reshape_out_shape,
           samples=lambda: [
     Sample((_u(*ds),), {"shape": spec, "reverse": rev} if rev else {"shape": spec}, ref=_np_reshape)
     for (ds, spec, rev) in _NP_RESHAPE_CASES])
@@ -506,7 +507,8 @@ def _slice_shape(attrs: dict, shapes: list) -> Optional[list]:
     return None if 0 in sizes else [tuple(sizes) + d[len(sizes):]]
 
 
-@register("slice", returns_view=True, aliases=("crop",), partial_outputs=unknown_along_unknown_axes, infer_shape=_slice_shape,
+@register("slice", returns_view=True,
+          aliases=("crop",), partial_outputs=unknown_along_unknown_axes, infer_shape=_slice_shape,
           samples=lambda: [
     Sample((_u(3, 4, 5),), {"begin": (0, 1), "end": (2, 4)}, ref=_np_slice),
     Sample((_u(3, 4, 5),), {"begin": (None, None, 1), "end": (None, 3, None), "step": (None, 2, 2)}, ref=_np_slice),
@@ -598,7 +600,8 @@ def _slice_axis_shape(attrs: dict, shapes: list) -> Optional[list]:
     return [d[:a] + (e - b,) + d[a + 1:]] if 0 <= b < e <= n else None
 
 
-@register("slice_axis", returns_view=True, partial_outputs=unknown_along_unknown_axes, infer_shape=_slice_axis_shape,
+@register("slice_axis", returns_view=True,
+          partial_outputs=unknown_along_unknown_axes, infer_shape=_slice_axis_shape,
           samples=lambda: [
     Sample((_u(3, 4),), {"axis": 1, "begin": 1, "end": 3}, ref=_np_slice_axis),
     Sample((_u(3, 4),), {"axis": 0, "begin": -2, "end": None}, ref=_np_slice_axis),

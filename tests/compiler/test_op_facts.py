@@ -203,11 +203,12 @@ def _written_by_kernel(op: OpDef) -> list:
         attrs = dict(s.attrs)
         if op.train_aware:
             attrs["is_train"] = bool(s.train)
-        if op.variadic:
-            attrs.setdefault("num_args", len(ins))
+        kernel_attrs = op.kernel_attrs(attrs)
+        if op.train_aware:
+            kernel_attrs["is_train"] = attrs["is_train"]
         try:
             with torch.no_grad():
-                op.kernel(*ins, **op.kernel_attrs(attrs), **({"is_train": attrs["is_train"]} if op.train_aware else {}))
+                op.kernel(*ins, **kernel_attrs)
         except Exception:  # samples meant for other dtypes: not this test's business
             continue
         changed = [k for k, (t, b) in enumerate(zip(ins, before))

@@ -176,7 +176,8 @@ def compute_in_place(graph: Graph) -> Graph:
             attrs = {"eps": float(_attr(node, "eps")), "fix_gamma": bool(_attr(node, "fix_gamma")),
                      "axis": axis, "inplace": True}
             new = Node(bn_act, node.name, attrs, inputs)
-        elif node.op is handles.elemwise_add and len(inputs) == 2 and (fresh(node.inputs[0]) or fresh(node.inputs[1])):
+        elif node.op is handles.elemwise_add and len(inputs) == 2 \
+                and (fresh(node.inputs[0]) or fresh(node.inputs[1])):
             lhs, rhs = inputs if fresh(node.inputs[0]) else (inputs[1], inputs[0])  # a + b == b + a
             new = Node(add_act, node.name, {"inplace": True}, (lhs, rhs))
         elif node.inputs and (absorbed := absorbable_activation(node)) is not None and fresh(node.inputs[0]):
