@@ -29,6 +29,8 @@ from hybridnet.ndarray.ndarray import NDArray, invoke
 from hybridnet.ops import registry
 from hybridnet.ops.registry import OpDef, Sample
 
+from finite_differences import central_differences
+
 __all__ = ["all_cases", "ops_without_samples", "prepare_inputs", "run_eager", "reference",
            "autograd_grad", "numeric_grad", "meta_shapes", "grad_indices", "head_grads_for",
            "check_forward", "check_grad", "check_shapes", "tolerances"]
@@ -192,16 +194,9 @@ def numeric_grad(op: OpDef, sample: Sample, head_grads: list, eps: float = FD_EP
     rng = np.random.RandomState(1)
     grads, probed = [], []
     for i in idx:
-        base = arrays[i]
-        g = np.zeros(base.size)
-        coords = _coords(base.size, rng)
-        for c in coords:
-            plus = [a if j != i else a.copy() for j, a in enumerate(arrays)]
-            minus = [a if j != i else a.copy() for j, a in enumerate(arrays)]
-            plus[i].reshape(-1)[c] += eps
-            minus[i].reshape(-1)[c] -= eps
-            g[c] = (objective(plus) - objective(minus)) / (2 * eps)
-        grads.append(g.reshape(base.shape))
+        coords = _coords(arrays[i].size, rng)
+        grads.append(central_differences(lambda v: objective([v if j == i else a for j, a in enumerate(arrays)]),
+                                         arrays[i], eps, at=coords))
         probed.append(coords)
     return grads, probed
 

@@ -8,6 +8,8 @@ from hybridnet.base import MXNetError
 from hybridnet.ops import registry
 from hybridnet.ops.rnn import pack_rnn_params, rnn_param_layout, rnn_param_size, unpack_rnn_params
 
+from finite_differences import central_differences
+
 nd = mx.nd
 T, N, I, H = 3, 2, 4, 5
 G = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
@@ -287,17 +289,14 @@ def test_nd_backward_matches_finite_differences_of_reference():
     with mx.autograd.record():
         out = nd.RNN(xa, wa, ha, state_size=H, num_layers=L, bidirectional=True, mode=mode)
         (out * nd.array(proj, dtype="float64")).sum().backward()
-    eps = 1e-6
-    for k in np.random.RandomState(2).choice(w.size, 12, replace=False):
-        e = np.zeros_like(w)
-        e[k] = eps
-        fd = (loss(w + e, x) - loss(w - e, x)) / (2 * eps)
-        assert abs(wa.grad.asnumpy()[k] - fd) < 1e-6 * max(1.0, abs(fd)), k
-    for idx in [(0, 0, 0), (2, 1, 3), (1, 0, 2)]:
-        e = np.zeros_like(x)
-        e[idx] = eps
-        fd = (loss(w, x + e) - loss(w, x - e)) / (2 * eps)
-        assert abs(xa.grad.asnumpy()[idx] - fd) < 1e-6 * max(1.0, abs(fd))
+    probed = np.random.RandomState(2).choice(w.size, 12, replace=False)
+    fd = central_differences(lambda v: loss(v, x), w, at=probed)
+    for k in probed:
+        assert abs(wa.grad.asnumpy()[k] - fd[k]) < 1e-6 * max(1.0, abs(fd[k])), k
+    at_x = [(0, 0, 0), (2, 1, 3), (1, 0, 2)]
+    fd = central_differences(lambda v: loss(w, v), x, at=[np.ravel_multi_index(i, x.shape) for i in at_x])
+    for idx in at_x:
+        assert abs(xa.grad.asnumpy()[idx] - fd[idx]) < 1e-6 * max(1.0, abs(fd[idx]))
 
 
 # ---- registry facts ---------------------------------------------------------------------------
