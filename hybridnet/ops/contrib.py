@@ -342,7 +342,10 @@ def _contrib_ROIAlign(data: Tensor, rois: Tensor, *, pooled_size: Shape, spatial
     return out
 
 
-def _np_bilinear(img, y, x):
+def np_roi_bilinear(img, y, x):
+    """NumPy reference of ROI Align's bilinear read of ``img`` (..., H, W) at (y, x) (after
+    MXNet's tests; RROIAlign reads the same way): 0 beyond [-1, H] x [-1, W], coordinates
+    clamped to >= 0 and to the last row/column."""
     H, W = img.shape[-2:]
     if y < -1.0 or y > H or x < -1.0 or x > W:
         return np.zeros(img.shape[:-2])
@@ -391,7 +394,7 @@ def _np_roi_align(data, rois, pooled_size=(1, 1), spatial_scale=1.0, sample_rati
                     yy = sy + i * bh + (iy + 0.5) * bh / gy
                     for ix in range(gx):
                         xx = sx + j * bw + (ix + 0.5) * bw / gx
-                        acc += _np_bilinear(img, yy, xx)
+                        acc += np_roi_bilinear(img, yy, xx)
                 acc /= cnt
                 if position_sensitive:
                     out[k, :, i, j] = acc[np.arange(co) * ph * pw + i * pw + j]

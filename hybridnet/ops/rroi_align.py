@@ -20,6 +20,7 @@ from torch import Tensor
 from ..base import MXNetError
 from ._helpers import per_dim
 from .attrs import Shape
+from .contrib import np_roi_bilinear
 from .registry import Sample, register
 
 
@@ -90,25 +91,6 @@ def _np_rroi_align(data, rois, pooled_size=(1, 1), spatial_scale=1.0, sampling_r
     N, C, H, W = data.shape
     PH, PW = pooled_size
     out = np.zeros((rois.shape[0], C, PH, PW))
-
-    def read(plane, y, x):  # type: ignore[no-untyped-def]
-        if y < -1.0 or y > H or x < -1.0 or x > W:
-            return 0.0
-        y, x = max(0.0, y), max(0.0, x)
-        y0, x0 = int(y), int(x)
-        if y0 >= H - 1:
-            y0 = y1 = H - 1
-            y = float(y0)
-        else:
-            y1 = y0 + 1
-        if x0 >= W - 1:
-            x0 = x1 = W - 1
-            x = float(x0)
-        else:
-            x1 = x0 + 1
-        ly, lx = y - y0, x - x0
-        return ((1 - ly) * (1 - lx) * plane[y0, x0] + (1 - ly) * lx * plane[y0, x1]
-                + ly * (1 - lx) * plane[y1, x0] + ly * lx * plane[y1, x1])
     for r, roi in enumerate(rois):
         b = int(roi[0])
         cx, cy, rw, rh = roi[1:5] * spatial_scale
@@ -124,7 +106,7 @@ def _np_rroi_align(data, rois, pooled_size=(1, 1), spatial_scale=1.0, sampling_r
                         yy = -rh / 2 + i * rh / PH + (a + 0.5) * rh / PH / gh
                         for k in range(gw):
                             xx = -rw / 2 + j * rw / PW + (k + 0.5) * rw / PW / gw
-                            acc += read(data[b, c], yy * np.cos(th) - xx * np.sin(th) + cy,
+                            acc += np_roi_bilinear(data[b, c], yy * np.cos(th) - xx * np.sin(th) + cy,
                                         xx * np.cos(th) + yy * np.sin(th) + cx)
                     out[r, c, i, j] = acc / (gh * gw)
     return out
