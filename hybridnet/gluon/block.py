@@ -480,7 +480,12 @@ def _brief(names: list, n: int = 20) -> str:
 
 
 class HybridBlock(Block):
-    """A Block whose ``hybrid_forward(F, x, ...)`` works with F = nd and F = sym."""
+    """A Block whose ``hybrid_forward(F, x, ...)`` works with F = nd and F = sym.
+
+    Its hybridize state, for the modules that read it: ``_options`` (a frozen
+    :class:`HybridizeOptions`, what the last ``hybridize()`` asked for), ``_cached_graph`` (the
+    trace, a :class:`TracedGraph`, ``()`` before it) and ``_cached_op`` (the ``CachedGraph``
+    compiled from them, None until the first hybridized call)."""
 
     def __init__(self, prefix: Optional[str] = None, params: Optional[ParameterDict] = None):
         super().__init__(prefix=prefix, params=params)
