@@ -300,10 +300,16 @@ def _read_shape(r: _Reader, field: str, dim_u32: bool = False, ndim: Optional[in
     return dims, at
 
 
+_MAX_ELEMENTS = 2 ** 63 - 1  # MXNet's shape sizes are int64 (index_t)
+
+
 def _check_dims(r: _Reader, dims: tuple, field: str, at: int) -> None:
     for d in dims:
         if d < 0:
             raise r.fail(f"{field} {dims} has a negative dimension", at)
+    if _size(dims) > _MAX_ELEMENTS:
+        raise r.fail(f"{field} {dims} has {_size(dims):.3e} elements, more than an int64 can count "
+                     f"(at most 2**63 - 1); not an array MXNet can hold", at)
 
 
 def _size(dims: tuple) -> int:

@@ -335,8 +335,11 @@ def test_huge_counts_do_not_allocate():
     with pytest.raises(MXNetError, match="truncated"):
         P.loads(file_of([huge_ndim]))
     huge_dims = u32(P.V2_MAGIC) + i32(0) + shape64((2 ** 62, 2 ** 62)) + i32(1) + i32(0) + i32(0)
-    with pytest.raises(MXNetError, match="truncated"):
+    with pytest.raises(MXNetError, match="more than an int64 can count"):
         P.loads(file_of([huge_dims]))
+    big_dims = u32(P.V2_MAGIC) + i32(0) + shape64((2 ** 31, 2 ** 31)) + i32(1) + i32(0) + i32(0)
+    with pytest.raises(MXNetError, match="truncated"):
+        P.loads(file_of([big_dims]))
     zero_but_huge = u32(P.V3_MAGIC) + i32(0) + shape64((0, 2 ** 62, 2 ** 62)) + i32(1) + i32(0) + i32(0)
     try:
         _, (z,) = P.loads(file_of([zero_but_huge]))
@@ -447,3 +450,17 @@ def test_load_refuses_a_count_the_file_size_cannot_hold(tmp_path):
 def test_load_of_dev_zero_returns_at_once():
     with pytest.raises(MXNetError, match=r"/dev/zero: not an MXNet NDArray list .*magic 0x0"):
         P.load("/dev/zero")
+
+
+def test_sparse_record_whose_size_overflows_int64_is_refused(tmp_path):
+    # torch raised "numel: integer multiplication overflow" when the record became an array
+    import hybridnet as mx
+    rec = P.SparseRecord("row_sparse", (2 ** 40, 2 ** 40), np.zeros((0, 2 ** 40), np.float32),
+                         (np.zeros((0,), np.int64),))
+    path = tmp_path / "overflow.params"
+    path.write_bytes(P.dumps([rec], ["w"]))
+    pattern = r"shape \(1099511627776, 1099511627776\) has 1\.209e\+24 elements, more than an int64 can count"
+    with pytest.raises(MXNetError, match=pattern):
+        mx.nd.load(str(path))
+    with pytest.raises(MXNetError, match=pattern):  # the bytes of an NDArray pickle take the same path
+        P.load_record(P.dump_record(rec), sparse=True)
