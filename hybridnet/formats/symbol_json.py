@@ -11,10 +11,16 @@ Inside the IR operator attributes are typed Python values (parsed by the operato
 Control-flow nodes (``_foreach``, ``_while_loop``, ``_cond``) keep their ``subgraphs``, each read
 as a graph of its own (nested at most ``MAX_SUBGRAPH_DEPTH`` deep). Not represented in the IR:
 ``control_deps`` (validated, then dropped: they carry no data).
+
+A node may have at most ``max_node_outputs()`` outputs (``HYBRIDNET_MAX_NODE_OUTPUTS``, default
+16384): each output costs code and memory from the first forward on, so a 300-byte file asking
+for a million (``SliceChannel num_outputs=1000000``) is refused at load, not after minutes of
+code generation.
 """
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from typing import Any, Optional, Union
 
@@ -323,6 +329,29 @@ def _n_outputs(rec: _Rec, node: Node) -> int:
                    f"from attributes {node.attrs!r}: {type(e).__name__}: {e}") from None
 
 
+MAX_NODE_OUTPUTS_ENV = "HYBRIDNET_MAX_NODE_OUTPUTS"
+_DEFAULT_MAX_NODE_OUTPUTS = 16384
+
+
+def max_node_outputs() -> int:
+    """The most outputs one loaded node may have (``HYBRIDNET_MAX_NODE_OUTPUTS``)."""
+    raw = os.environ.get(MAX_NODE_OUTPUTS_ENV)
+    if raw is None:
+        return _DEFAULT_MAX_NODE_OUTPUTS
+    try:
+        return int(raw)
+    except ValueError:
+        raise MXNetError(f"environment variable {MAX_NODE_OUTPUTS_ENV}={raw!r} is not an integer") from None
+
+
+def _check_output_count(rec: _Rec, node: Node) -> None:
+    n, bound = _n_outputs(rec, node), max_node_outputs()
+    if n > bound:
+        raise _err(f"{rec.where()}: {node.opname} has {n} outputs, more than the {bound} a loaded "
+                   f"node may have; if the file is trusted, raise the bound with the environment "
+                   f"variable {MAX_NODE_OUTPUTS_ENV}")
+
+
 def _input_names(rec: _Rec, attrs: dict) -> tuple:
     assert rec.op is not None
     if rec.op.variadic:
@@ -536,7 +565,9 @@ def _make_node(rec: _Rec, made: dict, var_names: dict) -> Node:
             raise _err(f"{rec.where()}: input {k} selects output {idx} of {src.where()}, which has "
                        f"{n_out} output(s)")
         inputs.append((node, idx))
-    return Node(op, rec.name, rec.attrs, inputs, rec.subgraphs)
+    node = Node(op, rec.name, rec.attrs, inputs, rec.subgraphs)
+    _check_output_count(rec, node)
+    return node
 
 
 # ----------------------------------------------------------------------------------------

@@ -111,3 +111,31 @@ def test_hostile_shape_hint_on_a_variable(tmp_path):
     s = mx.sym.load_json(json.dumps(doc))
     with pytest.raises(MXNetError, match="'data' __shape__"):
         s.infer_shape_partial()
+
+
+def _slice_channel_doc(num_outputs: int) -> str:
+    return json.dumps({"nodes": [{"op": "null", "name": "data", "inputs": []},
+                                 {"op": "SliceChannel", "name": "split",
+                                  "attrs": {"num_outputs": str(num_outputs)}, "inputs": [[0, 0, 0]]}],
+                       "arg_nodes": [0], "node_row_ptr": [0, 1, 1 + num_outputs], "heads": [[1, 0, 0]],
+                       "attrs": {"mxnet_version": ["int", 10901]}})
+
+
+def test_a_node_with_a_million_outputs_is_refused_at_load(tmp_path, monkeypatch):
+    # it used to cost a minute and a gigabyte of code generation at the first forward
+    import time
+    path = tmp_path / "split-symbol.json"
+    path.write_text(_slice_channel_doc(1_000_000))
+    assert path.stat().st_size < 400
+    t0 = time.monotonic()
+    with pytest.raises(MXNetError, match=r"node 1 \('split'\): SliceChannel has 1000000 outputs, more than "
+                                         r"the 16384 a loaded node may have; .* HYBRIDNET_MAX_NODE_OUTPUTS"):
+        gluon.SymbolBlock.imports(str(path), ["data"])
+    assert time.monotonic() - t0 < 1.0
+    monkeypatch.setenv("HYBRIDNET_MAX_NODE_OUTPUTS", "8")
+    with pytest.raises(MXNetError, match="SliceChannel has 9 outputs, more than the 8"):
+        mx.sym.load_json(_slice_channel_doc(9))
+    assert len(mx.sym.load_json(_slice_channel_doc(8)).get_internals()) >= 1
+    monkeypatch.setenv("HYBRIDNET_MAX_NODE_OUTPUTS", "many")
+    with pytest.raises(MXNetError, match="HYBRIDNET_MAX_NODE_OUTPUTS='many' is not an integer"):
+        mx.sym.load_json(_slice_channel_doc(2))
