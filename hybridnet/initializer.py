@@ -24,6 +24,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Type
 import numpy as np
 import torch
 
+from . import registry as _registry
 from .base import MXNetError
 from .ndarray import NDArray
 
@@ -296,78 +297,25 @@ _LEGACY_SUFFIXES: List[Tuple[str, str]] = [
 # --------------------------------------------------------------------------------------------
 # registry
 
-_INITIALIZER_REGISTRY: Dict[str, Type[Initializer]] = {}
-
-
-def _register_as(klass: Type[Initializer], name: str) -> None:
-    if not (isinstance(klass, type) and issubclass(klass, Initializer)):
-        raise TypeError(f"Can only register subclass of Initializer, got {klass!r}")
-    key = name.lower()
-    old = _INITIALIZER_REGISTRY.get(key)
-    if old is not None and old is not klass:
-        warnings.warn(f"New initializer {klass.__module__}.{klass.__name__} registered with name "
-                      f"{key} is overriding existing initializer {old.__module__}.{old.__name__}",
-                      UserWarning, stacklevel=3)
-    _INITIALIZER_REGISTRY[key] = klass
-
-
-def register(klass: Type[Initializer]) -> Type[Initializer]:
-    """Class decorator: register an Initializer under its lower-cased class name."""
-    _register_as(klass, klass.__name__)
-    return klass
-
-
-def alias(*aliases: str) -> Callable[[Type[Initializer]], Type[Initializer]]:
-    """Class decorator: register an Initializer under extra (lower-cased) names."""
-    def reg(klass: Type[Initializer]) -> Type[Initializer]:
-        for name in aliases:
-            _register_as(klass, name)
-        return klass
-    return reg
+# MXNet builds these on mx.registry (names are case-insensitive; re-registering a name warns)
+register = _registry.get_register_func(Initializer, "initializer")
+alias = _registry.get_alias_func(Initializer, "initializer")
+_create = _registry.get_create_func(Initializer, "initializer")
+_INITIALIZER_REGISTRY: Dict[str, Type[Initializer]] = _registry._registry_of(Initializer)
 
 
 def create(*args: Any, **kwargs: Any) -> Initializer:
     """Make an initializer from an instance, a registered name (+ kwargs), a JSON dump
-    ``'["name", {...}]'``, a JSON object ``'{"initializer": name, ...}'`` or a dict."""
-    if args:
-        spec, args = args[0], args[1:]
-    elif "initializer" in kwargs:
-        spec = kwargs.pop("initializer")
-    else:
-        raise TypeError("create() needs an initializer: an instance, a name or a JSON dump")
-    if isinstance(spec, Initializer):
-        if args or kwargs:
-            raise ValueError(f"initializer {spec!r} is already an instance. Additional arguments "
-                             f"are invalid")
-        return spec
-    if isinstance(spec, dict):
-        return create(**spec)
+    ``'["name", {...}]'``, a JSON object ``'{"initializer": name, ...}'`` or a dict (MXNet's
+    registry create); hybridnet also takes a ``(name, kwargs)`` pair and surrounding blanks."""
+    if not args and "initializer" not in kwargs:
+        return _create(**kwargs)  # the registry's error: no initializer given
+    spec, args = (args[0], args[1:]) if args else (kwargs.pop("initializer"), ())
+    if isinstance(spec, str):
+        spec = spec.strip()
     if isinstance(spec, (list, tuple)) and len(spec) == 2 and isinstance(spec[0], str):
-        return create(spec[0], *args, **dict(spec[1] or {}), **kwargs)
-    if not isinstance(spec, str):
-        raise TypeError(f"initializer must be an Initializer, a name or a JSON dump, got "
-                        f"{type(spec).__name__} ({spec!r:.60})")
-    text = spec.strip()
-    if text.startswith("[") or text.startswith("{"):
-        if args or kwargs:
-            raise ValueError("create(): extra arguments are invalid with a JSON spec")
-        try:
-            parsed = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"create(): cannot parse initializer JSON {spec!r}: {e}") from None
-        if isinstance(parsed, dict):
-            return create(**parsed)
-        if not (isinstance(parsed, list) and len(parsed) == 2 and isinstance(parsed[0], str)
-                and isinstance(parsed[1], dict)):
-            raise ValueError(f"create(): expected '[\"name\", {{kwargs}}]', got {spec!r}")
-        return create(parsed[0], **parsed[1])
-    key = text.lower()
-    klass = _INITIALIZER_REGISTRY.get(key)
-    if klass is None:
-        raise ValueError(f"{text} is not registered. Please register with "
-                         f"mx.init.register first. Known initializers: "
-                         f"{', '.join(sorted(_INITIALIZER_REGISTRY))}")
-    return klass(*args, **kwargs)
+        return _create(spec[0], *args, **dict(spec[1] or {}), **kwargs)
+    return _create(spec, *args, **kwargs)
 
 
 # --------------------------------------------------------------------------------------------

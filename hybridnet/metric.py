@@ -6,7 +6,6 @@ global ones (``global_sum_metric``/``global_num_inst``, cleared only by ``reset`
 """
 from __future__ import annotations
 
-import json
 import math
 from collections import OrderedDict  # noqa: F401  (MXNet's metric module exports it)
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -14,6 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy
 import torch
 
+from . import registry as _registry
 from .base import numeric_types, string_types
 from .ndarray.ndarray import NDArray
 
@@ -21,59 +21,6 @@ __all__ = ["EvalMetric", "CompositeEvalMetric", "Accuracy", "TopKAccuracy", "F1"
            "Perplexity", "MAE", "MSE", "RMSE", "CrossEntropy", "NegativeLogLikelihood",
            "PearsonCorrelation", "PCC", "Loss", "Torch", "Caffe", "CustomMetric", "np", "create",
            "register", "alias", "check_label_shapes"]
-
-_REGISTRY: Dict[str, type] = {}
-
-
-def register(klass: type) -> type:
-    """Register a metric class under its lower-cased class name (decorator)."""
-    if not isinstance(klass, type) or not issubclass(klass, EvalMetric):
-        raise TypeError(f"metric.register expects an EvalMetric subclass, got {klass!r}")
-    _REGISTRY[klass.__name__.lower()] = klass
-    return klass
-
-
-def alias(*aliases: str) -> Callable[[type], type]:
-    """Register extra (lower-cased) names for a metric class (decorator)."""
-    def reg(klass: type) -> type:
-        for name in aliases:
-            _REGISTRY[name.lower()] = klass
-        return klass
-    return reg
-
-
-def _create_registered(*args: Any, **kwargs: Any) -> "EvalMetric":
-    if args:
-        name, args = args[0], args[1:]
-    else:
-        if "metric" not in kwargs:
-            raise TypeError("metric.create: give a metric name, instance, list or callable")
-        name = kwargs.pop("metric")
-    if isinstance(name, EvalMetric):
-        if args or kwargs:
-            raise ValueError(f"metric.create: {name!r} is already an instance; additional "
-                             f"arguments {args} {kwargs} are invalid")
-        return name
-    if isinstance(name, dict):
-        return _create_registered(**name)
-    if not isinstance(name, str):
-        raise TypeError(f"metric.create: metric must be a str, EvalMetric, list or callable, "
-                        f"got {type(name).__name__}")
-    if name.startswith("["):
-        if args or kwargs:
-            raise ValueError("metric.create: a JSON spec takes no further arguments")
-        name, kwargs = json.loads(name)
-        return _create_registered(name, **kwargs)
-    if name.startswith("{"):
-        if args or kwargs:
-            raise ValueError("metric.create: a JSON spec takes no further arguments")
-        return _create_registered(**json.loads(name))
-    key = name.lower()
-    if key not in _REGISTRY:
-        raise ValueError(f"metric {name!r} is not registered; known metrics: "
-                         f"{', '.join(sorted(_REGISTRY))} (register new ones with "
-                         f"mx.metric.register)")
-    return _REGISTRY[key](*args, **kwargs)
 
 
 def create(metric: Any, *args: Any, **kwargs: Any) -> "EvalMetric":
@@ -88,7 +35,7 @@ def create(metric: Any, *args: Any, **kwargs: Any) -> "EvalMetric":
         for child in metric:
             composite.add(create(child, *args, **kwargs))
         return composite
-    return _create_registered(metric, *args, **kwargs)
+    return _create(metric, *args, **kwargs)
 
 
 def _shape_of(x: Any) -> Any:
@@ -205,6 +152,12 @@ class EvalMetric:
                 value = [value]
             return list(zip(name, value))
         return self.get_name_value()
+
+
+# MXNet builds these on mx.registry (names are case-insensitive; re-registering a name warns)
+register = _registry.get_register_func(EvalMetric, "metric")
+alias = _registry.get_alias_func(EvalMetric, "metric")
+_create = _registry.get_create_func(EvalMetric, "metric")
 
 
 @register

@@ -1,10 +1,11 @@
 """``mx.registry``: name -> class factories for serializable objects (MXNet 1.9.1's registry).
 
-Libraries built on MXNet (GluonNLP's embeddings, subword functions and datasets) make their own
-``register`` / ``alias`` / ``create`` trio with these functions: one registry per base class,
-names are case-insensitive, re-registering a name warns and overrides, and ``create`` accepts a
-name, an instance (returned as is), a dict of keyword arguments, or the JSON strings
-``'["name", {kwargs}]'`` / ``'{"nickname": "name", ...}'`` that ``dumps`` methods write.
+``mx.metric`` and ``mx.init`` build their ``register`` / ``alias`` / ``create`` trio on these
+functions, as MXNet does, and so do libraries built on MXNet (GluonNLP's embeddings, subword
+functions and datasets): one registry per base class, names are case-insensitive, re-registering
+a name warns and overrides, and ``create`` accepts a name, an instance (returned as is), a dict of
+keyword arguments, or the JSON strings ``'["name", {kwargs}]'`` / ``'{"nickname": "name", ...}'``
+that ``dumps`` methods write.
 """
 from __future__ import annotations
 
@@ -15,6 +16,12 @@ from typing import Any, Callable, Dict, Type
 __all__ = ["get_registry", "get_register_func", "get_alias_func", "get_create_func"]
 
 _REGISTRY: Dict[type, Dict[str, type]] = {}
+
+
+class _CreateArgumentError(TypeError, ValueError):
+    """Arguments ``create`` cannot apply (to an instance, or beside a JSON config). MXNet
+    asserts here; callers of the registry catch TypeError, those of ``mx.metric.create`` and
+    ``mx.init.create`` ValueError, and both keep working."""
 
 
 def _registry_of(base_class: type) -> Dict[str, type]:
@@ -89,8 +96,8 @@ def get_create_func(base_class: type, nickname: str) -> Callable[..., Any]:
                             f"{nickname}=...")
         if isinstance(name, base_class):
             if args or kwargs:
-                raise TypeError(f"{nickname} {name!r} is already an instance; additional "
-                                f"arguments {args!r} {kwargs!r} cannot be applied to it")
+                raise _CreateArgumentError(f"{nickname} {name!r} is already an instance; additional "
+                                          f"arguments {args!r} {kwargs!r} cannot be applied to it")
             return name
         if isinstance(name, dict):
             return create(**name)
@@ -99,17 +106,23 @@ def get_create_func(base_class: type, nickname: str) -> Callable[..., Any]:
                             f"{base_class.__name__} or a dict, got {type(name).__name__}")
         if name.startswith(("[", "{")):
             if args or kwargs:
-                raise TypeError(f"a JSON {nickname} config {name!r} takes no further arguments")
-            config = json.loads(name)
+                raise _CreateArgumentError(f"a JSON {nickname} config {name!r} takes no further arguments")
+            try:
+                config = json.loads(name)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"cannot parse the JSON {nickname} config {name!r}: {e}") from None
             if isinstance(config, dict):
                 return create(**config)
-            name, config_kwargs = config
-            return create(name, **config_kwargs)
+            if not (isinstance(config, list) and len(config) == 2 and isinstance(config[0], str)
+                    and isinstance(config[1], dict)):
+                raise ValueError(f"a JSON {nickname} config is '[\"name\", {{kwargs}}]' or an object "
+                                 f"of keyword arguments, got {name!r}")
+            return create(config[0], **config[1])
         key = name.lower()
         if key not in registry:
             raise ValueError(f"{name!r} is not a registered {nickname}; registered: "
-                             f"{', '.join(sorted(registry)) or '(none)'}. Register it first "
-                             f"with the {nickname} register function.")
+                             f"{', '.join(sorted(registry)) or '(none)'}. A name that is not registered "
+                             f"must be registered first with the {nickname} register function.")
         return registry[key](*args, **kwargs)
 
     create.__doc__ = (f"Create a {nickname} from a name, a {base_class.__name__} instance, a dict "

@@ -88,6 +88,25 @@ def test_reregistering_warns_and_overrides():
         register(Large, "size")                     # the same class again: no warning
 
 
+def test_metric_and_initializer_are_built_on_the_registry():
+    """As in MXNet, mx.metric and mx.init register into and create from mx.registry; arguments
+    create cannot apply are both TypeError (the registry's) and ValueError (theirs before)."""
+    import hybridnet as mx
+    assert registry.get_registry(mx.metric.EvalMetric)["acc"] is mx.metric.Accuracy
+    assert registry.get_registry(mx.init.Initializer)["zeros"] is mx.init.Zero
+    acc, one = mx.metric.Accuracy(), mx.init.One()
+    for create, inst in ((mx.metric.create, acc), (mx.init.create, one)):
+        assert create(inst) is inst
+        for error in (TypeError, ValueError):
+            with pytest.raises(error, match="already an instance"):
+                create(inst, 3)
+    with pytest.raises(ValueError, match="takes no further arguments"):
+        mx.init.create('["zero", {}]', 1)
+    with pytest.raises(ValueError, match="cannot parse the JSON initializer config"):
+        mx.init.create("[zero")
+    assert isinstance(mx.init.create(("uniform", {"scale": 0.2})), mx.init.Uniform)  # hybridnet's pair form
+
+
 def test_op_namespaces_hold_linalg_spellings():
     import numpy as np
 
