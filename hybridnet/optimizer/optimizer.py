@@ -60,10 +60,13 @@ def _flatten(groups: Any) -> list:
     return [a for group in groups for a in group]
 
 
-def _py_scaled(grad: NDArray, rescale: float, clip: Optional[float]) -> NDArray:
-    """``clip(rescale * grad, clip)`` for the optimizers MXNet writes in Python (they clip
-    whenever ``clip_gradient`` is not None)."""
+def _py_scaled(grad: NDArray, rescale: float, clip: Optional[float],
+               decay: Optional[NDArray] = None) -> NDArray:
+    """``clip(rescale * grad [+ decay], clip)`` for the optimizers MXNet writes in Python (they
+    clip whenever ``clip_gradient`` is not None; some add the weight decay ``wd * weight`` first)."""
     g = grad * rescale
+    if decay is not None:
+        g = g + decay
     if clip is not None:
         g = _nd.clip(g, -clip, clip)
     return g
@@ -1050,9 +1053,7 @@ class Adamax(Optimizer):
         t = self._index_update_count[index]
         lr /= (1. - self.beta1 ** t)
         mean, variance = state
-        g = grad * self.rescale_grad + wd * weight
-        if self.clip_gradient is not None:
-            g = _nd.clip(g, -self.clip_gradient, self.clip_gradient)
+        g = _py_scaled(grad, self.rescale_grad, self.clip_gradient, wd * weight)
         _nd.elemwise_add(self.beta1 * mean, (1. - self.beta1) * g, out=mean)
         _nd.broadcast_maximum(self.beta2 * variance, _nd.abs(g), out=variance)
         _nd.elemwise_sub(weight, lr * mean / variance, out=weight)
@@ -1094,9 +1095,7 @@ class Nadam(Optimizer):
         momentum_t_1 = self.beta1 * (1. - 0.5 * (pow(0.96, (t + 1) * self.schedule_decay)))
         self.m_schedule = self.m_schedule * momentum_t
         m_schedule_next = self.m_schedule * momentum_t_1
-        g = grad * self.rescale_grad + wd * weight
-        if self.clip_gradient is not None:
-            g = _nd.clip(g, -self.clip_gradient, self.clip_gradient)
+        g = _py_scaled(grad, self.rescale_grad, self.clip_gradient, wd * weight)
         _nd.elemwise_add(self.beta1 * mean, (1. - self.beta1) * g, out=mean)
         _nd.elemwise_add(self.beta2 * variance, (1. - self.beta2) * g * g, out=variance)
         grad_prime = g / (1. - self.m_schedule)
