@@ -6,8 +6,10 @@ compiled variants (``CachedOp``) keyed by the input signature: dtypes and device
 under ``static_shape=True``. A miss compiles a new variant, says which input changed (logging;
 one warning per block when it keeps missing) and keeps at most ``max_cached`` variants (LRU).
 
-A ``CachedOp`` is one variant: the graph optimized by the passes and compiled to a Python
-function. A call passes data tensors then parameter tensors; outside ``autograd.record()`` it
+A ``CachedOp`` is one variant: the graph after the training pipeline compiled to a Python
+function, plus the predict-mode functions the predict pipeline builds for it; which one serves
+a call is ``pipeline.serving_order``'s decision (see ``pipeline``). A call passes data tensors
+then parameter tensors; outside ``autograd.record()`` it
 runs with torch's grad mode off so nothing is recorded. Outputs own their memory as eager
 results do (``aliasing``). Neither object holds per-call state: threads may call one at once.
 """
@@ -18,7 +20,7 @@ import logging
 import threading
 import warnings
 from collections import OrderedDict
-from typing import Any, Callable, Optional, Protocol, Sequence
+from typing import Any, Callable, Optional, Protocol, Sequence, cast
 
 import torch
 
@@ -100,7 +102,9 @@ class CachedOp:
         calls and profiled calls."""
         runners = {Serve.TIER: self._run_tier, Serve.PLAN: self._run_plan, Serve.IN_PLACE: self._run_in_place,
                    Serve.COMPILED: functools.partial(self._run, self.compiled, self.compiled.fn),
-                   Serve.HOOK: functools.partial(self._run, self.compiled, self._hook), Serve.TIMED: self._run_timed}
+                   Serve.TIMED: self._run_timed}
+        if self._hook is not None:
+            runners[Serve.HOOK] = functools.partial(self._run, self.compiled, self._hook)
 
         def route(recording: bool, training: bool, profiling: bool = False) -> tuple:
             return tuple(runners[s] for s in serving_order(
@@ -170,16 +174,18 @@ class CachedOp:
         turns rounding differences into visible ones)."""
         return compile_predict_function(self.graph, self._inputs, "hybrid_forward")
 
+    # the runners below serve only where ``_route`` put them: ``tier`` and ``predict_plan`` are set
+
     def _run_tier(self, tensors: list, mode: Mode) -> Optional[tuple]:
-        return self.tier(tensors if self._all else [tensors[i] for i in self._keep])  # type: ignore[misc]
+        return cast(TierRunner, self.tier)(tensors if self._all else [tensors[i] for i in self._keep])
 
     def _run_plan(self, tensors: list, mode: Mode) -> tuple:
-        plan = self.predict_plan
+        plan = cast(PredictPlan, self.predict_plan)
         try:
-            return plan(tensors)  # type: ignore[misc]
+            return plan(tensors)
         except (RuntimeError, ValueError, IndexError, TypeError) as e:
-            raise explain_failure(self.graph, [v.name for v in plan.data_nodes + plan.param_nodes],  # type: ignore[union-attr]
-                                  tensors, e, plan.source) from e  # type: ignore[union-attr]
+            raise explain_failure(self.graph, [v.name for v in plan.data_nodes + plan.param_nodes],
+                                  tensors, e, plan.source) from e
 
     def _run_in_place(self, tensors: list, mode: Mode) -> Optional[tuple]:
         compiled = self._predict_function

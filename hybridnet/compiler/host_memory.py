@@ -10,6 +10,9 @@ to keep what is freed (``M_TRIM_THRESHOLD`` at its maximum), so later calls reus
 (no page faults) and the process keeps its peak memory, as MXNet's pool does. It is process-wide
 and lasts until exit. Without glibc (macOS, Windows, musl) nothing changes;
 ``HYBRIDNET_STATIC_ALLOC_HEAP=0`` turns it off.
+
+This is the meaning the ``static_alloc`` flag keeps; the predict plan and the lowered tier it
+also switches on are ``pipeline.PredictOptions`` (``plan``, ``tier``).
 """
 from __future__ import annotations
 
