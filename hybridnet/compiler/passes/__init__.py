@@ -28,12 +28,10 @@ def lint_after(graph: Graph, name: str) -> Graph:
     return graph
 
 
-def run_passes(graph: Graph, passes: Sequence[Callable[[Graph], Graph]], lint: bool = True) -> Graph:
-    """Apply ``passes`` in order; with ``lint``, check the graph after each and name the culprit."""
+def run_passes(graph: Graph, passes: Sequence[Callable[[Graph], Graph]]) -> Graph:
+    """Apply ``passes`` in order, checking the graph after each (``lint_after``)."""
     for p in passes:
-        graph = p(graph)
-        if lint:
-            lint_after(graph, str(getattr(p, "__name__", p)))
+        graph = lint_after(p(graph), str(getattr(p, "__name__", p)))
     return graph
 
 
