@@ -1,5 +1,8 @@
 """Predict-mode lowering tiers: the compiled graph handed to TorchScript or Inductor.
 
+The predict pipeline's last, optional stage (``pipeline.PREDICT_PIPELINE``, ``Target.TIER``):
+it lowers the training pipeline's graph; which backend, if any, is ``pipeline.PredictOptions``.
+
 The default tier (``codegen``) calls the registry kernels one by one from generated Python. A
 *lowered* tier runs the same generated function once under a compiler that sees every kernel's
 torch calls, with the parameters baked in as constants, so it can fold, fuse and pre-pack:
