@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from typing import Any, Callable, Dict, Type
+from typing import Any, Callable, Dict
 
 __all__ = ["get_registry", "get_register_func", "get_alias_func", "get_create_func"]
 
