@@ -7,6 +7,12 @@ their last use so memory is released early. The subgraphs of a control-flow node
 functions of their own, generated the same way into the same source (before the function that
 uses them) and handed to the node's kernel, which calls them in its loop. The source is kept
 (``CompiledGraph.source``) so users and tests can read exactly what runs.
+
+In training (``_train``) a view a node returns (``OpDef.returns_view``: a slice, split,
+swapaxes, broadcast...) is handed on in the memory layout eager mode hands on: eager operators
+return new memory (a copy of a view keeps a dense view's strides and packs any other), and a
+kernel reduces a strided view in another order than the packed copy, so training through the
+compiled graph would round differently from eager training.
 """
 from __future__ import annotations
 
@@ -17,7 +23,16 @@ from typing import Any, Callable, Optional, Sequence
 
 from ..ir.graph import Graph, Node
 
-__all__ = ["CompiledGraph", "compile_graph"]
+__all__ = ["CompiledGraph", "compile_graph", "eager_layout"]
+
+
+def eager_layout(t: Any) -> Any:
+    """A view in the layout eager mode gives it (``NDArray``'s copy of a view): packed unless
+    already contiguous. Copying a contiguous view would change nothing the next kernel sees."""
+    return t if t.is_contiguous() else t.clone()
+
+
+_EAGER_LAYOUT = "_eager_layout"
 
 
 def _is_literal(v: Any) -> bool:
@@ -84,8 +99,8 @@ def compile_graph(graph: Graph, input_order: Optional[Sequence[Node]] = None,
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", fn_name) or keyword.iskeyword(fn_name):
         raise ValueError(f"compile_graph: fn_name must be an ASCII identifier, got {fn_name!r}")
     variables = list(input_order) if input_order is not None else graph.variables()
-    used: set = {"_train", fn_name}
-    g: dict[str, Any] = {}
+    used: set = {"_train", fn_name, _EAGER_LAYOUT}
+    g: dict[str, Any] = {_EAGER_LAYOUT: eager_layout}
     functions: list = []
     _emit_function(graph, variables, fn_name, used, g, {}, functions)
     src = "\n".join(functions)
@@ -159,17 +174,15 @@ def _emit_function(graph: Graph, variables: Sequence[Node], fn_name: str, used: 
             kw.append("is_train=_train")
         call = f"{kname}({', '.join(args + kw)})"
         nout = n.num_outputs()
-        if nout == 1:
-            out = _ident(n.name, used)
-            names[(id(n), 0)] = out
-            lines.append(f"    {out} = {call}  {_comment(n.name)}")
-        else:
-            outs = []
-            for k in range(nout):
-                o = _ident(f"{n.name}_{k}", used)
-                names[(id(n), k)] = o
-                outs.append(o)
-            lines.append(f"    {', '.join(outs)} = {call}  {_comment(n.name)}")
+        outs = []
+        for k in range(nout):
+            o = _ident(n.name if nout == 1 else f"{n.name}_{k}", used)
+            names[(id(n), k)] = o
+            outs.append(o)
+        lines.append(f"    {', '.join(outs)} = {call}  {_comment(n.name)}")
+        if n.op.returns_view and not n.subgraphs:
+            lines.append("    if _train:")
+            lines.extend(f"        {o} = {_EAGER_LAYOUT}({o})" for o in outs)
         dead = sorted({names[(id(src), k)] for src, k in n.inputs
                        if last_use.get((id(src), k)) == i and (id(src), k) not in outputs})
         if dead:
