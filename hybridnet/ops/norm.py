@@ -70,11 +70,6 @@ def batch_norm(data: Tensor, gamma: Tensor, beta: Tensor, moving_mean: Tensor, m
     """The BatchNorm computation shared by BatchNorm and BatchNorm_v1."""
     nd = data.dim()
     ax = axis % nd if nd else 0
-    if is_train and not use_global_stats and not data.is_contiguous() \
-            and not data.is_contiguous(memory_format=torch.channels_last):
-        # a view (a traced slice, which eager mode copies): the batch statistics are sums whose
-        # rounding depends on the memory order, so reduce the copy eager mode reduces
-        data = data.contiguous()
     x = data
     if ax != 1 and nd > 1:
         x = x.movedim(ax, 1)
