@@ -30,7 +30,8 @@ from ..profiler import recorder as _profiler
 from .aliasing import OutputOwnership
 from .codegen import CompiledGraph, compile_graph
 from .host_memory import keep_freed_memory
-from .pipeline import PredictOptions, Serve, Target, lowering_backend, predict_graph, serving_order, training_graph
+from .pipeline import (PassContext, PredictOptions, Serve, Target, lowering_backend, predict_graph,
+                       serving_order, training_graph)
 from .predict import PredictPlan
 from .tiers import TierRefused, TierRunner
 
@@ -384,13 +385,14 @@ class CachedGraph:
                           f"signatures, so older ones are dropped; {hint}", stacklevel=5)
 
 
-def compile_predict_function(graph: Graph, inputs: Sequence[Node], fn_name: str) -> Optional[CompiledGraph]:
+def compile_predict_function(graph: Graph, inputs: Sequence[Node], fn_name: str,
+                             ctx: PassContext = PassContext()) -> Optional[CompiledGraph]:
     """The in-place function: ``graph`` (the training pipeline's) after the predict pipeline's
     ``IN_PLACE`` stages, compiled for calls that neither record nor train (of a hybridized
     block or a bound executor): convolution activations channels-last (``passes.layout``),
     BatchNorm, residual additions and activations written over the convolution outputs they
     read (``passes.inference.compute_in_place``); None where the stages change nothing."""
-    rewritten = predict_graph(graph, Target.IN_PLACE)
+    rewritten = predict_graph(graph, Target.IN_PLACE, ctx)
     return None if rewritten is graph else compile_graph(rewritten, inputs, fn_name)
 
 

@@ -123,7 +123,7 @@ def run_stages(graph: Graph, stages: Sequence[Stage], ctx: PassContext = PassCon
         if stage.run is None or (stage.needs is not None and stage.needs not in ran) \
                 or (stage.when is not None and not stage.when(graph, ctx)):
             continue
-        graph = lint_after(stage.run(graph, ctx), stage.name)
+        graph = lint_after(stage.run(graph, ctx), stage.name, unique_variable_names=not ctx.bound)
         ran.add(stage.name)
     return graph
 

@@ -130,12 +130,15 @@ class Graph:
                 out[id(src)].append((n, k))
         return out
 
-    def lint(self) -> None:
+    def lint(self, unique_variable_names: bool = True) -> None:
         """Check structural invariants; raise GraphError naming the offending node (nodes of a
-        subgraph are named by the path of control-flow nodes leading to them)."""
-        self._lint("", 0)
+        subgraph are named by the path of control-flow nodes leading to them).
+        ``unique_variable_names=False`` allows several variables of one name at the top level,
+        as a bound Symbol may have (MXNet's ``bind`` gives them all the array of that name);
+        a block's parameters are bound by name, so its graphs keep the rule."""
+        self._lint("", 0, unique_variable_names)
 
-    def _lint(self, where: str, depth: int) -> None:
+    def _lint(self, where: str, depth: int, unique_variable_names: bool = True) -> None:
         if depth > MAX_SUBGRAPH_DEPTH:
             raise GraphError(f"{where}subgraphs are nested more than {MAX_SUBGRAPH_DEPTH} deep")
         pos = {id(n): i for i, n in enumerate(self.nodes)}
@@ -145,7 +148,7 @@ class Graph:
                 if n.inputs:
                     raise GraphError(f"variable {n.name!r} has inputs")
                 other = var_names.get(n.name)
-                if other is not None and other is not n:
+                if other is not None and other is not n and unique_variable_names:
                     raise GraphError(f"{where}two different variables are named {n.name!r}")
                 var_names[n.name] = n
                 if n.subgraphs:

@@ -255,7 +255,7 @@ class Executor:
         channels-last, BatchNorm, residual additions and activations in place), made on the
         first one (None: the passes change nothing); training keeps the plain function, eager
         mode's exact kernels."""
-        return compile_predict_function(self._graph, self._order, "graph_fn")
+        return compile_predict_function(self._graph, self._order, "graph_fn", PassContext(bound=True))
 
     def _run_monitor(self, args: list, is_train: bool) -> None:
         callback, monitor_all = self._monitor  # type: ignore[misc]

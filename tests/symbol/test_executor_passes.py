@@ -66,3 +66,15 @@ def test_debug_str_reports_the_memory_plan():
     assert train == 10 + 2               # every forward result kept, two gradient buffers
     text = data.simple_bind(mx.cpu(), data=shape).debug_str()
     assert "Op:elemwise_mul, Name=" in text and "def " in text
+
+
+def test_a_bound_symbol_may_hold_two_variables_of_one_name():
+    """MXNet binds every variable named 'a' to the array named 'a'; a hybridized block's graph
+    (parameters bound by name too) still refuses two. The executor's passes lint with that
+    allowance (they said "pass cse produced an invalid graph")."""
+    out = mx.sym.var("a") * 2 + mx.sym.var("a")
+    assert out.list_arguments() == ["a", "a"]
+    np.testing.assert_array_equal(out.eval(a=mx.nd.array([1.0, 2.0]))[0].asnumpy(), [3.0, 6.0])
+    ex = out.simple_bind(mx.cpu(), a=(2,))
+    ex.arg_dict["a"][:] = 1.0
+    np.testing.assert_array_equal(ex.forward(is_train=False)[0].asnumpy(), [3.0, 3.0])

@@ -18,11 +18,11 @@ __all__ = ["run_passes", "lint_after", "export_graph", "cse", "distinct_outputs"
            "ParameterPrologue", "split_parameter_prologue"]
 
 
-def lint_after(graph: Graph, name: str) -> Graph:
+def lint_after(graph: Graph, name: str, unique_variable_names: bool = True) -> Graph:
     """``graph``, checked (``Graph.lint``) after the pass ``name`` made it; a GraphError names
     that pass."""
     try:
-        graph.lint()
+        graph.lint(unique_variable_names)
     except GraphError as e:
         raise GraphError(f"pass {name} produced an invalid graph: {e}") from None
     return graph
