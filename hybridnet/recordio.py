@@ -388,13 +388,98 @@ def _pil() -> Any:
     return Image
 
 
+# Pillow (as OpenCV) allocates the whole image from the declared size before it reads a pixel,
+# and fills a truncated JPEG with grey: a 400-byte file declaring 9000x9000 cost 300 MB and
+# decoded. The size is checked first against what the file can hold at all: a PNG's pixels are
+# deflate-compressed (at most 1032:1, its format limit); a Huffman-coded JPEG spends at least one
+# bit per 8x8 block of every component in its first scan.
+_DEFLATE_MAX_RATIO = 1032
+_PNG_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
+
+
+def _check_declared_size(buf: bytes) -> None:
+    """Refuse a PNG or JPEG whose declared width x height needs more coded data than the file
+    has (truncated or corrupt); other formats and unparsable headers are left to Pillow."""
+    if buf[:8] == b"\x89PNG\r\n\x1a\n":
+        _check_png_size(buf)
+    elif buf[:2] == b"\xff\xd8":
+        _check_jpeg_size(buf)
+
+
+def _check_png_size(buf: bytes) -> None:
+    pos, idat, header = 8, 0, None
+    while pos + 8 <= len(buf):
+        length, kind = struct.unpack(">I4s", buf[pos:pos + 8])
+        if kind == b"IHDR" and length >= 13 and pos + 21 <= len(buf):
+            header = struct.unpack(">IIBB", buf[pos + 8:pos + 18])
+        elif kind == b"IDAT":
+            idat += min(length, len(buf) - pos - 8)
+        elif kind == b"IEND":
+            break
+        pos += 12 + length
+    if header is None:
+        return
+    width, height, depth, colour = header
+    bits = width * height * depth * _PNG_CHANNELS.get(colour, 1)
+    if (bits + 7) // 8 > _DEFLATE_MAX_RATIO * idat + 1024:
+        raise MXNetError(f"the PNG declares {width}x{height} pixels ({(bits + 7) // 8} bytes of image "
+                         f"data), but its {idat} bytes of compressed data can hold at most "
+                         f"{_DEFLATE_MAX_RATIO * idat} (deflate's limit): the file is truncated or corrupt")
+
+
+def _check_jpeg_size(buf: bytes) -> None:
+    pos, frame = 2, None
+    while pos + 4 <= len(buf):
+        if buf[pos] != 0xFF:
+            return  # not a marker where one must be: Pillow reports the corruption
+        marker = buf[pos + 1]
+        if marker == 0xFF:
+            pos += 1
+            continue
+        if marker == 0xD8 or 0xD0 <= marker <= 0xD7 or marker == 0x01:
+            pos += 2
+            continue
+        (length,) = struct.unpack(">H", buf[pos + 2:pos + 4])
+        if marker == 0xDA:  # start of scan: the entropy-coded data follows
+            if frame is not None:
+                _check_jpeg_frame(frame, len(buf) - pos)
+            return
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            if marker >= 0xC9:
+                return  # arithmetic coding: no per-block minimum to check
+            body = buf[pos + 4:pos + 2 + length]
+            if len(body) >= 6:
+                height, width, n = struct.unpack(">HHB", body[1:6])
+                sampling = [(b >> 4, b & 15) for b in body[7:7 + 3 * n:3]]
+                frame = (width, height, sampling)
+        pos += 2 + length
+
+
+def _check_jpeg_frame(frame: tuple, coded: int) -> None:
+    width, height, sampling = frame
+    if not width or not height or not sampling or not all(h and v for h, v in sampling):
+        return  # a size given later (DNL) or a malformed frame: Pillow decides
+    hmax, vmax = max(h for h, _ in sampling), max(v for _, v in sampling)
+    blocks = min(-(-(-(-width * h // hmax)) // 8) * -(-(-(-height * v // vmax)) // 8)
+                 for h, v in sampling)
+    if -(-blocks // 8) > coded:
+        raise MXNetError(f"the JPEG declares {width}x{height} pixels, which take at least "
+                         f"{-(-blocks // 8)} bytes of coded data, but the file has {coded} after its "
+                         f"first scan header: the file is truncated or corrupt")
+
+
 def _decode_image(buf: bytes, iscolor: int = -1) -> np.ndarray:
     """Decode JPEG/PNG bytes like ``cv2.imdecode``: HxWx3 BGR (iscolor 1), HxW gray (0),
     or as stored (-1: gray stays HxW, colour BGR, alpha BGRA)."""
     import io
     Image = _pil()
+    buf = bytes(buf)
     try:
-        img = Image.open(io.BytesIO(bytes(buf)))
+        _check_declared_size(buf)
+    except MXNetError as e:
+        raise MXNetError(f"cannot decode image ({len(buf)} bytes): {e}") from None
+    try:
+        img = Image.open(io.BytesIO(buf))
         img.load()
     except Exception as e:
         raise MXNetError(f"cannot decode image ({len(buf)} bytes): {e}") from None

@@ -196,3 +196,48 @@ def test_legacy_nd_imdecode_is_chw_bgr_float(tmp_path):
     np.testing.assert_array_equal(out.asnumpy(), arr[:, :, ::-1].transpose(2, 0, 1))
     clip = mx.nd.imdecode(buf, clip_rect=(1, 2, 5, 6), mean=mx.nd.ones((3, 4, 4)))
     np.testing.assert_array_equal(clip.asnumpy(), arr[2:6, 1:5, ::-1].transpose(2, 0, 1) - 1.0)
+
+
+# -- a declared size the file cannot hold is refused before decoding (issue 24) ------------------
+def _resized(data, width, height):
+    """``data`` (a PNG or JPEG) with its header declaring ``width`` x ``height``."""
+    import struct
+    import zlib
+    b = bytearray(data)
+    if data[:4] == b"\x89PNG":
+        b[16:24] = struct.pack(">II", width, height)
+        b[29:33] = struct.pack(">I", zlib.crc32(bytes(b[12:29])))  # a valid header CRC
+    else:
+        i = data.find(b"\xff\xc0")
+        b[i + 5:i + 9] = struct.pack(">HH", height, width)
+    return bytes(b)
+
+
+@pytest.mark.parametrize("fmt", ["JPEG", "PNG"])
+def test_imdecode_refuses_a_size_the_file_cannot_hold(fmt):
+    import io
+    out = io.BytesIO()
+    PIL.fromarray(_rand_img(7, 9)[:, :, 0], "L").save(out, format=fmt)
+    data = _resized(out.getvalue(), 9000, 9000)
+    # before: Pillow allocated the 81-megapixel image first; the JPEG (grey-filled, as libjpeg
+    # fills a truncated scan) even decoded to a 9000x9000x3 array (243 MB) from ~400 bytes
+    with pytest.raises(mx.base.MXNetError, match=f"the {fmt} declares 9000x9000 pixels.*truncated or corrupt"):
+        mx.image.imdecode(data)
+    with pytest.raises(mx.base.MXNetError, match="declares 9000x9000"):
+        mx.nd.imdecode(data)
+    # a size the coded data can hold still decodes (Pillow reports what is wrong with it)
+    small = _resized(out.getvalue(), 9, 7)
+    assert mx.image.imdecode(small).shape == (7, 9, 3)
+
+
+@pytest.mark.parametrize("mode, fmt, kw", [("RGB", "JPEG", {}), ("RGB", "JPEG", {"progressive": True}),
+                                           ("L", "JPEG", {"subsampling": 2}), ("RGB", "PNG", {"compress_level": 9}),
+                                           ("1", "PNG", {}), ("P", "PNG", {})])
+def test_imdecode_takes_highly_compressed_images(mode, fmt, kw):
+    """Constant images come close to each format's limit (deflate's 1032:1, one bit per JPEG
+    block) and must not be refused."""
+    import io
+    out = io.BytesIO()
+    PIL.new(mode, (2000, 1500), 0).save(out, format=fmt, **kw)
+    img = mx.image.imdecode(out.getvalue())
+    assert img.shape == (1500, 2000, 3) and int(img.asnumpy().max()) == 0

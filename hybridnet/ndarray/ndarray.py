@@ -741,7 +741,16 @@ class NDArray:
         if handle is None:
             raise MXNetError("NDArray.__setstate__: expected {'handle': <array record bytes>} as "
                              "written by NDArray.__getstate__")
-        self._t = _from_numpy_loaded(_params.load_record(bytes(handle), sparse=True))._t
+        loaded = _from_numpy_loaded(_params.load_record(bytes(handle), sparse=True))
+        # the class comes from the pickle stream, the storage from the record: a pickle written
+        # by __getstate__ always agrees; anything else would give an array whose methods fail
+        from .sparse import BaseSparseNDArray
+        if not isinstance(self, type(loaded)) or (
+                isinstance(self, BaseSparseNDArray) and not isinstance(loaded, BaseSparseNDArray)):
+            raise MXNetError(f"NDArray.__setstate__: the record holds a {loaded.stype} array, but the "
+                             f"pickle restores it as a {type(self).__name__}; NDArray.__getstate__ "
+                             f"never writes such a pickle (the record or the class was altered)")
+        self._t = loaded._t
 
     # -- indexing -------------------------------------------------------------------------
     def __getitem__(self, key: Any) -> "NDArray":

@@ -15,9 +15,12 @@ import functools
 import warnings
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
+import numpy as np
+
 from .. import initializer as init
 from .. import ndarray
 from .. import symbol
+from ..base import MXNetError
 
 __all__ = ["RNNParams", "BaseRNNCell", "RNNCell", "LSTMCell", "GRUCell", "FusedRNNCell",
            "SequentialRNNCell", "DropoutCell", "ModifierCell", "ZoneoutCell", "ResidualCell",
@@ -143,15 +146,21 @@ class BaseRNNCell:
         return args
 
     def pack_weights(self, args: Dict[str, Any]) -> Dict[str, Any]:
-        """Concatenate per-gate arrays back into the stacked ``i2h``/``h2h`` weight and bias."""
+        """Concatenate per-gate arrays back into the stacked ``i2h``/``h2h`` weight and bias.
+        The parts are checked first (present, dense floating point, ``num_hidden`` rows, one
+        shape and dtype per group): MXNet concatenates whatever it gets and fails later."""
         args = args.copy()
         if not self._gate_names:
             return args
+        h = self._num_hidden
         for group in ('i2h', 'h2h'):
             for kind in ('weight', 'bias'):
-                parts = [args.pop('%s%s%s_%s' % (self._prefix, group, gate, kind))
-                         for gate in self._gate_names]
-                args['%s%s_%s' % (self._prefix, group, kind)] = ndarray.concatenate(parts)
+                names = ['%s%s%s_%s' % (self._prefix, group, gate, kind) for gate in self._gate_names]
+                _check_parts(args, names, '%s%s_%s' % (self._prefix, group, kind),
+                             lambda first: (h,) if kind == 'bias' else (h,) + tuple(first.shape[1:]),
+                             kind == 'weight')
+                args['%s%s_%s' % (self._prefix, group, kind)] = ndarray.concatenate(
+                    [args.pop(name) for name in names])
         return args
 
     def unroll(self, length: int, inputs: SymbolSeq, begin_state: Optional[list] = None,
@@ -179,6 +188,40 @@ class BaseRNNCell:
         """Advance the step counter and return this step's node-name prefix."""
         self._counter += 1
         return '%st%d_' % (self._prefix, self._counter)
+
+
+def _check_parts(args: Dict[str, Any], names: Sequence[str], packed: str,
+                 expected: Callable[[Any], tuple], matrix: bool) -> None:
+    """Check the per-gate arrays ``names`` that pack into ``packed``: all present, dense
+    floating-point NDArrays of one dtype, each of shape ``expected(first part)`` (a weight at
+    least 2-D); raise MXNetError naming the parameter and both shapes."""
+    missing = [name for name in names if name not in args]
+    if missing:
+        raise MXNetError(f"pack_weights: {packed!r} is packed from {list(names)}, but "
+                         f"{missing} {'is' if len(missing) == 1 else 'are'} missing")
+    first = None
+    for name in names:
+        value = args[name]
+        if not isinstance(value, ndarray.NDArray) or value.stype != 'default':
+            what = type(value).__name__ if not isinstance(value, ndarray.NDArray) else value.stype
+            raise MXNetError(f"pack_weights: parameter {name!r} is a {what} array; RNN weights "
+                             f"are dense NDArrays")
+        if not np.issubdtype(np.dtype(value.dtype), np.floating):
+            raise MXNetError(f"pack_weights: parameter {name!r} has dtype {np.dtype(value.dtype).name}; "
+                             f"RNN weights are floating point")
+        if first is None:
+            if matrix and value.ndim < 2:
+                raise MXNetError(f"pack_weights: parameter {name!r} has shape {tuple(value.shape)}; "
+                                 f"a weight has at least 2 dimensions")
+            first = value
+        want = tuple(expected(first))
+        if tuple(value.shape) != want:
+            raise MXNetError(f"pack_weights: parameter {name!r} has shape {tuple(value.shape)}, "
+                             f"the cell expects {want}")
+        if value.dtype != first.dtype:
+            raise MXNetError(f"pack_weights: parameter {name!r} has dtype {np.dtype(value.dtype).name}, "
+                             f"but {names[0]!r} has {np.dtype(first.dtype).name}; one packed array "
+                             f"has one dtype")
 
 
 class _DenseCell(BaseRNNCell):
@@ -386,10 +429,26 @@ class FusedRNNCell(BaseRNNCell):
     def pack_weights(self, args):
         args = args.copy()
         dirs, gates, h = self._bidirectional + 1, self._num_gates, self._num_hidden
-        first = args['%sl0_i2h%s_weight' % (self._prefix, self._gate_names[0])]
+        first_name = '%sl0_i2h%s_weight' % (self._prefix, self._gate_names[0])
+        _check_parts(args, [first_name], self._parameter.name, lambda first: (h,) + tuple(first.shape[1:]),
+                     True)
+        first = args[first_name]
+        if first.ndim != 2:
+            raise MXNetError(f"pack_weights: parameter {first_name!r} has shape {tuple(first.shape)}, "
+                             f"the cell expects ({h}, <input size>)")
         num_input = first.shape[1]
         total = ((num_input + h + 2) * h * gates * dirs
                  + (self._num_layers - 1) * gates * h * (h + dirs * h + 2) * dirs)
+        # shapes come from the layout (the first weight gives the input size); a value of
+        # another shape is refused, never broadcast into its slot
+        layout = {name: tuple(view.shape) for name, view in
+                  self._slice_weights(_ShapeOnly(total), num_input, h).items()}
+        for name, shape in layout.items():
+            _check_parts(args, [name], self._parameter.name, lambda _, s=shape: s, len(shape) > 1)
+            if args[name].dtype != first.dtype:
+                raise MXNetError(f"pack_weights: parameter {name!r} has dtype "
+                                 f"{np.dtype(args[name].dtype).name}, but {first_name!r} has "
+                                 f"{np.dtype(first.dtype).name}; one packed array has one dtype")
         arr = ndarray.zeros((total,), ctx=first.context, dtype=first.dtype)
         for name, view in self._slice_weights(arr, num_input, h).items():
             view[:] = args.pop(name)
@@ -448,6 +507,20 @@ class FusedRNNCell(BaseRNNCell):
             if self._dropout > 0 and layer != self._num_layers - 1:
                 stack.add(DropoutCell(self._dropout, prefix='%s_dropout%d_' % (self._prefix, layer)))
         return stack
+
+
+class _ShapeOnly:
+    """Stands in for the flat parameter vector when only the layout's shapes are wanted."""
+
+    def __init__(self, size: int, shape: tuple = ()) -> None:
+        self.size, self.shape = size, shape or (size,)
+
+    def __getitem__(self, key: slice) -> "_ShapeOnly":
+        n = len(range(*key.indices(self.size)))
+        return _ShapeOnly(n)
+
+    def reshape(self, shape: tuple) -> "_ShapeOnly":
+        return _ShapeOnly(self.size, tuple(shape))
 
 
 def _share_params(container: BaseRNNCell, cells: Sequence[BaseRNNCell], override: bool) -> None:
