@@ -19,7 +19,7 @@ import time
 import traceback
 import warnings
 import zlib
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Union
 
 from hybridnet.base import MXNetError
 
@@ -93,11 +93,12 @@ def _where(tb: BaseException) -> str:
     return f"{os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else "?"
 
 
-def run(loaders: List[str], n: int, seed: int = 0, time_limit: float = 5.0,
+def run(loaders: List[str], n: Union[int, Dict[str, int]], seed: int = 0, time_limit: float = 5.0,
         memory_bytes: Optional[int] = 1 << 30, verbose: bool = False, only: Optional[int] = None,
         targets: Optional[Dict[str, Target]] = None,
         progress: Optional[Callable[[str, Dict[str, Any]], None]] = None) -> Dict[str, Any]:
-    """Fuzz each loader with ``n`` inputs; returns the report (counts and failure examples).
+    """Fuzz each loader with ``n`` inputs (or ``n[loader]``); returns the report (counts and
+    failure examples).
     ``memory_bytes`` None leaves the address space uncapped (for use inside a test process);
     ``progress(loader, report so far)`` is called after each loader."""
     targets = TARGETS if targets is None else targets
@@ -112,7 +113,8 @@ def run(loaders: List[str], n: int, seed: int = 0, time_limit: float = 5.0,
         report["address_space_cap"] = None if memory_bytes is None else limit_memory(memory_bytes)
         rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         for name in loaders:
-            report["loaders"][name] = _run_one(name, targets[name], seeds, work, n, seed, time_limit,
+            count = n[name] if isinstance(n, dict) else n
+            report["loaders"][name] = _run_one(name, targets[name], seeds, work, count, seed, time_limit,
                                                verbose, only)
             if progress is not None:
                 progress(name, report)
