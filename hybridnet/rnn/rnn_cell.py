@@ -20,7 +20,7 @@ import numpy as np
 from .. import initializer as init
 from .. import ndarray
 from .. import symbol
-from ..base import MXNetError
+from ..base import BFLOAT16_NP, MXNetError
 
 __all__ = ["RNNParams", "BaseRNNCell", "RNNCell", "LSTMCell", "GRUCell", "FusedRNNCell",
            "SequentialRNNCell", "DropoutCell", "ModifierCell", "ZoneoutCell", "ResidualCell",
@@ -190,6 +190,10 @@ class BaseRNNCell:
         return '%st%d_' % (self._prefix, self._counter)
 
 
+def _dtype_name(dtype: Any) -> str:
+    return "bfloat16" if np.dtype(dtype) == BFLOAT16_NP else np.dtype(dtype).name
+
+
 def _check_parts(args: Dict[str, Any], names: Sequence[str], packed: str,
                  expected: Callable[[Any], tuple], matrix: bool) -> None:
     """Check the per-gate arrays ``names`` that pack into ``packed``: all present, dense
@@ -206,8 +210,8 @@ def _check_parts(args: Dict[str, Any], names: Sequence[str], packed: str,
             what = type(value).__name__ if not isinstance(value, ndarray.NDArray) else value.stype
             raise MXNetError(f"pack_weights: parameter {name!r} is a {what} array; RNN weights "
                              f"are dense NDArrays")
-        if not np.issubdtype(np.dtype(value.dtype), np.floating):
-            raise MXNetError(f"pack_weights: parameter {name!r} has dtype {np.dtype(value.dtype).name}; "
+        if not (np.issubdtype(np.dtype(value.dtype), np.floating) or np.dtype(value.dtype) == BFLOAT16_NP):
+            raise MXNetError(f"pack_weights: parameter {name!r} has dtype {_dtype_name(value.dtype)}; "
                              f"RNN weights are floating point")
         if first is None:
             if matrix and value.ndim < 2:
@@ -219,8 +223,8 @@ def _check_parts(args: Dict[str, Any], names: Sequence[str], packed: str,
             raise MXNetError(f"pack_weights: parameter {name!r} has shape {tuple(value.shape)}, "
                              f"the cell expects {want}")
         if value.dtype != first.dtype:
-            raise MXNetError(f"pack_weights: parameter {name!r} has dtype {np.dtype(value.dtype).name}, "
-                             f"but {names[0]!r} has {np.dtype(first.dtype).name}; one packed array "
+            raise MXNetError(f"pack_weights: parameter {name!r} has dtype {_dtype_name(value.dtype)}, "
+                             f"but {names[0]!r} has {_dtype_name(first.dtype)}; one packed array "
                              f"has one dtype")
 
 
@@ -447,8 +451,8 @@ class FusedRNNCell(BaseRNNCell):
             _check_parts(args, [name], self._parameter.name, lambda _, s=shape: s, len(shape) > 1)
             if args[name].dtype != first.dtype:
                 raise MXNetError(f"pack_weights: parameter {name!r} has dtype "
-                                 f"{np.dtype(args[name].dtype).name}, but {first_name!r} has "
-                                 f"{np.dtype(first.dtype).name}; one packed array has one dtype")
+                                 f"{_dtype_name(args[name].dtype)}, but {first_name!r} has "
+                                 f"{_dtype_name(first.dtype)}; one packed array has one dtype")
         arr = ndarray.zeros((total,), ctx=first.context, dtype=first.dtype)
         for name, view in self._slice_weights(arr, num_input, h).items():
             view[:] = args.pop(name)

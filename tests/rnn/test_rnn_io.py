@@ -126,3 +126,15 @@ def test_load_rnn_checkpoint_checks_the_parameters_against_the_graph(tmp_path):
     with pytest.raises(mx.base.MXNetError, match=r"'lstm_h2h_weight' in '.*ck-0001.params' has shape "
                        r"\(16, 4\), but the graph '.*ck-symbol.json' expects \(12, 3\)"):
         mx.rnn.load_rnn_checkpoint(mx.rnn.LSTMCell(4, prefix="lstm_"), prefix, 1)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float64", "bfloat16"])
+def test_pack_weights_takes_every_floating_dtype(dtype):
+    cell = mx.rnn.LSTMCell(2, prefix="l_")
+    args = {f"l_{g}{t}_{k}": mx.nd.ones((2, 3) if k == "weight" and g == "i2h" else (2, 2) if k == "weight"
+                                         else (2,)).astype(dtype)
+            for g in ("i2h", "h2h") for t in ("_i", "_f", "_c", "_o") for k in ("weight", "bias")}
+    packed = cell.pack_weights(args)
+    assert {k: v.shape for k, v in packed.items()} == {"l_i2h_weight": (8, 3), "l_i2h_bias": (8,),
+                                                        "l_h2h_weight": (8, 2), "l_h2h_bias": (8,)}
+    assert all(v.dtype == args["l_i2h_i_weight"].dtype for v in packed.values())
