@@ -11,6 +11,7 @@ reproduces it.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import random
@@ -28,6 +29,8 @@ SEED = int(os.environ.get("HYBRIDNET_FUZZ_SEED", "0"))
 LOADERS = ["nd.load", "sym.load", "SymbolBlock.imports", "load_parameters", "Trainer.load_states",
            "recordio", "Module.load", "Module.load_optimizer_states", "rnn.load_rnn_checkpoint",
            "image.imdecode", "NDArray.__setstate__"]
+if importlib.util.find_spec("PIL") is None:  # the image decoders need Pillow (optional)
+    LOADERS.remove("image.imdecode")
 
 
 def _env() -> dict:
