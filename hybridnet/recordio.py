@@ -464,8 +464,8 @@ def _check_jpeg_frame(frame: tuple, coded: int) -> None:
                  for h, v in sampling)
     if -(-blocks // 8) > coded:
         raise MXNetError(f"the JPEG declares {width}x{height} pixels, which take at least "
-                         f"{-(-blocks // 8)} bytes of coded data, but the file has {coded} after its "
-                         f"first scan header: the file is truncated or corrupt")
+                         f"{-(-blocks // 8)} bytes of coded data, but only {coded} bytes follow its first "
+                         f"scan header: the file is truncated or corrupt")
 
 
 def _decode_image(buf: bytes, iscolor: int = -1) -> np.ndarray:
