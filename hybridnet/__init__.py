@@ -51,3 +51,9 @@ from . import runtime  # noqa: F401
 from . import test_utils  # noqa: F401
 from . import gluon  # noqa: F401
 from . import contrib  # noqa: F401
+# MXNet's NumPy interface: mx.np, mx.npx, and their places under nd and sym (F.np / F.npx)
+from . import numpy as np  # noqa: F401,E402
+from . import numpy_extension as npx  # noqa: F401,E402
+from .numpy import symbolic as _np_symbolic  # noqa: E402
+nd.np, nd.npx = np, npx  # type: ignore[attr-defined]
+sym.np, sym.npx = _np_symbolic.np, _np_symbolic.npx  # type: ignore[attr-defined]

@@ -1,14 +1,15 @@
 """MXNet's NumPy-semantics switches, per thread (the ground ``ops`` and the front-ends read).
 
 MXNet 1.9.1 keeps two per-thread switches: *NumPy shape semantics* (``np_shape``: a 0 in a
-shape is a zero-size dimension and -1 is unknown, instead of 0 meaning unknown) and the *NumPy
-array front-end* (``np_array``: ``mx.np``). hybridnet implements the ``mx.nd`` front-end, so
-``np_array`` can be queried and switched off but not on; ``np_shape`` is a real per-thread flag
-(written into exported JSON as MXNet does). ``mx.util`` (``util.py``) hands these names on.
+shape is a zero-size dimension and -1 is unknown, instead of 0 meaning unknown, written into
+exported JSON) and the *NumPy array front-end* (``np_array``: Gluon makes ``mx.np.ndarray``s);
+a third, *NumPy default dtype*, makes ``mx.np`` creation functions default to float64.
+``mx.util`` (``util.py``) and ``mx.npx`` hand these names on.
 """
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 from typing import Any, Callable
 
@@ -66,71 +67,84 @@ def np_shape(active: bool = True) -> _Scope:
     return _Scope(set_np_shape, active)
 
 
-def use_np_shape(func: Any) -> Any:
-    """Decorator: ``func`` (or every method of a class) runs with NumPy shape semantics."""
-    if isinstance(func, type):
-        for name, attr in list(vars(func).items()):
-            if callable(attr) and not name.startswith("__"):
-                setattr(func, name, use_np_shape(attr))
-        return func
-    if not callable(func):
-        raise TypeError(f"use_np_shape: expected a function or class, got {type(func).__name__}")
-    return np_shape(True)(func)
-
-
 def is_np_array() -> bool:
-    """Whether the ``mx.np`` front-end is active (never, in hybridnet)."""
+    """Whether the ``mx.np`` array front-end is on in this thread (arrays made by Gluon
+    parameters and blocks are then ``mx.np.ndarray``)."""
     return _state.np_array
 
 
 def set_np_array(active: bool) -> bool:
-    if active:
-        raise MXNetError("hybridnet implements MXNet 1.x's mx.nd front-end; the mx.np array "
-                         "front-end (set_np_array(True), use_np, npx.set_np) is not available. "
-                         "Write the model with mx.nd / F.* operators instead.")
-    prev, _state.np_array = _state.np_array, False
+    """Switch the ``mx.np`` array front-end for this thread; returns the previous state."""
+    prev, _state.np_array = _state.np_array, bool(active)
     return prev
 
 
 def np_array(active: bool = True) -> _Scope:
+    """``with np_array(True): ...`` -- the ``mx.np`` array front-end inside the block."""
     return _Scope(set_np_array, active)
 
 
-def use_np_array(func: Any) -> Any:
-    """Decorator: ``func`` would run with the mx.np front-end, which is not available; calling
-    it raises MXNetError with the explanation (decorating does not, so modules still import)."""
-    if isinstance(func, type):
-        return func
+def _wrap_class(cls: type, wrap: Callable[[Callable], Callable]) -> type:
+    """MXNet's class form of ``use_np_*``: every function, method and property the class has
+    (inherited ones included, as ``inspect.getmembers`` finds them) runs inside the scope."""
+    for name, member in inspect.getmembers(
+            cls, predicate=lambda f: inspect.isfunction(f) or inspect.ismethod(f) or isinstance(f, property)):
+        if isinstance(member, property):
+            setattr(cls, name, property(wrap(member.__get__), member.__set__, member.__delattr__, member.__doc__))
+        else:
+            setattr(cls, name, wrap(member))
+    return cls
 
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        set_np_array(True)  # raises with the explanation
-        return func(*args, **kwargs)
-    return wrapper
+
+def _decorator(func: Any, scope: Callable[[], _Scope], what: str) -> Any:
+    if inspect.isclass(func):
+        return _wrap_class(func, lambda f: _decorator(f, scope, what))
+    if not callable(func):
+        raise TypeError(f"{what}: expected a function or class, got {type(func).__name__}")
+    return scope()(func)
+
+
+def use_np_shape(func: Any) -> Any:
+    """Decorator: ``func`` (or every method of a class) runs with NumPy shape semantics."""
+    return _decorator(func, lambda: np_shape(True), "use_np_shape")
+
+
+def use_np_array(func: Any) -> Any:
+    """Decorator: ``func`` (or every method of a class) runs with the ``mx.np`` array front-end:
+    Gluon parameters and the arrays blocks create are ``mx.np.ndarray``s (MXNet 1.9.1's)."""
+    return _decorator(func, lambda: np_array(True), "use_np_array")
 
 
 def use_np(func: Any) -> Any:
-    """MXNet's ``use_np`` = use_np_shape + use_np_array; the array part is not available."""
-    return use_np_array(use_np_shape(func))
+    """MXNet's ``use_np`` = ``use_np_shape(use_np_array(func))``."""
+    return use_np_shape(use_np_array(func))
 
 
 def set_np(shape: bool = True, array: bool = True, dtype: bool = False) -> None:
-    if array:
-        set_np_array(True)
+    """MXNet's ``npx.set_np``: NumPy shape semantics and the ``mx.np`` array front-end on in this
+    thread; ``dtype=True`` (MXNet 2's keyword) also makes float64 the default dtype, as NumPy's.
+    The array front-end needs shape semantics: ``set_np(shape=False, array=True)`` raises
+    ValueError, as in MXNet."""
+    if not shape and array:
+        raise ValueError("set_np(shape=False, array=True): NumPy shape semantics are required by the "
+                         "NumPy array semantics; use set_np(shape=True, array=True) or set_np(array=False)")
     set_np_shape(shape)
+    set_np_array(array)
+    set_np_default_dtype(dtype)
 
 
 def reset_np() -> None:
-    """Back to MXNet 1.x semantics (legacy shapes, mx.nd)."""
-    set_np_shape(False)
-    set_np_array(False)
-    _state.np_default_dtype = False
+    """Back to MXNet 1.x semantics (legacy shapes, mx.nd, float32 default)."""
+    set_np(shape=False, array=False, dtype=False)
 
 
 def set_np_default_dtype(is_np_default_dtype: bool = True) -> bool:
+    """Switch NumPy's float64 default dtype (``mx.np`` creation functions) for this thread;
+    returns the previous state."""
     prev, _state.np_default_dtype = _state.np_default_dtype, bool(is_np_default_dtype)
     return prev
 
 
 def is_np_default_dtype() -> bool:
+    """Whether ``mx.np`` creation functions default to float64 (NumPy) rather than float32."""
     return _state.np_default_dtype

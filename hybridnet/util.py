@@ -23,7 +23,11 @@ __all__ = ["is_np_shape", "set_np_shape", "np_shape", "use_np_shape", "is_np_arr
 
 
 def default_array(source_array: Any, ctx: Any = None, dtype: Any = None) -> Any:
-    """``mx.nd.array`` (the NumPy front-end's counterpart is not available)."""
+    """``mx.np.array`` under ``npx.set_np()`` (this thread's NumPy array semantics), else
+    ``mx.nd.array``, as MXNet's ``util.default_array``."""
+    if is_np_array():
+        from .numpy import array as np_array_
+        return np_array_(source_array, ctx=ctx, dtype=dtype)
     from .ndarray import array
     return array(source_array, ctx=ctx, dtype=dtype)
 

@@ -26,18 +26,33 @@ def test_np_shape_scope_decorator_and_thread_local():
     assert util.set_np_shape(False) is True
 
 
-def test_np_array_front_end_is_refused_clearly():
+def test_np_array_switch_per_thread_and_decorators():
+    """npx.set_np / use_np switch MXNet's per-thread NumPy semantics (shape and array)."""
     assert util.is_np_array() is False
+    try:
+        util.set_np()
+        assert util.is_np_array() and util.is_np_shape() and not util.is_np_default_dtype()
+        seen = []
+        t = threading.Thread(target=lambda: seen.append((util.is_np_array(), util.is_np_shape())))
+        t.start()
+        t.join()
+        assert seen == [(False, False)]
+        with pytest.raises(ValueError, match="shape semantics"):
+            util.set_np(shape=False, array=True)
+    finally:
+        util.reset_np()
+    assert not util.is_np_array() and not util.is_np_shape()
 
     @util.use_np
     def g():
-        return 1
-    with pytest.raises(mx.MXNetError, match="mx.nd"):
-        g()
-    import hybridnet.numpy as mnp
-    assert not hasattr(mnp, "zeros")
-    with pytest.raises(mx.MXNetError, match="mx.nd.zeros"):
-        mnp.zeros((2,))
+        return util.is_np_array(), util.is_np_shape()
+    assert g() == (True, True) and not util.is_np_array()
+
+    @util.use_np
+    class Holder:
+        def read(self):
+            return util.is_np_array()
+    assert Holder().read() is True and util.is_np_array() is False
 
 
 def test_base_helpers():

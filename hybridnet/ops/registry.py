@@ -19,8 +19,8 @@ from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence
 from ..base import MXNetError, NotGiven
 from .attrs import Attr, kind_of
 
-__all__ = ["OpDef", "Sample", "ActivationChoice", "ChannelAffine", "register", "sparse_rule", "get", "find",
-           "all_ops", "names"]
+__all__ = ["OpDef", "Sample", "ActivationChoice", "ChannelAffine", "register", "add_alias", "sparse_rule", "get",
+           "find", "all_ops", "names"]
 
 
 @dataclass
@@ -387,6 +387,19 @@ def register(name: str, **facts: Any) -> Callable[[Callable], Callable]:
         kernel.opdef = op  # type: ignore[attr-defined]  # a function attribute
         return kernel
     return deco
+
+
+def add_alias(name: str, *aliases: str) -> OpDef:
+    """Give the registered operator ``name`` more names, as MXNet's ``.add_alias`` does where a
+    family registered later (the NumPy interface's ``_npx_convolution`` is ``Convolution``)
+    calls an existing operator: one OpDef, so graphs and exported JSON name ``name``."""
+    op = get(name)
+    for n in aliases:
+        if n in _BY_NAME:
+            raise ValueError(f"operator name {n} already taken by {_BY_NAME[n].name}")
+        _BY_NAME[n] = op
+    op.aliases = op.aliases + tuple(aliases)
+    return op
 
 
 def sparse_rule(name: str, from_dense: bool = False) -> Callable[[Callable], Callable]:

@@ -212,7 +212,7 @@ def meta_shapes(op: OpDef, sample: Sample, dtype: Any = np.float32) -> Optional[
             return [(tuple(s), None) for s in shapes]
     if not any(a is not None for a in arrays):
         return None
-    metas = [None if a is None else torch.empty(a.shape, dtype=torch.from_numpy(a[:0].reshape(-1)).dtype,
+    metas = [None if a is None else torch.empty(a.shape, dtype=torch.from_numpy(a.reshape(-1)[:0]).dtype,
                                                  device="meta") for a in arrays]
     outs = _kernel_outputs(op, metas, sample)
     return [(tuple(o.shape), o.dtype) for o in outs]

@@ -1,0 +1,1045 @@
+"""The NumPy interface's operators (MXNet 1.9.1's ``_np_*``, ``_npi_*`` and ``_npx_*``).
+
+``mx.np``, ``mx.npx``, ``mx.sym.np`` and ``F.np``/``F.npx`` are generated from these OpDefs
+(``numpy/`` and ``symbol/numpy.py`` place them by name). Where MXNet's NumPy operator is an
+alias of an older operator (``.add_alias("_npx_convolution")`` on ``Convolution``), it is an alias
+here too (``ALIASES``): one OpDef, one kernel, and graphs name the operator as MXNet's JSON does.
+Where MXNet registers a separate operator (``_npi_add``, ``_np_sum``, ``_npx_relu``), so do we,
+reusing an existing kernel where the math is the same.
+
+NumPy semantics the kernels share: a zero-dim array is an array (reductions over everything
+give shape ``()``), integer arrays keep their dtype under integer arithmetic and sums (MXNet
+1.9.1, unlike NumPy, sums int32 to int32), ``true_divide`` and ``mean`` of integers give floats,
+comparisons give ``bool``.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+
+from ..base import MXNetError, dtype_torch
+from .attrs import Axis, Dtype, OptFloat, OptInt, Shape
+from .creation import device_of
+from .random import _normal, _uniform
+from .registry import Sample, add_alias, get, register
+from .shape_rules import broadcast_shapes, first_input_shape, same_shape_inputs
+
+_rng = np.random.RandomState(7)
+
+# MXNet 1.9.1's ``.add_alias`` calls that name an operator of the NumPy interface (read off its
+# src/operator/**/*.cc): alias -> the operator it names.
+ALIASES = {
+    "_npi_boolean_mask": "_contrib_boolean_mask", "_npi_Custom": "Custom",
+    "_npx_multibox_detection": "_contrib_MultiBoxDetection", "_npx_multibox_prior": "_contrib_MultiBoxPrior",
+    "_npx_multibox_target": "_contrib_MultiBoxTarget", "_npx__image_crop": "_image_crop",
+    "_npx__image_to_tensor": "_image_to_tensor", "_npx__image_normalize": "_image_normalize",
+    "_npx__image_flip_left_right": "_image_flip_left_right",
+    "_npx__image_random_flip_left_right": "_image_random_flip_left_right",
+    "_npx__image_flip_top_bottom": "_image_flip_top_bottom",
+    "_npx__image_random_flip_top_bottom": "_image_random_flip_top_bottom",
+    "_npx__image_random_brightness": "_image_random_brightness",
+    "_npx__image_random_contrast": "_image_random_contrast",
+    "_npx__image_random_saturation": "_image_random_saturation", "_npx__image_random_hue": "_image_random_hue",
+    "_npx__image_random_color_jitter": "_image_random_color_jitter",
+    "_npx__image_adjust_lighting": "_image_adjust_lighting", "_npx__image_random_lighting": "_image_random_lighting",
+    "_npx__image_resize": "_image_resize", "_npx_leaky_relu": "LeakyReLU", "_npx_activation": "Activation",
+    "_npx_batch_norm": "BatchNorm", "_npi_rnn_param_concat": "_rnn_param_concat", "_npx_convolution": "Convolution",
+    "_npx_deconvolution": "Deconvolution", "_npx_dropout": "Dropout", "_npx_fully_connected": "FullyConnected",
+    "_npx_layer_norm": "LayerNorm", "_npx_log_softmax": "log_softmax", "_npx_pooling": "Pooling",
+    "_npx_softmax": "softmax", "_npi_random_randint": "_random_randint", "_npi_shuffle": "_shuffle",
+    "_npx_rnn": "RNN", "_npx_roi_pooling": "ROIPooling", "_npx_sequence_mask": "SequenceMask",
+    "_npi_swapaxes": "SwapAxis", "_npx_pick": "pick", "_npx_batch_dot": "batch_dot",
+    "_npi_maximum": "broadcast_maximum", "_npi_minimum": "broadcast_minimum",
+    "_npi_maximum_scalar": "_maximum_scalar", "_npi_minimum_scalar": "_minimum_scalar",
+    "_npi_hypot_scalar": "_hypot_scalar", "_npx_smooth_l1": "smooth_l1", "_npx_reshape_like": "reshape_like",
+    "_npx_shape_array": "shape_array", "_npi_cast": "Cast", "_npx_cast": "Cast", "_npx_erf": "erf",
+    "_npx_erfinv": "erfinv", "_npx_gamma": "gamma", "_npx_gammaln": "gammaln", "_npi_histogram": "_histogram",
+    "_npx_embedding": "Embedding", "_npi_take": "take", "_npx_one_hot": "one_hot", "_npi_gather_nd": "gather_nd",
+    "_npx_gather_nd": "gather_nd", "_npi_full": "_full", "_npx_arange_like": "_contrib_arange_like",
+    "_npi_linspace": "_linspace", "_npi_inv": "_linalg_inverse", "_npi_det": "_linalg_det",
+    "_npi_slogdet": "_linalg_slogdet", "_npx_batch_flatten": "Flatten", "_npi_expand_dims": "expand_dims",
+    "_npx_slice": "slice", "_npi_slice": "slice", "_npi_slice_assign": "_slice_assign",
+    "_npi_slice_assign_scalar": "_slice_assign_scalar", "_npi_clip": "clip", "_np_repeat": "repeat",
+    "_npi_tile": "tile", "_npi_split": "_split_v2", "_npx_topk": "topk", "_npi_sort": "sort",
+    "_npi_argsort": "argsort",
+}
+
+
+def _u(lo: float, hi: float, shape: tuple) -> np.ndarray:
+    return _rng.uniform(lo, hi, size=shape)
+
+
+# ---- elementwise unary ------------------------------------------------------------------------
+def _unary_samples(ref: Callable, lo: float, hi: float, grad: bool) -> Callable[[], list]:
+    def samples() -> list:
+        return [Sample((_u(lo, hi, (3, 4)),), ref=ref, grad=grad),
+                Sample((_u(lo, hi, ()),), ref=ref, grad=grad),       # zero-dim arrays
+                Sample((_u(lo, hi, (0, 3)),), ref=ref, grad=False)]  # zero-size arrays
+    return samples
+
+
+def _unary(name: str, fn: Callable, ref: Callable, lo: float = -2.0, hi: float = 2.0,
+           grad: bool = True, doc: str = "") -> None:
+    def kernel(x):  # type: ignore[no-untyped-def]
+        return fn(x)
+    kernel.__name__ = name
+    kernel.__doc__ = doc or f"NumPy's ``{name.split('_')[-1]}``, elementwise (integer inputs give floats)."
+    register(name, samples=_unary_samples(ref, lo, hi, grad), differentiable=grad,
+             infer_inputs=same_shape_inputs, infer_shape=first_input_shape)(kernel)
+
+
+def _float_in(x: torch.Tensor) -> torch.Tensor:
+    """Integer and bool inputs of float functions compute in float32, as MXNet's NumPy ops do."""
+    return x if x.is_floating_point() or x.is_complex() else x.to(torch.float32)
+
+
+def _cbrt(x: torch.Tensor) -> torch.Tensor:
+    x = _float_in(x)
+    return torch.sign(x) * torch.abs(x).pow(1.0 / 3.0)
+
+
+def _fix(x: torch.Tensor) -> torch.Tensor:
+    return torch.trunc(x) if x.is_floating_point() else x.clone()
+
+
+_UNARY = [
+    # name, torch function, NumPy reference, (lo, hi), differentiable
+    ("_npi_absolute", torch.abs, np.absolute, (-2, 2), True),
+    ("_npi_negative", torch.neg, np.negative, (-2, 2), True),
+    ("_npi_reciprocal", lambda x: torch.reciprocal(_float_in(x)), np.reciprocal, (0.5, 2), True),
+    ("_npi_sign", torch.sign, np.sign, (-2, 2), False),
+    ("_npi_rint", lambda x: torch.round(x) if x.is_floating_point() else x.clone(), np.rint, (-3, 3), False),
+    ("_npi_ceil", lambda x: torch.ceil(x) if x.is_floating_point() else x.clone(), np.ceil, (-3, 3), False),
+    ("_npi_floor", lambda x: torch.floor(x) if x.is_floating_point() else x.clone(), np.floor, (-3, 3), False),
+    ("_npi_trunc", lambda x: torch.trunc(x) if x.is_floating_point() else x.clone(), np.trunc, (-3, 3), False),
+    ("_npi_fix", _fix, np.fix, (-3, 3), False),
+    ("_npi_square", torch.square, np.square, (-2, 2), True),
+    ("_npi_sqrt", lambda x: torch.sqrt(_float_in(x)), np.sqrt, (0.2, 3), True),
+    ("_npi_cbrt", _cbrt, np.cbrt, (0.2, 3), True),
+    ("_npi_exp", lambda x: torch.exp(_float_in(x)), np.exp, (-2, 2), True),
+    ("_npi_expm1", lambda x: torch.expm1(_float_in(x)), np.expm1, (-2, 2), True),
+    ("_npi_log", lambda x: torch.log(_float_in(x)), np.log, (0.2, 3), True),
+    ("_npi_log10", lambda x: torch.log10(_float_in(x)), np.log10, (0.2, 3), True),
+    ("_npi_log2", lambda x: torch.log2(_float_in(x)), np.log2, (0.2, 3), True),
+    ("_npi_log1p", lambda x: torch.log1p(_float_in(x)), np.log1p, (-0.5, 3), True),
+    ("_npi_sin", lambda x: torch.sin(_float_in(x)), np.sin, (-3, 3), True),
+    ("_npi_cos", lambda x: torch.cos(_float_in(x)), np.cos, (-3, 3), True),
+    ("_npi_tan", lambda x: torch.tan(_float_in(x)), np.tan, (-1, 1), True),
+    ("_npi_arcsin", lambda x: torch.asin(_float_in(x)), np.arcsin, (-0.9, 0.9), True),
+    ("_npi_arccos", lambda x: torch.acos(_float_in(x)), np.arccos, (-0.9, 0.9), True),
+    ("_npi_arctan", lambda x: torch.atan(_float_in(x)), np.arctan, (-3, 3), True),
+    ("_npi_sinh", lambda x: torch.sinh(_float_in(x)), np.sinh, (-2, 2), True),
+    ("_npi_cosh", lambda x: torch.cosh(_float_in(x)), np.cosh, (-2, 2), True),
+    ("_npi_tanh", lambda x: torch.tanh(_float_in(x)), np.tanh, (-2, 2), True),
+    ("_npi_arcsinh", lambda x: torch.asinh(_float_in(x)), np.arcsinh, (-2, 2), True),
+    ("_npi_arccosh", lambda x: torch.acosh(_float_in(x)), np.arccosh, (1.2, 3), True),
+    ("_npi_arctanh", lambda x: torch.atanh(_float_in(x)), np.arctanh, (-0.9, 0.9), True),
+    ("_npi_degrees", lambda x: torch.rad2deg(_float_in(x)), np.degrees, (-3, 3), True),
+    ("_npi_radians", lambda x: torch.deg2rad(_float_in(x)), np.radians, (-90, 90), True),
+    ("_npi_logical_not", torch.logical_not, np.logical_not, (-1, 1), False),
+    ("_npi_isnan", torch.isnan, np.isnan, (-1, 1), False),
+    ("_npi_isinf", torch.isinf, np.isinf, (-1, 1), False),
+    ("_npi_isfinite", torch.isfinite, np.isfinite, (-1, 1), False),
+    ("_npi_isposinf", torch.isposinf, np.isposinf, (-1, 1), False),
+    ("_npi_isneginf", torch.isneginf, np.isneginf, (-1, 1), False),
+    ("_npi_bitwise_not", torch.bitwise_not, np.invert, (-1, 1), False),
+]
+for _name, _fn, _ref, (_lo, _hi), _grad in _UNARY:
+    if _name == "_npi_bitwise_not":
+        continue  # integer-only: registered below with integer samples
+    _unary(_name, _fn, _ref, _lo, _hi, _grad)
+add_alias("_npi_absolute", "_npi_abs")
+
+
+@register("_npi_bitwise_not", differentiable=False, infer_shape=first_input_shape, samples=lambda: [
+    Sample((np.array([[0, 3, -4]], dtype=np.int32),), ref=np.invert, grad=False),
+    Sample((np.array([True, False]),), ref=np.invert, grad=False)])
+def _npi_bitwise_not(x):  # type: ignore[no-untyped-def]
+    """NumPy's ``invert``/``bitwise_not`` of integer or bool arrays."""
+    return torch.bitwise_not(x)
+
+
+# the activations MXNet registers again for npx (``_npx_relu`` is an operator of its own): the
+# same kernels as relu / sigmoid
+for _legacy in ("relu", "sigmoid"):
+    _base = get(_legacy)
+
+    def _make(base_kernel: Callable, nm: str) -> Callable:
+        def kernel(data):  # type: ignore[no-untyped-def]
+            return base_kernel(data)
+        kernel.__name__ = f"_npx_{nm}"
+        kernel.__doc__ = f"``npx.{nm}``: the kernel of ``{nm}``, under MXNet's NumPy-interface name."
+        return kernel
+    register(f"_npx_{_legacy}", samples=_base.samples, infer_inputs=same_shape_inputs,
+             infer_shape=first_input_shape, listed_inputs=False)(_make(_base.kernel, _legacy))
+
+
+# ---- elementwise binary: array-array, array-scalar, scalar-array -------------------------------
+def _scalar_for(x: torch.Tensor, scalar: float, is_int: bool) -> Any:
+    """The scalar as MXNet 1.9.1 applies it: integer and bool arrays take it as an integer (their
+    dtype is kept: ``int32 array + 1.5`` is int32), float arrays as a float."""
+    if x.is_floating_point() or x.is_complex():
+        return scalar
+    return int(scalar)
+
+
+def _true_div(a: Any, b: Any) -> torch.Tensor:
+    return torch.true_divide(a, b)
+
+
+def _copysign(a: Any, b: Any) -> torch.Tensor:
+    if not isinstance(a, torch.Tensor):
+        return torch.copysign(torch.full_like(_float_in(b), float(a)), b)
+    return torch.copysign(_float_in(a), b if isinstance(b, torch.Tensor) else float(b))
+
+
+def _ldexp(a: Any, b: Any) -> torch.Tensor:
+    if not isinstance(a, torch.Tensor):
+        return float(a) * torch.pow(2.0, b.to(torch.float64) if not b.is_floating_point() else b)
+    return _float_in(a) * torch.pow(2.0, b) if isinstance(b, torch.Tensor) else _float_in(a) * (2.0 ** b)
+
+
+def _arctan2(a: Any, b: Any) -> torch.Tensor:
+    if not isinstance(a, torch.Tensor):
+        a = torch.full_like(_float_in(b), float(a))
+    if not isinstance(b, torch.Tensor):
+        b = torch.full_like(_float_in(a), float(b))
+    return torch.atan2(_float_in(a), _float_in(b))
+
+
+def _lcm(a: Any, b: Any) -> torch.Tensor:
+    if not isinstance(b, torch.Tensor):
+        b = torch.tensor(int(b), dtype=a.dtype, device=a.device)
+    if not isinstance(a, torch.Tensor):
+        a = torch.tensor(int(a), dtype=b.dtype, device=b.device)
+    return torch.lcm(a, b)
+
+
+# name, torch function, NumPy reference, (lo, hi) of sample values, differentiable, reflected
+# scalar operator (None: commutative, the scalar operator serves both sides)
+_BINARY = [
+    ("add", torch.add, np.add, (-2, 2), True, None),
+    ("subtract", torch.sub, np.subtract, (-2, 2), True, "rsubtract"),
+    ("multiply", torch.mul, np.multiply, (-2, 2), True, None),
+    ("true_divide", _true_div, np.true_divide, (0.5, 2), True, "rtrue_divide"),
+    ("mod", torch.remainder, np.mod, (0.5, 3), False, "rmod"),
+    ("power", torch.pow, np.power, (0.5, 2), True, "rpower"),
+    ("arctan2", _arctan2, np.arctan2, (0.5, 2), True, "rarctan2"),
+    ("copysign", _copysign, np.copysign, (-2, 2), False, "rcopysign"),
+    ("ldexp", _ldexp, lambda a, b: a * np.power(2.0, b), (0.5, 2), False, "rldexp"),
+    ("equal", torch.eq, np.equal, (-1, 1), False, None),
+    ("not_equal", torch.ne, np.not_equal, (-1, 1), False, None),
+    ("greater", torch.gt, np.greater, (-1, 1), False, "less"),
+    ("greater_equal", torch.ge, np.greater_equal, (-1, 1), False, "less_equal"),
+    ("less", torch.lt, np.less, (-1, 1), False, "greater"),
+    ("less_equal", torch.le, np.less_equal, (-1, 1), False, "greater_equal"),
+]
+_INT_BINARY = [("bitwise_and", torch.bitwise_and, np.bitwise_and), ("bitwise_or", torch.bitwise_or, np.bitwise_or),
+               ("bitwise_xor", torch.bitwise_xor, np.bitwise_xor), ("lcm", _lcm, np.lcm)]
+
+
+def _binary_samples(ref: Callable, lo: float, hi: float, grad: bool) -> Callable[[], list]:
+    def samples() -> list:
+        return [Sample((_u(lo, hi, (3, 4)), _u(lo, hi, (3, 4))), ref=ref, grad=grad),
+                Sample((_u(lo, hi, (2, 3, 1)), _u(lo, hi, (4,))), ref=ref, grad=grad),  # broadcasting
+                Sample((_u(lo, hi, ()), _u(lo, hi, (2,))), ref=ref, grad=grad)]
+    return samples
+
+
+def _scalar_samples(ref: Callable, lo: float, hi: float, grad: bool, reflected: bool) -> Callable[[], list]:
+    s = 1.5 if lo > 0 else 0.5
+
+    def fref(x: np.ndarray, scalar: float, is_int: bool = True) -> np.ndarray:
+        r = ref(scalar, x) if reflected else ref(x, scalar)
+        return np.asarray(r).astype(np.result_type(x, np.float32) if np.asarray(r).dtype.kind == "f" else r.dtype)
+
+    def samples() -> list:
+        return [Sample((_u(lo, hi, (3, 4)),), {"scalar": s, "is_int": False}, ref=fref, grad=grad),
+                Sample((_u(lo, hi, ()),), {"scalar": s, "is_int": False}, ref=fref, grad=grad)]
+    return samples
+
+
+def _make_binary(name: str, fn: Callable, ref: Callable, lo: float, hi: float, grad: bool,
+                 reflected: Optional[str]) -> None:
+    def kernel(x1, x2):  # type: ignore[no-untyped-def]
+        return fn(x1, x2)
+    kernel.__name__ = f"_npi_{name}"
+    kernel.__doc__ = f"NumPy's ``{name}`` of two arrays, broadcast (MXNet 1.9.1's type promotion)."
+    register(f"_npi_{name}", samples=_binary_samples(ref, lo, hi, grad), differentiable=grad,
+             infer_shape=broadcast_shapes)(kernel)
+
+    def scalar_kernel(data, *, scalar: float, is_int: bool = True):  # type: ignore[no-untyped-def]
+        return fn(data, _scalar_for(data, scalar, is_int))
+    scalar_kernel.__name__ = f"_npi_{name}_scalar"
+    scalar_kernel.__doc__ = f"NumPy's ``{name}(array, scalar)``."
+    sname = f"_npi_{name}_scalar"
+    if get_or_none(sname) is None:
+        register(sname, samples=_scalar_samples(ref, lo, hi, grad, False), differentiable=grad,
+                 infer_inputs=same_shape_inputs, infer_shape=first_input_shape)(scalar_kernel)
+    if reflected is not None and reflected.startswith("r"):
+        def rscalar_kernel(data, *, scalar: float, is_int: bool = True):  # type: ignore[no-untyped-def]
+            return fn(_scalar_for(data, scalar, is_int), data)
+        rscalar_kernel.__name__ = f"_npi_{reflected}_scalar"
+        rscalar_kernel.__doc__ = f"NumPy's ``{name}(scalar, array)``."
+        register(f"_npi_{reflected}_scalar", samples=_scalar_samples(ref, lo, hi, grad, True),
+                 differentiable=grad, infer_inputs=same_shape_inputs,
+                 infer_shape=first_input_shape)(rscalar_kernel)
+
+
+def get_or_none(name: str) -> Any:
+    from .registry import find
+    return find(name)
+
+
+for _n, _f, _r, (_lo, _hi), _g, _refl in _BINARY:
+    _make_binary(_n, _f, _r, _lo, _hi, _g, _refl)
+
+
+def _int_binary_samples(ref: Callable) -> Callable[[], list]:
+    a = np.array([[3, 4, 6], [12, 5, 7]], dtype=np.int32)
+    b = np.array([2, 6, 4], dtype=np.int32)
+    return lambda: [Sample((a, b), ref=ref, grad=False)]
+
+
+for _n, _f, _r in _INT_BINARY:
+    def _ik(fn: Callable, nm: str) -> Callable:
+        def kernel(x1, x2):  # type: ignore[no-untyped-def]
+            return fn(x1, x2)
+        kernel.__name__ = f"_npi_{nm}"
+        kernel.__doc__ = f"NumPy's ``{nm}`` of two integer (or bool) arrays, broadcast."
+        return kernel
+
+    def _isk(fn: Callable, nm: str) -> Callable:
+        def kernel(data, *, scalar: float, is_int: bool = True):  # type: ignore[no-untyped-def]
+            return fn(data, int(scalar))
+        kernel.__name__ = f"_npi_{nm}_scalar"
+        kernel.__doc__ = f"NumPy's ``{nm}(array, integer scalar)``."
+        return kernel
+    register(f"_npi_{_n}", samples=_int_binary_samples(_r), differentiable=False,
+             infer_shape=broadcast_shapes)(_ik(_f, _n))
+    register(f"_npi_{_n}_scalar", differentiable=False, infer_shape=first_input_shape, samples=(
+        lambda r=_r: [Sample((np.array([[3, 4, 6]], dtype=np.int32),), {"scalar": 6.0},
+                             ref=lambda x, scalar, r=r: r(x, np.int32(scalar)), grad=False)]))(_isk(_f, _n))
+
+
+# ---- reductions ----------------------------------------------------------------------------------
+def _axes(axis: Any, ndim: int) -> Optional[tuple]:
+    if axis is None:
+        return None
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    out = []
+    for a in axes:
+        if not -ndim <= a < max(ndim, 1):
+            raise MXNetError(f"axis {a} is out of bounds for an array of dimension {ndim}")
+        out.append(a % ndim if ndim else 0)
+    return tuple(out)
+
+
+def _reduce(fn: Callable, x: torch.Tensor, axis: Any, keepdims: bool) -> torch.Tensor:
+    axes = _axes(axis, x.dim())
+    if x.dim() == 0:
+        return fn(x, None, False)
+    if axes is None:
+        axes = tuple(range(x.dim()))
+    if len(axes) == 0:
+        return x.clone()
+    return fn(x, axes, keepdims)
+
+
+def _sum_dtype(x: torch.Tensor, dtype: Any) -> torch.dtype:
+    if dtype:
+        return dtype_torch(dtype)
+    if x.dtype == torch.bool:
+        return torch.int64
+    return x.dtype  # MXNet 1.9.1 keeps integer dtypes (NumPy would widen int32 to int64)
+
+
+def _red_samples(ref: Callable, lo: float = -2, hi: float = 2, grad: bool = True) -> Callable[[], list]:
+    def samples() -> list:
+        x = _u(lo, hi, (2, 3, 4))
+        return [Sample((x,), {}, ref=lambda a: ref(a), grad=grad),
+                Sample((x,), {"axis": 1}, ref=lambda a, axis: ref(a, axis=axis), grad=grad),
+                Sample((x,), {"axis": (0, 2), "keepdims": True},
+                       ref=lambda a, axis, keepdims: ref(a, axis=axis, keepdims=keepdims), grad=grad),
+                Sample((_u(lo, hi, ()),), {}, ref=lambda a: ref(a), grad=grad)]
+    return samples
+
+
+@register("_np_sum", samples=_red_samples(np.sum))
+def _np_sum(a, *, axis: Axis = None, dtype: Dtype = None, keepdims: bool = False,  # type: ignore[no-untyped-def]
+            initial: OptFloat = None):
+    """NumPy's ``sum``; integer arrays keep their dtype (MXNet 1.9.1), bools sum to int64."""
+    dt = _sum_dtype(a, dtype)
+    r = _reduce(lambda x, ax, kd: torch.sum(x, dim=ax, keepdim=kd, dtype=dt) if ax is not None
+                else torch.sum(x, dtype=dt), a, axis, keepdims).to(dt)
+    return r + initial if initial is not None else r
+
+
+@register("_np_prod", aliases=("_np_product",), samples=_red_samples(np.prod, 0.5, 1.5))
+def _np_prod(a, *, axis: Axis = None, dtype: Dtype = None, keepdims: bool = False,  # type: ignore[no-untyped-def]
+             initial: OptFloat = None):
+    """NumPy's ``prod``."""
+    dt = _sum_dtype(a, dtype)
+
+    def prod(x: torch.Tensor, ax: Any, kd: bool) -> torch.Tensor:
+        if ax is None:
+            return torch.prod(x.to(dt))
+        r = x.to(dt)
+        for d in sorted(ax, reverse=True):
+            r = torch.prod(r, dim=d, keepdim=kd)
+        return r
+    r = _reduce(prod, a, axis, keepdims)
+    return r * initial if initial is not None else r
+
+
+def _minmax(torch_fn: Callable, a: torch.Tensor, axis: Any, keepdims: bool, what: str) -> torch.Tensor:
+    if a.numel() == 0 and (axis is None or a.dim() == 0):
+        raise MXNetError(f"{what}: zero-size array to reduction operation {what} which has no identity")
+    return _reduce(lambda x, ax, kd: torch_fn(x, dim=ax, keepdim=kd) if ax is not None else torch_fn(x),
+                   a, axis, keepdims)
+
+
+@register("_np_max", aliases=("_np_amax",), samples=_red_samples(np.max))
+def _np_max(a, *, axis: Axis = None, keepdims: bool = False, initial: OptFloat = None):  # type: ignore[no-untyped-def]
+    """NumPy's ``max``/``amax``."""
+    r = _minmax(torch.amax, a, axis, keepdims, "max")
+    return torch.clamp(r, min=initial) if initial is not None else r
+
+
+@register("_np_min", aliases=("_np_amin",), samples=_red_samples(np.min))
+def _np_min(a, *, axis: Axis = None, keepdims: bool = False, initial: OptFloat = None):  # type: ignore[no-untyped-def]
+    """NumPy's ``min``/``amin``."""
+    r = _minmax(torch.amin, a, axis, keepdims, "min")
+    return torch.clamp(r, max=initial) if initial is not None else r
+
+
+def _mean_dtype(a: torch.Tensor, dtype: Any) -> torch.dtype:
+    if dtype:
+        return dtype_torch(dtype)
+    return a.dtype if a.is_floating_point() else torch.float32
+
+
+@register("_npi_mean", samples=_red_samples(np.mean))
+def _npi_mean(a, *, axis: Axis = None, dtype: Dtype = None, keepdims: bool = False,  # type: ignore[no-untyped-def]
+              initial: OptFloat = None):
+    """NumPy's ``mean`` (integer arrays average to float32, MXNet's default float)."""
+    dt = _mean_dtype(a, dtype)
+    return _reduce(lambda x, ax, kd: torch.mean(x.to(dt), dim=ax, keepdim=kd) if ax is not None
+                   else torch.mean(x.to(dt)), a, axis, keepdims)
+
+
+def _var(a: torch.Tensor, axis: Any, dtype: Any, ddof: int, keepdims: bool) -> torch.Tensor:
+    dt = _mean_dtype(a, dtype)
+    return _reduce(lambda x, ax, kd: torch.var(x.to(dt), dim=ax, correction=ddof, keepdim=kd), a, axis, keepdims)
+
+
+def _var_samples(ref: Callable) -> Callable[[], list]:
+    def samples() -> list:
+        x = _u(-2, 2, (3, 4))
+        return [Sample((x,), {}, ref=lambda a: ref(a), grad=True),
+                Sample((x,), {"axis": 1, "ddof": 1}, ref=lambda a, axis, ddof: ref(a, axis=axis, ddof=ddof)),
+                Sample((x,), {"axis": 0, "keepdims": True}, ref=lambda a, axis, keepdims: ref(a, axis=axis,
+                                                                                            keepdims=keepdims))]
+    return samples
+
+
+@register("_npi_var", samples=_var_samples(np.var))
+def _npi_var(a, *, axis: Axis = None, dtype: Dtype = None, ddof: int = 0,  # type: ignore[no-untyped-def]
+             keepdims: bool = False):
+    """NumPy's ``var`` (``ddof`` delta degrees of freedom)."""
+    return _var(a, axis, dtype, ddof, keepdims)
+
+
+@register("_npi_std", samples=_var_samples(np.std))
+def _npi_std(a, *, axis: Axis = None, dtype: Dtype = None, ddof: int = 0,  # type: ignore[no-untyped-def]
+             keepdims: bool = False):
+    """NumPy's ``std``."""
+    return torch.sqrt(_var(a, axis, dtype, ddof, keepdims))
+
+
+@register("_np_all", differentiable=False, samples=_red_samples(np.all, -1, 1, False))
+def _np_all(a, *, axis: Axis = None, keepdims: bool = False):  # type: ignore[no-untyped-def]
+    """NumPy's ``all`` (a bool array)."""
+    return _reduce(lambda x, ax, kd: torch.all(x.bool(), dim=ax, keepdim=kd) if ax is not None
+                   else torch.all(x.bool()), a, axis, keepdims)
+
+
+@register("_np_any", aliases=("_np_sometrue",), differentiable=False, samples=_red_samples(np.any, -1, 1, False))
+def _np_any(a, *, axis: Axis = None, keepdims: bool = False):  # type: ignore[no-untyped-def]
+    """NumPy's ``any`` (a bool array)."""
+    return _reduce(lambda x, ax, kd: torch.any(x.bool(), dim=ax, keepdim=kd) if ax is not None
+                   else torch.any(x.bool()), a, axis, keepdims)
+
+
+def _arg_samples(ref: Callable) -> Callable[[], list]:
+    def samples() -> list:
+        x = _u(-2, 2, (3, 4))
+        return [Sample((x,), {}, ref=lambda a: ref(a), grad=False),
+                Sample((x,), {"axis": 1}, ref=lambda a, axis: ref(a, axis=axis), grad=False),
+                Sample((x,), {"axis": 0, "keepdims": True},
+                       ref=lambda a, axis, keepdims: np.expand_dims(ref(a, axis=axis), axis), grad=False)]
+    return samples
+
+
+@register("_npi_argmax", differentiable=False, samples=_arg_samples(np.argmax))
+def _npi_argmax(data, *, axis: OptInt = None, keepdims: bool = False):  # type: ignore[no-untyped-def]
+    """NumPy's ``argmax`` (int64 indices; ``axis=None``: into the flattened array)."""
+    if axis is None:
+        r = torch.argmax(data.reshape(-1))
+        return r.reshape((1,) * data.dim()) if keepdims else r
+    return torch.argmax(data, dim=axis, keepdim=keepdims)
+
+
+@register("_npi_argmin", differentiable=False, samples=_arg_samples(np.argmin))
+def _npi_argmin(data, *, axis: OptInt = None, keepdims: bool = False):  # type: ignore[no-untyped-def]
+    """NumPy's ``argmin``."""
+    if axis is None:
+        r = torch.argmin(data.reshape(-1))
+        return r.reshape((1,) * data.dim()) if keepdims else r
+    return torch.argmin(data, dim=axis, keepdim=keepdims)
+
+
+# ---- shape manipulation -------------------------------------------------------------------------
+@register("_np_reshape", samples=lambda: [
+    Sample((_u(-1, 1, (2, 6)),), {"newshape": (3, -1)}, ref=lambda a, newshape: np.reshape(a, newshape)),
+    Sample((_u(-1, 1, (1,)),), {"newshape": ()}, ref=lambda a, newshape: np.reshape(a, newshape)),
+    Sample((_u(-1, 1, (0, 3)),), {"newshape": (3, 0)}, ref=lambda a, newshape: np.reshape(a, newshape),
+           grad=False)])
+def _np_reshape(a, *, newshape: Shape, order: str = "C"):  # type: ignore[no-untyped-def]
+    """NumPy's ``reshape`` (one -1 is inferred; a 0 is a zero-size dimension)."""
+    if order != "C":
+        raise MXNetError(f"reshape: only order='C' is supported, got order={order!r}")
+    try:
+        return a.reshape(tuple(newshape))
+    except RuntimeError as e:
+        raise ValueError(f"cannot reshape array of size {a.numel()} into shape {tuple(newshape)}") from e
+
+
+def _npx_reshape_shape(src: Sequence[int], newshape: Sequence[int], reverse: bool) -> tuple:
+    """MXNet's ``npx.reshape`` codes: -1 infer, -2 copy this dim, -3 drop this dim (must be 1),
+    -4 copy all remaining dims, -5 merge two dims, -6 split one dim into the next two values."""
+    src, spec = list(src), list(newshape)
+    if reverse:
+        src, spec = src[::-1], spec[::-1]
+        # a -6 split reads its two values after it; reversed, they precede it
+        fixed: list = []
+        i = 0
+        while i < len(spec):
+            if i + 2 < len(spec) and spec[i + 2] == -6:
+                fixed += [-6, spec[i + 1], spec[i]]
+                i += 3
+            else:
+                fixed.append(spec[i])
+                i += 1
+        spec = fixed
+    out: list = []
+    si = 0
+    infer = -1
+    i = 0
+    while i < len(spec):
+        c = spec[i]
+        if c >= 0:
+            out.append(c)
+            si += 1
+        elif c == -1:
+            infer = len(out)
+            out.append(-1)
+            si += 1
+        elif c == -2:
+            out.append(src[si])
+            si += 1
+        elif c == -3:
+            if src[si] != 1:
+                raise MXNetError(f"npx.reshape: -3 drops a dimension of size 1, dimension {si} has size {src[si]}")
+            si += 1
+        elif c == -4:
+            out.extend(src[si:])
+            si = len(src)
+        elif c == -5:
+            out.append(src[si] * src[si + 1])
+            si += 2
+        elif c == -6:
+            d1, d2 = spec[i + 1], spec[i + 2]
+            if d1 == -1:
+                d1 = src[si] // d2
+            if d2 == -1:
+                d2 = src[si] // d1
+            out.extend([d1, d2])
+            si += 1
+            i += 2
+        else:
+            raise MXNetError(f"npx.reshape: invalid shape code {c} in {tuple(newshape)}")
+        i += 1
+    if infer >= 0:
+        known = math.prod(d for j, d in enumerate(out) if j != infer)
+        out[infer] = math.prod(src) // known if known else 0
+    return tuple(out[::-1]) if reverse else tuple(out)
+
+
+@register("_npx_reshape", aliases=("_npi_reshape",), samples=lambda: [
+    Sample((_u(-1, 1, (2, 3, 4)),), {"newshape": (-2, -1)}, ref=lambda a, newshape: a.reshape(2, 12)),
+    Sample((_u(-1, 1, (2, 1, 4)),), {"newshape": (-2, -3, -4)}, ref=lambda a, newshape: a.reshape(2, 4)),
+    Sample((_u(-1, 1, (2, 3, 4)),), {"newshape": (-5, -6, 2, 2)}, ref=lambda a, newshape: a.reshape(6, 2, 2))])
+def _npx_reshape(a, *, newshape: Shape, reverse: bool = False, order: str = "C"):  # type: ignore[no-untyped-def]
+    """``npx.reshape``: NumPy's reshape plus MXNet's special codes (-1 infer, -2 copy, -3 drop a
+    size-1 dimension, -4 copy the rest, -5 merge two, -6 split one); ``reverse`` reads right to left."""
+    return a.reshape(_npx_reshape_shape(tuple(a.shape), tuple(newshape), reverse))
+
+
+@register("_np_transpose", samples=lambda: [
+    Sample((_u(-1, 1, (2, 3, 4)),), {}, ref=lambda a: np.transpose(a)),
+    Sample((_u(-1, 1, (2, 3, 4)),), {"axes": (1, 0, 2)}, ref=lambda a, axes: np.transpose(a, axes))])
+def _np_transpose(a, *, axes: Axis = None):  # type: ignore[no-untyped-def]
+    """NumPy's ``transpose`` (no ``axes``: reversed)."""
+    if axes is None or (isinstance(axes, tuple) and len(axes) == 0):
+        return a.permute(*reversed(range(a.dim()))).clone()
+    return a.permute(*[x % max(a.dim(), 1) for x in ((axes,) if isinstance(axes, int) else axes)]).clone()
+
+
+def _concat_samples(ref: Callable) -> Callable[[], list]:
+    return lambda: [Sample((_u(-1, 1, (2, 3)), _u(-1, 1, (2, 3))), {}, ref=lambda *xs: ref(xs)),
+                    Sample((_u(-1, 1, (2, 3)), _u(-1, 1, (2, 3))), {"axis": 1},
+                           ref=lambda *xs, axis: ref(xs, axis=axis))]
+
+
+@register("_npi_concatenate", samples=_concat_samples(np.concatenate))
+def _npi_concatenate(*data, axis: OptInt = 0):  # type: ignore[no-untyped-def]
+    """NumPy's ``concatenate`` (``axis=None``: the flattened arrays)."""
+    if axis is None:
+        return torch.cat([d.reshape(-1) for d in data])
+    return torch.cat(list(data), dim=axis)
+
+
+@register("_npi_stack", samples=_concat_samples(np.stack))
+def _npi_stack(*data, axis: int = 0):  # type: ignore[no-untyped-def]
+    """NumPy's ``stack`` (a new axis)."""
+    return torch.stack(list(data), dim=axis)
+
+
+for _nm, _tf, _nf in [("hstack", torch.hstack, np.hstack), ("vstack", torch.vstack, np.vstack),
+                      ("dstack", torch.dstack, np.dstack), ("column_stack", torch.column_stack, np.column_stack)]:
+    def _stk(tf: Callable, nm: str) -> Callable:
+        def kernel(*data):  # type: ignore[no-untyped-def]
+            return tf(list(data))
+        kernel.__name__ = f"_npi_{nm}"
+        kernel.__doc__ = f"NumPy's ``{nm}``."
+        return kernel
+    register(f"_npi_{_nm}", samples=(lambda nf=_nf: [Sample((_u(-1, 1, (2, 3)), _u(-1, 1, (2, 3))), {},
+                                                             ref=lambda *xs, nf=nf: nf(xs))]))(_stk(_tf, _nm))
+
+
+@register("_np_squeeze", samples=lambda: [
+    Sample((_u(-1, 1, (1, 3, 1)),), {}, ref=lambda a: np.squeeze(a)),
+    Sample((_u(-1, 1, (1, 3, 1)),), {"axis": 2}, ref=lambda a, axis: np.squeeze(a, axis))])
+def _np_squeeze(a, *, axis: Axis = None):  # type: ignore[no-untyped-def]
+    """NumPy's ``squeeze`` (a named axis must have size 1)."""
+    if axis is None:
+        return a.reshape([d for d in a.shape if d != 1])
+    axes = _axes(axis, a.dim()) or ()
+    for ax in axes:
+        if a.shape[ax] != 1:
+            raise MXNetError(f"squeeze: cannot select an axis to squeeze out which has size not equal to one "
+                             f"(axis {ax} of shape {tuple(a.shape)})")
+    return a.reshape([d for i, d in enumerate(a.shape) if i not in axes])
+
+
+@register("_np_moveaxis", samples=lambda: [
+    Sample((_u(-1, 1, (2, 3, 4)),), {"source": (0,), "destination": (2,)},
+           ref=lambda a, source, destination: np.moveaxis(a, source, destination))])
+def _np_moveaxis(a, *, source: Shape, destination: Shape):  # type: ignore[no-untyped-def]
+    """NumPy's ``moveaxis``."""
+    return torch.movedim(a, tuple(source), tuple(destination)).clone()
+
+
+@register("_npi_where", samples=lambda: [
+    Sample((np.array([[True, False, True]]), _u(-1, 1, (2, 3)), _u(-1, 1, (2, 3))), ref=np.where,
+           grad_inputs=(1, 2))])
+def _npi_where(condition, x, y):  # type: ignore[no-untyped-def]
+    """NumPy's ``where(condition, x, y)``, broadcast."""
+    return torch.where(condition.bool(), x, y)
+
+
+@register("_npi_where_lscalar", samples=lambda: [
+    Sample((np.array([True, False, True]), _u(-1, 1, (3,))), {"scalar": 2.0},
+           ref=lambda c, y, scalar: np.where(c, scalar, y))])
+def _npi_where_lscalar(condition, y, *, scalar: float = 0.0):  # type: ignore[no-untyped-def]
+    """``where(condition, scalar, y)``."""
+    return torch.where(condition.bool(), torch.tensor(scalar, dtype=y.dtype, device=y.device), y)
+
+
+@register("_npi_where_rscalar", samples=lambda: [
+    Sample((np.array([True, False, True]), _u(-1, 1, (3,))), {"scalar": 2.0},
+           ref=lambda c, x, scalar: np.where(c, x, scalar))])
+def _npi_where_rscalar(condition, x, *, scalar: float = 0.0):  # type: ignore[no-untyped-def]
+    """``where(condition, x, scalar)``."""
+    return torch.where(condition.bool(), x, torch.tensor(scalar, dtype=x.dtype, device=x.device))
+
+
+@register("_npi_where_scalar2", differentiable=False, samples=lambda: [
+    Sample((np.array([True, False, True]),), {"x": 1.0, "y": 2.0},
+           ref=lambda c, x, y: np.where(c, x, y).astype(np.float32), grad=False)])
+def _npi_where_scalar2(condition, *, x: float = 0.0, y: float = 0.0):  # type: ignore[no-untyped-def]
+    """``where(condition, x, y)`` with two scalars (float32)."""
+    return torch.where(condition.bool(), torch.tensor(x, dtype=torch.float32, device=condition.device),
+                       torch.tensor(y, dtype=torch.float32, device=condition.device))
+
+
+def _np_dot_ref(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.dot(a, b)
+
+
+@register("_np_dot", samples=lambda: [
+    Sample((_u(-1, 1, (2, 3)), _u(-1, 1, (3, 4))), ref=_np_dot_ref),
+    Sample((_u(-1, 1, (3,)), _u(-1, 1, (3,))), ref=_np_dot_ref),
+    Sample((_u(-1, 1, (2, 2, 3)), _u(-1, 1, (4, 3, 2))), ref=_np_dot_ref),
+    Sample((_u(-1, 1, ()), _u(-1, 1, (3,))), ref=_np_dot_ref)])
+def _np_dot(a, b):  # type: ignore[no-untyped-def]
+    """NumPy's ``dot``: scalars multiply, 1-D/2-D as matrix products, N-D sums the last axis of
+    ``a`` with the second-to-last of ``b``."""
+    if a.dim() == 0 or b.dim() == 0:
+        return a * b
+    if a.dim() <= 2 and b.dim() <= 2:
+        return torch.matmul(a, b)
+    return torch.tensordot(a, b, dims=([a.dim() - 1], [max(b.dim() - 2, 0)]))
+
+
+@register("_npi_matmul", samples=lambda: [
+    Sample((_u(-1, 1, (2, 3)), _u(-1, 1, (3, 4))), ref=np.matmul),
+    Sample((_u(-1, 1, (2, 2, 3)), _u(-1, 1, (3, 2))), ref=np.matmul),
+    Sample((_u(-1, 1, (3,)), _u(-1, 1, (3, 2))), ref=np.matmul)])
+def _npi_matmul(a, b):  # type: ignore[no-untyped-def]
+    """NumPy's ``matmul`` (the ``@`` operator): stacks of matrices, broadcast."""
+    if a.dim() == 0 or b.dim() == 0:
+        raise MXNetError("matmul: Input operand does not have enough dimensions (scalars are not allowed; "
+                         "use multiply)")
+    return torch.matmul(a, b)
+
+
+@register("_npi_tensordot", samples=lambda: [
+    Sample((_u(-1, 1, (2, 3, 4)), _u(-1, 1, (4, 3, 2))), {"a_axes_summed": (1, 2), "b_axes_summed": (1, 0)},
+           ref=lambda a, b, a_axes_summed, b_axes_summed: np.tensordot(a, b, (a_axes_summed, b_axes_summed)))])
+def _npi_tensordot(a, b, *, a_axes_summed: Shape, b_axes_summed: Shape):  # type: ignore[no-untyped-def]
+    """NumPy's ``tensordot`` over the given axis pairs."""
+    return torch.tensordot(a, b, dims=(list(a_axes_summed), list(b_axes_summed)))
+
+
+@register("_npi_tensordot_int_axes", samples=lambda: [
+    Sample((_u(-1, 1, (2, 3, 4)), _u(-1, 1, (3, 4, 2))), {"axes": 2},
+           ref=lambda a, b, axes: np.tensordot(a, b, axes))])
+def _npi_tensordot_int_axes(a, b, *, axes: int):  # type: ignore[no-untyped-def]
+    """NumPy's ``tensordot`` over the last ``axes`` axes of ``a`` and the first of ``b``."""
+    return torch.tensordot(a, b, dims=axes)
+
+
+@register("_npi_einsum", samples=lambda: [
+    Sample((_u(-1, 1, (2, 3)), _u(-1, 1, (3, 4))), {"subscripts": "ij,jk->ik"},
+           ref=lambda *xs, subscripts: np.einsum(subscripts, *xs)),
+    Sample((_u(-1, 1, (3, 3)),), {"subscripts": "ii"}, ref=lambda *xs, subscripts: np.einsum(subscripts, *xs))])
+def _npi_einsum(*data, subscripts: str, optimize: int = 0):  # type: ignore[no-untyped-def]
+    """NumPy's ``einsum`` (``subscripts`` in NumPy's notation)."""
+    return torch.einsum(subscripts, *data)
+
+
+@register("_npi_broadcast_to", samples=lambda: [
+    Sample((_u(-1, 1, (3, 1)),), {"shape": (2, 3, 4)}, ref=lambda a, shape: np.broadcast_to(a, shape).copy())])
+def _npi_broadcast_to(array, *, shape: Shape):  # type: ignore[no-untyped-def]
+    """NumPy's ``broadcast_to`` (a copy)."""
+    return array.expand(tuple(shape)).clone()
+
+
+@register("_npi_flip", samples=lambda: [
+    Sample((_u(-1, 1, (2, 3)),), {"axis": 1}, ref=lambda a, axis: np.flip(a, axis).copy())])
+def _npi_flip(a, *, axis: Axis = None):  # type: ignore[no-untyped-def]
+    """NumPy's ``flip`` (no axis: every axis)."""
+    axes = _axes(axis, a.dim())
+    return torch.flip(a, dims=axes if axes is not None else tuple(range(a.dim())))
+
+
+@register("_np_roll", samples=lambda: [
+    Sample((_u(-1, 1, (2, 3)),), {"shift": 1, "axis": 1}, ref=lambda a, shift, axis: np.roll(a, shift, axis)),
+    Sample((_u(-1, 1, (2, 3)),), {"shift": 2}, ref=lambda a, shift: np.roll(a, shift))])
+def _np_roll(a, *, shift: Axis = None, axis: Axis = None):  # type: ignore[no-untyped-def]
+    """NumPy's ``roll`` (no axis: the flattened array, reshaped back)."""
+    if shift is None:
+        raise MXNetError("roll: shift is required")
+    if axis is None:
+        return torch.roll(a.reshape(-1), shifts=shift if isinstance(shift, int) else tuple(shift)).reshape(a.shape)
+    return torch.roll(a, shifts=shift if isinstance(shift, int) else tuple(shift),
+                      dims=axis if isinstance(axis, int) else tuple(axis))
+
+
+@register("_np_copy", samples=lambda: [Sample((_u(-1, 1, (2, 3)),), ref=np.copy)])
+def _np_copy(a):  # type: ignore[no-untyped-def]
+    """NumPy's ``copy``."""
+    return a.clone()
+
+
+@register("_np_diag", samples=lambda: [Sample((_u(-1, 1, (3, 3)),), {"k": 1}, ref=lambda a, k: np.diag(a, k)),
+                                      Sample((_u(-1, 1, (3,)),), {}, ref=np.diag)])
+def _np_diag(a, *, k: int = 0):  # type: ignore[no-untyped-def]
+    """NumPy's ``diag`` (a 1-D input gives a matrix, a 2-D one its diagonal)."""
+    return torch.diag(a, k)
+
+
+@register("_np_trace", samples=lambda: [Sample((_u(-1, 1, (3, 4)),), {}, ref=np.trace)])
+def _np_trace(a, *, offset: int = 0, axis1: int = 0, axis2: int = 1):  # type: ignore[no-untyped-def]
+    """NumPy's ``trace``."""
+    return torch.diagonal(a, offset=offset, dim1=axis1, dim2=axis2).sum(-1)
+
+
+@register("_npi_tril", samples=lambda: [Sample((_u(-1, 1, (3, 4)),), {"k": 0}, ref=lambda a, k: np.tril(a, k))])
+def _npi_tril(a, *, k: int = 0):  # type: ignore[no-untyped-def]
+    """NumPy's ``tril``."""
+    return torch.tril(a, k)
+
+
+# ---- creation ---------------------------------------------------------------------------------
+def _np_float(dtype: Any) -> torch.dtype:
+    return dtype_torch(dtype or "float32")
+
+
+@register("_npi_zeros", differentiable=False, samples=lambda: [
+    Sample((), {"shape": (2, 3)}, ref=lambda shape: np.zeros(shape, np.float32), grad=False),
+    Sample((), {"shape": ()}, ref=lambda shape: np.zeros(shape, np.float32), grad=False)])
+def _npi_zeros(*, shape: Shape = (), ctx: str = "", dtype: Dtype = "float32"):  # type: ignore[no-untyped-def]
+    """NumPy's ``zeros`` (MXNet's float32 default; ``shape=()`` is a zero-dim array)."""
+    return torch.zeros(tuple(shape), dtype=_np_float(dtype), device=device_of(ctx))
+
+
+@register("_npi_ones", differentiable=False, samples=lambda: [
+    Sample((), {"shape": (2, 0)}, ref=lambda shape: np.ones(shape, np.float32), grad=False)])
+def _npi_ones(*, shape: Shape = (), ctx: str = "", dtype: Dtype = "float32"):  # type: ignore[no-untyped-def]
+    """NumPy's ``ones``."""
+    return torch.ones(tuple(shape), dtype=_np_float(dtype), device=device_of(ctx))
+
+
+@register("_npi_identity", differentiable=False, samples=lambda: [
+    Sample((), {"shape": (3, 3)}, ref=lambda shape: np.identity(3, np.float32), grad=False)])
+def _npi_identity(*, shape: Shape = (), ctx: str = "", dtype: Dtype = "float32"):  # type: ignore[no-untyped-def]
+    """NumPy's ``identity`` (``shape`` is (n, n))."""
+    return torch.eye(shape[0], dtype=_np_float(dtype), device=device_of(ctx))
+
+
+@register("_npi_eye", differentiable=False, samples=lambda: [
+    Sample((), {"N": 3, "M": 4, "k": 1}, ref=lambda N, M, k: np.eye(N, M, k, dtype=np.float32), grad=False)])
+def _npi_eye(*, N: int, M: OptInt = None, k: int = 0, ctx: str = "", dtype: Dtype = "float32"):  # type: ignore[no-untyped-def]
+    """NumPy's ``eye`` (ones on diagonal ``k``)."""
+    m = N if M is None or M == 0 else M
+    out = torch.zeros((N, m), dtype=_np_float(dtype), device=device_of(ctx))
+    if -N < k < m:
+        out.diagonal(k).fill_(1)
+    return out
+
+
+@register("_npi_arange", differentiable=False, samples=lambda: [
+    Sample((), {"start": 1.0, "stop": 7.0, "step": 2.0}, ref=lambda start, stop, step: np.arange(
+        start, stop, step, dtype=np.float32), grad=False)])
+def _npi_arange(*, start: float, stop: OptFloat = None, step: float = 1.0, repeat: int = 1,  # type: ignore[no-untyped-def]
+                infer_range: bool = False, ctx: str = "", dtype: Dtype = "float32"):
+    """NumPy's ``arange`` (float32 unless ``dtype`` says otherwise, as MXNet's)."""
+    if stop is None:
+        start, stop = 0.0, start
+    if step == 0:
+        raise MXNetError("arange: step cannot be 0")
+    n = max(int(math.ceil((stop - start) / step)), 0)
+    dt = _np_float(dtype)
+    vals = torch.arange(n, dtype=torch.float64, device=device_of(ctx)) * step + start
+    if repeat > 1:
+        vals = vals.repeat_interleave(repeat)
+    return vals.to(dt)
+
+
+@register("_npi_full_like", samples=lambda: [
+    Sample((_u(-1, 1, (2, 3)),), {"fill_value": 2.5}, ref=lambda a, fill_value: np.full_like(a, fill_value),
+           grad=False)], differentiable=False, infer_shape=first_input_shape)
+def _npi_full_like(a, *, fill_value: float, ctx: str = "", dtype: Dtype = None):  # type: ignore[no-untyped-def]
+    """NumPy's ``full_like`` (``zeros_like``/``ones_like`` too): ``a``'s shape and dtype unless
+    ``dtype`` is given."""
+    dt = dtype_torch(dtype) if dtype else a.dtype
+    return torch.full(a.shape, fill_value, dtype=dt, device=device_of(ctx) if ctx else a.device)
+
+
+# ---- random ---------------------------------------------------------------------------------------
+def _size(size: Any) -> tuple:
+    if size is None:
+        return ()
+    return (size,) if isinstance(size, int) else tuple(size)
+
+
+def _draw_dtype(dtype: Any) -> torch.dtype:
+    dt = dtype_torch(dtype or "float32")
+    if not dt.is_floating_point:
+        raise MXNetError(f"random: dtype must be a float type, got {dtype}")
+    return dt
+
+
+def _param(x: Optional[torch.Tensor], v: Optional[float], what: str, op: str) -> Any:
+    if x is not None:
+        return x
+    if v is None:
+        raise MXNetError(f"{op}: {what} is required (a scalar attribute or an array input)")
+    return v
+
+
+def _rand_shape(size: tuple, *params: Any) -> tuple:
+    if size:
+        return size
+    shapes = [tuple(p.shape) for p in params if isinstance(p, torch.Tensor)]
+    return tuple(torch.broadcast_shapes(*shapes)) if shapes else ()
+
+
+@register("_npi_uniform", random=True, differentiable=False, samples=lambda: [
+    Sample((), {"low": 2.5, "high": 2.5, "size": (2, 3)}, ref=lambda **k: np.full((2, 3), 2.5, np.float32),
+           grad=False)])
+def _npi_uniform(input1=None, input2=None, *, low: OptFloat = 0.0, high: OptFloat = 1.0,  # type: ignore[no-untyped-def]
+                 size: Axis = None, ctx: str = "", dtype: Dtype = "float32"):
+    """``np.random.uniform``: samples from [low, high); ``low``/``high`` are scalars or arrays
+    (``input1``/``input2``) that broadcast."""
+    lo = _param(input1, low, "low", "uniform")
+    hi = _param(input2, high, "high", "uniform")
+    dt = _draw_dtype(dtype)
+    shape = _rand_shape(_size(size), lo, hi)
+    dev = input1.device if input1 is not None else device_of(ctx)
+    return _uniform(lo, hi, shape, torch.float64 if dt == torch.float64 else torch.float32, dev).to(dt)
+
+
+@register("_npi_normal", random=True, differentiable=False, samples=lambda: [
+    Sample((), {"loc": 0.0, "scale": 1.0, "size": (2, 3)}, ref=lambda **k: np.zeros((2, 3), np.float32),
+           grad=False)])
+def _npi_normal(input1=None, input2=None, *, loc: OptFloat = 0.0, scale: OptFloat = 1.0,  # type: ignore[no-untyped-def]
+                size: Axis = None, ctx: str = "", dtype: Dtype = "float32"):
+    """``np.random.normal``: samples from N(loc, scale^2); scalars or arrays that broadcast."""
+    mu = _param(input1, loc, "loc", "normal")
+    sd = _param(input2, scale, "scale", "normal")
+    dt = _draw_dtype(dtype)
+    shape = _rand_shape(_size(size), mu, sd)
+    dev = input1.device if input1 is not None else device_of(ctx)
+    return _normal(mu, sd, shape, torch.float64 if dt == torch.float64 else torch.float32, dev).to(dt)
+
+
+# ---- linear algebra -------------------------------------------------------------------------------
+def _spd(n: int) -> np.ndarray:
+    a = _u(-1, 1, (n, n))
+    return a @ a.T + n * np.eye(n)
+
+
+@register("_npi_norm", samples=lambda: [
+    Sample((_u(-1, 1, (3, 4)),), {}, ref=lambda x: np.linalg.norm(x)),
+    Sample((_u(-1, 1, (3, 4)),), {"ord": 1.0, "axis": (1,)}, ref=lambda x, ord, axis: np.linalg.norm(x, ord, axis[0])),
+    Sample((_u(-1, 1, (3, 4)),), {"axis": (0,), "keepdims": True},
+           ref=lambda x, axis, keepdims: np.linalg.norm(x, axis=axis[0], keepdims=keepdims))])
+def _npi_norm(x, *, ord: OptFloat = None, axis: Axis = None, keepdims: bool = False):  # type: ignore[no-untyped-def]
+    """``np.linalg.norm`` for vectors (one axis, any ``ord``) and the Frobenius norm (no ``ord``,
+    any axes); matrix 2-norms go through ``svd``."""
+    axes = _axes(axis, x.dim())
+    xf = _float_in(x)
+    if ord is None:
+        if axes is None:
+            r = torch.sqrt(torch.sum(xf * xf))
+            return r.reshape((1,) * x.dim()) if keepdims else r
+        return torch.sqrt(torch.sum(xf * xf, dim=axes, keepdim=keepdims))
+    if axes is None:
+        if x.dim() != 1:
+            raise MXNetError(f"norm: ord={ord} needs axis= for an array of {x.dim()} dimensions")
+        axes = (0,)
+    if len(axes) != 1:
+        raise MXNetError(f"norm: ord={ord} over axes {axes} (matrix norms other than Frobenius) is not "
+                         "supported; use ord=None")
+    return torch.linalg.vector_norm(xf, ord=ord, dim=axes[0], keepdim=keepdims)
+
+
+@register("_npi_svd", num_outputs=3, samples=lambda: [
+    Sample((_u(-1, 1, (3, 4)),), ref=None, grad=False)])
+def _npi_svd(a):  # type: ignore[no-untyped-def]
+    """``np.linalg.svd`` as MXNet returns it: (ut, l, v) with ``a = ut @ diag(l) @ v`` for an
+    (M, N) ``a`` with M <= N: ut (M, M), l (M,), v (M, N)."""
+    u, s, vh = torch.linalg.svd(a, full_matrices=False)
+    return u, s, vh
+
+
+@register("_npi_cholesky", samples=lambda: [Sample((_spd(3),), {}, ref=np.linalg.cholesky, grad=False)])
+def _npi_cholesky(A, *, lower: bool = True):  # type: ignore[no-untyped-def]
+    """``np.linalg.cholesky`` (the lower factor)."""
+    L = torch.linalg.cholesky(A)
+    return L if lower else L.transpose(-1, -2)
+
+
+@register("_npi_solve", samples=lambda: [Sample((_spd(3), _u(-1, 1, (3, 2))), ref=np.linalg.solve)])
+def _npi_solve(a, b):  # type: ignore[no-untyped-def]
+    """``np.linalg.solve``: x with ``a @ x = b``."""
+    return torch.linalg.solve(a, b)
+
+
+@register("_npi_pinv_scalar_rcond", samples=lambda: [
+    Sample((_u(-1, 1, (3, 4)),), {}, ref=lambda a: np.linalg.pinv(a, 1e-15), grad=False)])
+def _npi_pinv_scalar_rcond(A, *, rcond: float = 1e-15, hermitian: bool = False):  # type: ignore[no-untyped-def]
+    """``np.linalg.pinv`` (Moore-Penrose pseudo-inverse; singular values below ``rcond`` times the
+    largest are dropped)."""
+    return torch.linalg.pinv(A, rtol=rcond, hermitian=hermitian)
+
+
+@register("_npi_eigvalsh", samples=lambda: [Sample((_spd(3),), {}, ref=np.linalg.eigvalsh, grad=False)])
+def _npi_eigvalsh(A, *, UPLO: str = "L"):  # type: ignore[no-untyped-def]
+    """``np.linalg.eigvalsh``: eigenvalues of a symmetric matrix, ascending."""
+    return torch.linalg.eigvalsh(A, UPLO=UPLO)
+
+
+@register("_npi_eigh", num_outputs=2, samples=lambda: [Sample((_spd(3),), {}, ref=None, grad=False)])
+def _npi_eigh(A, *, UPLO: str = "L"):  # type: ignore[no-untyped-def]
+    """``np.linalg.eigh``: (eigenvalues ascending, eigenvectors in columns) of a symmetric matrix."""
+    w, v = torch.linalg.eigh(A, UPLO=UPLO)
+    return w, v
+
+
+@register("_npi_eigvals", differentiable=False, samples=lambda: [
+    Sample((_spd(3),), {}, ref=lambda a: np.sort(np.linalg.eigvals(a).real), grad=False)])
+def _npi_eigvals(A):  # type: ignore[no-untyped-def]
+    """``np.linalg.eigvals`` of a matrix with real eigenvalues (MXNet computes real ones only),
+    in ascending order."""
+    w = torch.linalg.eigvals(A)
+    if w.device.type != "meta" and w.numel() and bool(w.imag.abs().max() > 0):
+        raise MXNetError("eigvals: the matrix has complex eigenvalues, which MXNet's NumPy interface "
+                         "does not represent")
+    return torch.sort(w.real, dim=-1).values.to(A.dtype)
+
+
+@register("_npi_tensorinv", samples=lambda: [
+    Sample((_spd(4).reshape(4, 2, 2),), {"ind": 1}, ref=lambda a, ind: np.linalg.tensorinv(a, ind), grad=False)])
+def _npi_tensorinv(a, *, ind: int = 2):  # type: ignore[no-untyped-def]
+    """``np.linalg.tensorinv``."""
+    return torch.linalg.tensorinv(a, ind=ind)
+
+
+@register("_npi_tensorsolve", samples=lambda: [
+    Sample((_spd(4).reshape(2, 2, 4), _u(-1, 1, (2, 2))), {}, ref=lambda a, b: np.linalg.tensorsolve(a, b),
+           grad=False)])
+def _npi_tensorsolve(a, b, *, a_axes: Shape = ()):  # type: ignore[no-untyped-def]
+    """``np.linalg.tensorsolve``."""
+    return torch.linalg.tensorsolve(a, b, dims=tuple(a_axes) or None)
+
+
+# ---- npx -------------------------------------------------------------------------------------
+@register("_npx_nonzero", aliases=("_npi_nonzero",), differentiable=False, samples=lambda: [
+    Sample((np.array([[0.0, 1.0], [2.0, 0.0]]),), ref=lambda x: np.transpose(np.nonzero(x)).astype(np.int64),
+           grad=False, check_shape=False)])
+def _npx_nonzero(x):  # type: ignore[no-untyped-def]
+    """``npx.nonzero``: the (N, ndim) int64 indices of the nonzero elements."""
+    return torch.nonzero(x)
+
+
+@register("_npx_constraint_check", differentiable=False, samples=lambda: [
+    Sample((np.array([True, True]),), {"msg": "x"}, ref=lambda x, msg: np.array(True), grad=False)])
+def _npx_constraint_check(input, *, msg: str = "Constraint violated!"):  # type: ignore[no-untyped-def]  # noqa: A002
+    """``npx.constraint_check``: a bool True when every element of ``input`` holds, else
+    MXNetError(msg)."""
+    if input.device.type != "meta" and not bool(torch.all(input.bool())):
+        raise MXNetError(msg)
+    return torch.ones((), dtype=torch.bool, device=input.device)
+
+
+for _alias, _canonical in ALIASES.items():
+    if get_or_none(_canonical) is not None and get_or_none(_alias) is None:
+        add_alias(_canonical, _alias)
