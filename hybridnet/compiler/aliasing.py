@@ -38,22 +38,32 @@ class OutputOwnership:
 
     def __init__(self, graph: Graph, inputs: Sequence[Node]):
         position = {id(v): i for i, v in enumerate(inputs)}
-        roots: dict = {}  # entry key -> frozenset of root keys (values whose memory it may share)
-        for n in graph.nodes:
-            if n.op is None:
-                roots[(id(n), 0)] = frozenset({(id(n), 0)})
-            elif n.op.returns_view:
-                shared = frozenset().union(*(roots[(id(s), k)] for s, k in n.inputs))
-                for k in range(n.num_outputs()):
-                    roots[(id(n), k)] = shared | {(id(n), k)}
-            else:
-                for k in range(n.num_outputs()):
-                    roots[(id(n), k)] = frozenset({(id(n), k)})
+        # id(view node) -> frozenset of the root keys (values whose memory it may share) of its
+        # inputs; only the views the outputs reach through views are visited
+        shared: dict = {}
+
+        def is_view(n: Node) -> bool:
+            return n.op is not None and n.op.returns_view
+
+        def roots(n: Node, k: int) -> frozenset:
+            return shared[id(n)] | {(id(n), k)} if is_view(n) else frozenset({(id(n), k)})
+
+        for n, _ in graph.outputs:
+            stack = [n] if is_view(n) and id(n) not in shared else []
+            while stack:  # post-order over views (iterative: view chains may be long)
+                m = stack[-1]
+                pending = [s for s, _ in m.inputs if is_view(s) and id(s) not in shared]
+                if pending:
+                    stack.extend(pending)
+                    continue
+                stack.pop()
+                if id(m) not in shared:
+                    shared[id(m)] = frozenset().union(*(roots(s, k) for s, k in m.inputs))
         var_roots = {(id(v), 0): position[id(v)] for v in graph.variables() if id(v) in position}
         checks = []
         seen: list = []
         for i, (n, k) in enumerate(graph.outputs):
-            r = roots[(id(n), k)]
+            r = roots(n, k)
             on_inputs = tuple(sorted(var_roots[x] for x in r if x in var_roots))
             earlier = tuple(j for j, rj in enumerate(seen) if r & rj)
             if on_inputs or earlier:

@@ -66,9 +66,13 @@ def _ident(name: str, used: set, prefix: str = "v") -> str:
     Only ``[A-Za-z0-9_]`` survives, so Unicode look-alikes that Python would fold together
     under NFKC, control characters and quotes can never reach the source or merge two values.
     """
-    base = _NOT_IDENT.sub("_", name)[:_MAX_IDENT]
-    if not base or base[0].isdigit() or keyword.iskeyword(base) or base.startswith("__"):
-        base = f"{prefix}_{base}"
+    if len(name) <= _MAX_IDENT and name.isascii() and name.isidentifier() \
+            and not name.startswith("__") and not keyword.iskeyword(name):
+        base = name  # already what the rule below makes of it (the common case, checked fast)
+    else:
+        base = _NOT_IDENT.sub("_", name)[:_MAX_IDENT]
+        if not base or base[0].isdigit() or keyword.iskeyword(base) or base.startswith("__"):
+            base = f"{prefix}_{base}"
     cand, k = base, 1
     while cand in used:
         cand = f"{base}_{k}"
@@ -127,31 +131,35 @@ def _emit_function(graph: Graph, variables: Sequence[Node], fn_name: str, used: 
     if missing:
         raise ValueError(f"compile_graph: no argument given for variables {missing}")
 
-    # last use of every value, for early release
-    position = {id(n): i for i, n in enumerate(nodes)}
+    # the values whose last use is each node, for early release
     last_use: dict = {}
-    for n in nodes:
+    for i, n in enumerate(nodes):
         for src, k in n.inputs:
-            last_use[(id(src), k)] = position[id(n)]
-    outputs = {(id(n), k) for n, k in graph.outputs}
+            last_use[(id(src), k)] = i
+    for n, k in graph.outputs:
+        last_use.pop((id(n), k), None)
+    dies_at: dict = {}
+    for key, i in last_use.items():
+        dies_at.setdefault(i, []).append(key)
 
     lines = []
     for i, n in enumerate(nodes):
-        if n.op is None:
+        op = n.op
+        if op is None:
             continue
-        kname = kernels.get(id(n.op.kernel))
+        kname = kernels.get(id(op.kernel))
         if kname is None:
-            kname = _ident(n.op.name, used, "op")
-            kernels[id(n.op.kernel)] = kname
-            g[kname] = n.op.kernel
+            kname = _ident(op.name, used, "op")
+            kernels[id(op.kernel)] = kname
+            g[kname] = op.kernel
         args = [names[(id(src), k)] for src, k in n.inputs]
         kw = []
-        kattrs = n.kernel_attrs()
-        open_attrs = {k: v for k, v in kattrs.items() if k not in n.op.attrs}
-        for key, val in kattrs.items():
-            if key in open_attrs:
-                continue
-            if _is_literal(val):
+        declared = op.attrs
+        open_attrs: dict = {}
+        for key, val in op.kernel_attrs(n.attrs).items():
+            if key not in declared:
+                open_attrs[key] = val
+            elif _is_literal(val):
                 kw.append(f"{key}={val!r}")
             else:
                 cname = _ident(f"c{i}_{key}", used, "c")
@@ -170,7 +178,7 @@ def _emit_function(graph: Graph, variables: Sequence[Node], fn_name: str, used: 
                 _emit_function(sub, sub.variables(), sname, used, g, kernels, functions)
                 subs.append(sname)
             kw.append(f"subgraphs=({', '.join(subs)},)")
-        if n.op.train_aware:
+        if op.train_aware:
             kw.append("is_train=_train")
         call = f"{kname}({', '.join(args + kw)})"
         nout = n.num_outputs()
@@ -180,13 +188,12 @@ def _emit_function(graph: Graph, variables: Sequence[Node], fn_name: str, used: 
             names[(id(n), k)] = o
             outs.append(o)
         lines.append(f"    {', '.join(outs)} = {call}  {_comment(n.name)}")
-        if n.op.returns_view and not n.subgraphs:
+        if op.returns_view and not n.subgraphs:
             lines.append("    if _train:")
             lines.extend(f"        {o} = {_EAGER_LAYOUT}({o})" for o in outs)
-        dead = sorted({names[(id(src), k)] for src, k in n.inputs
-                       if last_use.get((id(src), k)) == i and (id(src), k) not in outputs})
-        if dead:
-            lines.append(f"    del {', '.join(dead)}")
+        dying = dies_at.get(i)
+        if dying:
+            lines.append(f"    del {', '.join(sorted([names[key] for key in dying]))}")
     ret = [names[(id(n), k)] for n, k in graph.outputs]
     lines.append(f"    return ({', '.join(ret)}{',' if len(ret) == 1 else ''})")
     functions.append(f"def {fn_name}({', '.join(params + ['_train=False'])}):\n" + "\n".join(lines) + "\n")

@@ -37,6 +37,7 @@ _LEGACY_VERSION = 800          # files without mxnet_version are taken to be 0.8
 
 _NODE_KEYS = frozenset(("op", "name", "inputs", "attrs", "attr", "param", "control_deps",
                         "subgraphs", "backward_source_id"))
+_REQUIRED_NODE_KEYS = frozenset(("op", "name", "inputs"))
 _TOP_KEYS = frozenset(("nodes", "arg_nodes", "node_row_ptr", "heads", "attrs"))
 _HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")
 _AUX_INIT = {"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'}
@@ -174,7 +175,10 @@ def _graph_obj(graph: Graph, gattrs: Optional[list]) -> _Obj:
 # ----------------------------------------------------------------------------------------
 def _pairs_last_wins(pairs: list) -> dict:
     """JSON object hook: duplicate keys keep the last value *and* the last position."""
-    d: dict = {}
+    d: dict = dict(pairs)
+    if len(d) == len(pairs):  # no duplicate key (the usual case): positions are those of the text
+        return d
+    d = {}
     for k, v in pairs:
         d.pop(k, None)
         d[k] = v
@@ -205,6 +209,11 @@ def _is_int(v: Any) -> bool:
 
 def _entry(v: Any, what: str) -> tuple:
     """``[node_id, output_index]`` or ``[node_id, output_index, version]`` -> a 3-tuple."""
+    # the usual case, decided with few operations (``type(x) is int``: JSON gives exact ints)
+    if type(v) is list and len(v) == 3:
+        a, b, c = v
+        if type(a) is int and type(b) is int and type(c) is int and a >= 0 and b >= 0 and c >= 0:
+            return (a, b, c)
     if not isinstance(v, list) or len(v) not in (2, 3) or not all(_is_int(x) for x in v):
         raise _err(f"{what}: invalid entry {v!r}; expected [node_id, output_index, version] "
                    f"with non-negative integers")
@@ -213,7 +222,12 @@ def _entry(v: Any, what: str) -> tuple:
     return (v[0], v[1], v[2] if len(v) == 3 else 0)
 
 
+_STR_ONLY = frozenset((str,))
+
+
 def _string_map(v: Any, what: str) -> dict:
+    if type(v) is dict and set(map(type, v.values())) <= _STR_ONLY:  # the usual case, fast
+        return dict(v)
     if not isinstance(v, dict):
         raise _err(f"{what}: expected an object of string attributes, got {type(v).__name__}")
     for k, s in v.items():
@@ -238,74 +252,87 @@ def _version(top: dict) -> int:
     return value
 
 
+def _node_label(i: int, name: Any) -> str:
+    """How an error names node ``i`` (built only when there is an error to report)."""
+    return f"node {i}" + (f" ({name!r})" if isinstance(name, str) else "")
+
+
 def _parse_node(i: int, raw: Any, recs: list, total: int, version: int, depth: int) -> _Rec:
     if not isinstance(raw, dict):
         raise _err(f"node {i} must be an object, got {type(raw).__name__}")
     name = raw.get("name")
-    label = f"node {i}" + (f" ({name!r})" if isinstance(name, str) else "")
-    for k in raw:
-        if k not in _NODE_KEYS:
-            raise _err(f"{label}: unknown key {k!r}; a node has only {sorted(_NODE_KEYS)}")
-    for k in ("op", "name", "inputs"):
-        if k not in raw:
-            raise _err(f"{label}: required key {k!r} is missing")
+    if not raw.keys() <= _NODE_KEYS:
+        for k in raw:
+            if k not in _NODE_KEYS:
+                raise _err(f"{_node_label(i, name)}: unknown key {k!r}; a node has only {sorted(_NODE_KEYS)}")
+    if not raw.keys() >= _REQUIRED_NODE_KEYS:
+        for k in ("op", "name", "inputs"):
+            if k not in raw:
+                raise _err(f"{_node_label(i, name)}: required key {k!r} is missing")
     if not isinstance(name, str):
-        raise _err(f"{label}: 'name' must be a string, got {name!r}")
+        raise _err(f"{_node_label(i, name)}: 'name' must be a string, got {name!r}")
     opname = raw["op"]
     if not isinstance(opname, str):
-        raise _err(f"{label}: 'op' must be a string, got {opname!r}")
+        raise _err(f"{_node_label(i, name)}: 'op' must be a string, got {opname!r}")
     op: Optional[OpDef] = None
     if opname != "null":
         try:
             op = _registry.get(opname)
         except MXNetError as e:
-            raise _err(f"{label}: failed loading op {opname!r}: {e} "
+            raise _err(f"{_node_label(i, name)}: failed loading op {opname!r}: {e} "
                        f"(MXNet: 'Failed loading Op {name} of type {opname}')") from None
     # 'attrs' and 'attr' fill the same map; the later one in the text replaces the earlier one.
     sattrs: dict = {}
-    for k, v in raw.items():
-        if k in ("attrs", "attr"):
-            sattrs = _string_map(v, f"{label} '{k}'")
+    if "attrs" in raw or "attr" in raw:
+        for k, v in raw.items():
+            if k in ("attrs", "attr"):
+                sattrs = _string_map(v, "") if type(v) is dict and set(map(type, v.values())) <= _STR_ONLY \
+                    else _string_map(v, f"{_node_label(i, name)} '{k}'")
     if "param" in raw:
-        for k, v in _string_map(raw["param"], f"{label} 'param'").items():
+        for k, v in _string_map(raw["param"], f"{_node_label(i, name)} 'param'").items():
             sattrs.setdefault(k, v)
     inputs_raw = raw["inputs"]
     if not isinstance(inputs_raw, list):
-        raise _err(f"{label}: 'inputs' must be a list of entries, got {type(inputs_raw).__name__}")
+        raise _err(f"{_node_label(i, name)}: 'inputs' must be a list of entries, got {type(inputs_raw).__name__}")
     inputs = []
     for k, e in enumerate(inputs_raw):
-        nid, idx, _version_ = _entry(e, f"{label} input {k}")
+        # the usual [earlier node, output, version] entry in few operations, else _entry's checks
+        if type(e) is list and len(e) == 3 and type(e[0]) is int and type(e[1]) is int \
+                and type(e[2]) is int and 0 <= e[0] < i and e[1] >= 0 and e[2] >= 0:
+            inputs.append((recs[e[0]], e[1]))
+            continue
+        nid, idx, _version_ = _entry(e, f"{_node_label(i, name)} input {k}")
         if nid >= i:
             what = "itself" if nid == i else (f"node {nid}, which comes later (nodes must be in "
                                               f"topological order; a cycle or a forward reference)"
                                               if nid < total else
                                               f"node {nid}, which does not exist ({total} nodes)")
-            raise _err(f"{label}: input {k} refers to {what}")
+            raise _err(f"{_node_label(i, name)}: input {k} refers to {what}")
         inputs.append((recs[nid], idx))
     if op is None and inputs:
-        raise _err(f"{label}: a variable (op 'null') cannot have inputs")
+        raise _err(f"{_node_label(i, name)}: a variable (op 'null') cannot have inputs")
     cdeps = raw.get("control_deps", [])
     if not isinstance(cdeps, list) or not all(_is_int(d) and 0 <= d < i for d in cdeps):
-        raise _err(f"{label}: 'control_deps' must list ids of earlier nodes, got {cdeps!r}")
+        raise _err(f"{_node_label(i, name)}: 'control_deps' must list ids of earlier nodes, got {cdeps!r}")
     subgraphs = raw.get("subgraphs", [])
     if not isinstance(subgraphs, list):
-        raise _err(f"{label}: 'subgraphs' must be a list, got {type(subgraphs).__name__}")
+        raise _err(f"{_node_label(i, name)}: 'subgraphs' must be a list, got {type(subgraphs).__name__}")
     want = 0 if op is None else op.num_subgraphs
     if subgraphs and not want:
-        raise _err(f"{label}: subgraphs given, but operator {opname!r} takes none (only the control-flow "
+        raise _err(f"{_node_label(i, name)}: subgraphs given, but operator {opname!r} takes none (only the control-flow "
                    f"operators _foreach, _while_loop and _cond have subgraphs)")
     if len(subgraphs) != want:
-        raise _err(f"{label}: operator {opname!r} needs {want} subgraph(s), the node has {len(subgraphs)}")
+        raise _err(f"{_node_label(i, name)}: operator {opname!r} needs {want} subgraph(s), the node has {len(subgraphs)}")
     if subgraphs and depth >= MAX_SUBGRAPH_DEPTH:
-        raise _err(f"{label}: subgraphs nested more than {MAX_SUBGRAPH_DEPTH} deep")
+        raise _err(f"{_node_label(i, name)}: subgraphs nested more than {MAX_SUBGRAPH_DEPTH} deep")
     graphs = []
     for k, sub in enumerate(subgraphs):
         try:
             graphs.append(_load_graph(sub, version, depth + 1))
         except MXNetError as e:
-            raise _err(f"{label} subgraph {k}: {str(e).removeprefix('symbol JSON: ')}") from None
+            raise _err(f"{_node_label(i, name)} subgraph {k}: {str(e).removeprefix('symbol JSON: ')}") from None
     if "backward_source_id" in raw and not _is_int(raw["backward_source_id"]):
-        raise _err(f"{label}: 'backward_source_id' must be an integer")
+        raise _err(f"{_node_label(i, name)}: 'backward_source_id' must be an integer")
     return _Rec(i, op, name, sattrs, inputs, tuple(graphs))
 
 
@@ -344,8 +371,8 @@ def max_node_outputs() -> int:
         raise MXNetError(f"environment variable {MAX_NODE_OUTPUTS_ENV}={raw!r} is not an integer") from None
 
 
-def _check_output_count(rec: _Rec, node: Node) -> None:
-    n, bound = _n_outputs(rec, node), max_node_outputs()
+def _check_output_count(rec: _Rec, node: Node, bound: int) -> None:
+    n = _n_outputs(rec, node)
     if n > bound:
         raise _err(f"{rec.where()}: {node.opname} has {n} outputs, more than the {bound} a loaded "
                    f"node may have; if the file is trusted, raise the bound with the environment "
@@ -510,11 +537,12 @@ def _load_graph(top: Any, version: int, depth: int) -> Graph:
     # build the IR nodes (inputs always point backwards, so one pass suffices)
     made: dict = {}
     var_names: dict = {}
+    bound = max_node_outputs()
     for rec in recs:
         for src, _ in rec.inputs:
             if src.i < 0 and id(src) not in made:  # a variable created by an upgrade
-                made[id(src)] = _make_node(src, made, var_names)
-        made[id(rec)] = _make_node(rec, made, var_names)
+                made[id(src)] = _make_node(src, made, var_names, bound)
+        made[id(rec)] = _make_node(rec, made, var_names, bound)
 
     heads_raw = top["heads"]
     if not isinstance(heads_raw, list):
@@ -538,7 +566,7 @@ def _load_graph(top: Any, version: int, depth: int) -> Graph:
     return graph
 
 
-def _make_node(rec: _Rec, made: dict, var_names: dict) -> Node:
+def _make_node(rec: _Rec, made: dict, var_names: dict, bound: int) -> Node:
     if rec.op is None:
         other = var_names.get(rec.name)
         if other is not None:
@@ -548,8 +576,8 @@ def _make_node(rec: _Rec, made: dict, var_names: dict) -> Node:
         return Node(None, rec.name, dict(rec.sattrs), ())
     op = rec.op
     if not op.variadic:
-        expected = _active(rec, rec.attrs)
         if not op.arity_ok(len(rec.inputs), rec.attrs):
+            expected = _active(rec, rec.attrs)
             raise _err(f"{rec.where()}: operator {op.name} takes {len(expected)} input(s) "
                        f"({', '.join(expected)}) with these attributes, but the node has {len(rec.inputs)}")
     else:
@@ -566,7 +594,7 @@ def _make_node(rec: _Rec, made: dict, var_names: dict) -> Node:
                        f"{n_out} output(s)")
         inputs.append((node, idx))
     node = Node(op, rec.name, rec.attrs, inputs, rec.subgraphs)
-    _check_output_count(rec, node)
+    _check_output_count(rec, node, bound)
     return node
 
 

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator, Optional
 
 from ..ops.registry import OpDef
 
-__all__ = ["Node", "Entry", "Graph", "GraphError"]
+__all__ = ["Node", "Entry", "Graph", "GraphError", "topo_order", "transform", "rewrite", "replace_inputs"]
 
 
 class GraphError(ValueError):
@@ -94,6 +94,10 @@ class Graph:
     def __init__(self, outputs: Iterable[Entry]):
         self.outputs: list = [tuple(e) for e in outputs]
         self._nodes: Optional[list] = None
+        self._positions: Optional[dict] = None
+        # the strictest lint this graph passed (None: not linted; True: with unique variable
+        # names). A graph never changes, so a pipeline that hands one on unchanged lints it once.
+        self._linted: Optional[bool] = None
 
     @property
     def nodes(self) -> list:
@@ -101,6 +105,12 @@ class Graph:
         if self._nodes is None:
             self._nodes = topo_order([n for n, _ in self.outputs])
         return self._nodes
+
+    def positions(self) -> dict:
+        """id(node) -> its index in ``nodes`` (computed once; treat as read-only)."""
+        if self._positions is None:
+            self._positions = {id(n): i for i, n in enumerate(self.nodes)}
+        return self._positions
 
     def variables(self) -> list:
         return [n for n in self.nodes if n.op is None]
@@ -115,7 +125,7 @@ class Graph:
                 if v.op is None and id(v) not in seen:
                     seen.add(id(v))
                     aux.append(v)
-        order = {id(n): k for k, n in enumerate(self.nodes)}
+        order = self.positions()
         return sorted(aux, key=lambda v: order[id(v)])
 
     def arguments(self) -> list:
@@ -135,16 +145,27 @@ class Graph:
         subgraph are named by the path of control-flow nodes leading to them).
         ``unique_variable_names=False`` allows several variables of one name at the top level,
         as a bound Symbol may have (MXNet's ``bind`` gives them all the array of that name);
-        a block's parameters are bound by name, so its graphs keep the rule."""
+        a block's parameters are bound by name, so its graphs keep the rule.
+
+        A graph is immutable, so a lint it passed is remembered: linting it again (as a
+        pipeline does when a pass hands the graph on unchanged) costs nothing."""
+        if self._linted is True or (self._linted is False and not unique_variable_names):
+            return
         self._lint("", 0, unique_variable_names)
+        self._linted = unique_variable_names
 
     def _lint(self, where: str, depth: int, unique_variable_names: bool = True) -> None:
         if depth > MAX_SUBGRAPH_DEPTH:
             raise GraphError(f"{where}subgraphs are nested more than {MAX_SUBGRAPH_DEPTH} deep")
-        pos = {id(n): i for i, n in enumerate(self.nodes)}
+        nodes = self.nodes
+        pos = self.positions()
+        n_outputs: list = []  # per node position, its number of outputs
+        arity: dict = {}  # operator -> (required, expected) for operators without an inputs rule
         var_names: dict = {}
-        for i, n in enumerate(self.nodes):
-            if n.op is None:
+        for i, n in enumerate(nodes):
+            op = n.op
+            if op is None:
+                n_outputs.append(1)
                 if n.inputs:
                     raise GraphError(f"variable {n.name!r} has inputs")
                 other = var_names.get(n.name)
@@ -154,23 +175,31 @@ class Graph:
                 if n.subgraphs:
                     raise GraphError(f"{where}variable {n.name!r} has subgraphs")
                 continue
-            _lint_subgraphs(n, where, depth)
-            if not n.op.variadic:
-                expected = len(n.op.active_inputs(n.attrs))
-                required = len([i for i in n.op.inputs if i not in n.op.optional_inputs])
-                ok = (len(n.inputs) == expected if n.op.active_inputs_rule is not None
-                      else required <= len(n.inputs) <= expected)
+            if n.subgraphs or op.num_subgraphs:
+                _lint_subgraphs(n, where, depth)
+            if not op.variadic:
+                if op.active_inputs_rule is None:
+                    bounds = arity.get(op)
+                    if bounds is None:
+                        bounds = arity[op] = (len([k for k in op.inputs if k not in op.optional_inputs]),
+                                              len(op.inputs))
+                    ok = bounds[0] <= len(n.inputs) <= bounds[1]
+                else:
+                    ok = len(n.inputs) == len(op.active_inputs(n.attrs))
                 if not ok:
-                    raise GraphError(f"{where}node {n.name!r} ({n.op.name}) has {len(n.inputs)} inputs, "
-                                     f"expected {expected} ({', '.join(n.op.active_inputs(n.attrs))})")
+                    expected = op.active_inputs(n.attrs)
+                    raise GraphError(f"{where}node {n.name!r} ({op.name}) has {len(n.inputs)} inputs, "
+                                     f"expected {len(expected)} ({', '.join(expected)})")
             for src, idx in n.inputs:
-                if id(src) not in pos or pos[id(src)] >= i:
+                p = pos.get(id(src))
+                if p is None or p >= i:
                     raise GraphError(f"{where}node {n.name!r} uses {src.name!r}, which does not come before it")
-                if not 0 <= idx < src.num_outputs():
+                if not 0 <= idx < n_outputs[p]:
                     raise GraphError(f"{where}node {n.name!r} uses output {idx} of {src.name!r}, "
-                                     f"which has {src.num_outputs()} outputs")
+                                     f"which has {n_outputs[p]} outputs")
+            n_outputs.append(n.num_outputs())
         for src, idx in self.outputs:
-            if not 0 <= idx < src.num_outputs():
+            if not 0 <= idx < n_outputs[pos[id(src)]]:
                 raise GraphError(f"{where}graph output {idx} of {src.name!r} does not exist")
 
     def text(self) -> str:
@@ -232,55 +261,78 @@ def _lint_subgraphs(n: Node, where: str, depth: int) -> None:
 def topo_order(heads: list) -> list:
     """DFS post-order over inputs (iterative, so deep graphs do not hit the recursion limit)."""
     order: list = []
-    visited: set = set()
+    append = order.append
+    # id(node) -> False while its inputs are being walked, True once it is in ``order``
+    state: dict = {}
+    get = state.get
     for head in heads:
-        if id(head) in visited:
+        if id(head) in state:
             continue
-        stack: list = [(head, 0)]
-        visiting = {id(head)}
+        state[id(head)] = False
+        stack: list = [(head, iter(head.inputs))]
         while stack:
-            node, k = stack[-1]
-            if k < len(node.inputs):
-                stack[-1] = (node, k + 1)
-                child = node.inputs[k][0]
+            node, rest = stack[-1]
+            for child, _ in rest:
                 cid = id(child)
-                if cid in visited:
-                    continue
-                if cid in visiting:
+                seen = get(cid)
+                if seen is None:
+                    if child.inputs:
+                        state[cid] = False
+                        stack.append((child, iter(child.inputs)))
+                        break
+                    state[cid] = True  # a leaf: no need to stack it
+                    append(child)
+                elif seen is False:
                     raise GraphError(f"cycle through node {child.name!r}")
-                visiting.add(cid)
-                stack.append((child, 0))
             else:
                 stack.pop()
-                visiting.discard(id(node))
-                visited.add(id(node))
-                order.append(node)
+                state[id(node)] = True
+                append(node)
     return order
 
 
-def transform(outputs: list, visit: Any) -> list:
+def transform(outputs: list, visit: Any, order: Optional[list] = None) -> list:
     """Rebuild the graph of ``outputs`` bottom-up.
 
     ``visit(node, new_inputs)`` returns None to keep the node (copied only if its inputs
     changed) or a list of replacement entries, one per output of the node. Returns the new
-    output entries.
+    output entries; where nothing changed, entries equal to ``outputs`` (the same nodes).
+    ``order``: the nodes of ``outputs`` in topological order, where the caller has them.
     """
-    order = topo_order([n for n, _ in outputs])
-    new: dict = {}
+    if order is None:
+        order = topo_order([n for n, _ in outputs])
+    changed: dict = {}  # id(node) -> its replacement entries, for the nodes that changed only
+    get = changed.get
     for node in order:
         if node.op is None:
-            new[id(node)] = [(node, 0)]
             continue
-        inputs = tuple(new[id(src)][k] for src, k in node.inputs)
+        inputs = node.inputs
+        if changed:
+            new_inputs = tuple([e if (r := get(id(e[0]))) is None else r[e[1]] for e in inputs])
+            if new_inputs != inputs:  # entries compare by node identity and index
+                inputs = new_inputs
         repl = visit(node, inputs)
         if repl is None:
-            if all(a[0] is b[0] and a[1] == b[1] for a, b in zip(inputs, node.inputs)):
-                repl = [(node, k) for k in range(node.num_outputs())]
-            else:
+            if inputs is not node.inputs:
                 copy = node.with_inputs(inputs)
-                repl = [(copy, k) for k in range(node.num_outputs())]
-        new[id(node)] = list(repl)
-    return [new[id(n)][k] for n, k in outputs]
+                changed[id(node)] = [(copy, k) for k in range(node.num_outputs())]
+        else:
+            repl = list(repl)
+            for k, e in enumerate(repl):
+                if e[0] is not node or e[1] != k:
+                    changed[id(node)] = repl
+                    break
+    if not changed:
+        return list(outputs)
+    return [e if (r := get(id(e[0]))) is None else r[e[1]] for e in outputs]
+
+
+def rewrite(graph: Graph, visit: Any) -> Graph:
+    """``Graph(transform(graph.outputs, visit))``, or ``graph`` itself where ``visit`` changed
+    nothing: a pass that finds nothing to do hands on the graph it was given, so nothing
+    downstream lints, compiles or rewrites it again."""
+    outputs = transform(graph.outputs, visit, graph.nodes)
+    return graph if outputs == graph.outputs else Graph(outputs)
 
 
 def replace_inputs(outputs: list, mapping: dict) -> list:

@@ -83,7 +83,7 @@ TRACING = _Tracing()
 class Symbol:
     """A list of output entries of an immutable graph (MXNet's Symbol)."""
 
-    __slots__ = ("_entries", "__weakref__")
+    __slots__ = ("_entries", "_loaded", "__weakref__")
     __array_priority__ = 1000.0
 
     # Python operators, installed by _install_operators() below (declarations only, for type
@@ -115,6 +115,14 @@ class Symbol:
 
     def __init__(self, entries: Sequence[tuple]):
         self._entries = list(entries)
+
+    @classmethod
+    def _of_graph(cls, graph: Graph) -> "Symbol":
+        """The symbol of ``graph``'s outputs, keeping ``graph`` (a loaded file's: its node order
+        and lint already computed) for ``_graph`` while the entries are the graph's."""
+        out = cls(graph.outputs)
+        out._loaded = graph
+        return out
 
     # -- identity & structure -------------------------------------------------------------
     @property
@@ -158,6 +166,9 @@ class Symbol:
         return Symbol([self._entries[index]])
 
     def _graph(self) -> Graph:
+        loaded = getattr(self, "_loaded", None)
+        if loaded is not None and loaded.outputs == self._entries:  # entries compare by identity
+            return loaded
         return Graph(self._entries)
 
     @property
@@ -594,8 +605,7 @@ def Group(symbols: Sequence[Symbol], create_fn: Any = None) -> Symbol:
 
 def load_json(json_str: str) -> Symbol:
     from ..formats.symbol_json import json_to_graph
-    g = json_to_graph(json_str)
-    return Symbol(g.outputs)
+    return Symbol._of_graph(json_to_graph(json_str))
 
 
 fromjson = load_json

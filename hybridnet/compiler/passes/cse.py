@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from ...ir.graph import Graph, Node, transform
+from ...ir.graph import Graph, Node, rewrite
 from ...ops import handles
 from ...ops.registry import OpDef
 from .constfold import written_slots
@@ -21,7 +21,8 @@ def _key(node: Node, inputs: tuple) -> Any:
 
 def cse(graph: Graph) -> Graph:
     """Merge identical nodes; never random or train-aware ones, nor nodes that write into an
-    input (``constfold.written_slots``): two momentum updates must each update the momentum."""
+    input (``constfold.written_slots``): two momentum updates must each update the momentum.
+    Returns ``graph`` itself where nothing merges."""
     seen: dict = {}
 
     def visit(node: Node, inputs: tuple) -> Any:
@@ -33,12 +34,14 @@ def cse(graph: Graph) -> Graph:
             return None
         if key in seen:
             return seen[key]
-        n = node if all(a[0] is b[0] and a[1] == b[1] for a, b in zip(inputs, node.inputs)) \
-            else node.with_inputs(inputs)
+        if inputs is node.inputs:  # kept as it is (returning None tells transform so at once)
+            seen[key] = [(node, k) for k in range(node.num_outputs())]
+            return None
+        n = node.with_inputs(inputs)
         seen[key] = [(n, k) for k in range(n.num_outputs())]
         return seen[key]
 
-    return Graph(transform(graph.outputs, visit))
+    return rewrite(graph, visit)
 
 
 def distinct_outputs(graph: Graph) -> Graph:

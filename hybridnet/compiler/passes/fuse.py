@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...ir.graph import Graph, Node, transform
+from ...ir.graph import Graph, Node, rewrite
 from ...ops import handles
 from .onednn import attr
 
@@ -29,9 +29,14 @@ def _match(node: Node, users: dict, outputs: set) -> Any:
 
 
 def fuse_softmax_ce(graph: Graph) -> Graph:
+    """The pattern fused into ``_fused_softmax_ce`` (and a mean over it absorbed); ``graph``
+    itself where there is nothing to fuse."""
+    fused = handles.fused_softmax_ce
+    # every match needs a pick (or a fused node to absorb a mean): one cheap walk rules it out
+    if not any(n.op is handles.pick or n.op is fused for n in graph.nodes):
+        return graph
     users = graph.users()
     outputs = {id(n) for n, _ in graph.outputs}
-    fused = handles.fused_softmax_ce
     rewritten: dict = {}  # original entry -> entry in the new graph
 
     def visit(node: Node, inputs: tuple) -> Any:
@@ -60,4 +65,4 @@ def fuse_softmax_ce(graph: Graph) -> Graph:
             return None
         return [(Node(fused, node.name, {**src.attrs, "batch_mean": True}, src.inputs), 0)]
 
-    return Graph(transform(graph.outputs, visit))
+    return rewrite(graph, visit)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, cast
 
-from ...ir.graph import Entry, Graph, Node, transform
+from ...ir.graph import Entry, Graph, Node, rewrite
 from ...ops import handles
 from ...ops.registry import ChannelAffine, OpDef
 from .constfold import mutated_inputs
@@ -41,7 +41,7 @@ def remove_inference_identities(graph: Graph) -> Graph:
             return None
         return [inputs[0]]
 
-    return Graph(transform(graph.outputs, visit))
+    return rewrite(graph, visit)
 
 
 # ---- BatchNorm folding ------------------------------------------------------------------------
@@ -116,8 +116,11 @@ def fold_batchnorm(graph: Graph, dtypes: Optional[Mapping[str, Any]] = None) -> 
     sqrt(moving_var + eps)`` (``1 / sqrt(...)`` when ``fix_gamma``) the producer gets weight
     ``W * scale`` (per output channel) and bias ``(b - moving_mean) * scale + beta``
     (``b`` = 0 without bias). ``dtypes`` (variable name -> dtype), when given, limits folding to
-    producers whose weight, bias and BatchNorm parameters are variables of one dtype.
+    producers whose weight, bias and BatchNorm parameters are variables of one dtype. Returns
+    ``graph`` itself where nothing folds.
     """
+    if not any(_channel_affine(n) is not None for n in graph.nodes):
+        return graph
     users = graph.users()
     outputs = {id(n) for n, _ in graph.outputs}
 
@@ -141,7 +144,7 @@ def fold_batchnorm(graph: Graph, dtypes: Optional[Mapping[str, Any]] = None) -> 
         producer = inputs[0][0]  # the producer as rebuilt (its inputs may have been rewritten)
         return [(_fold(producer, producer.inputs, node, inputs), 0)]
 
-    return Graph(transform(graph.outputs, visit))
+    return rewrite(graph, visit)
 
 
 # ---- predict-mode work written over fresh tensors ------------------------------------------------
@@ -159,7 +162,11 @@ def compute_in_place(graph: Graph) -> Graph:
     the BatchNorm or addition that made it, or becomes ``_act`` after a Convolution. Needs no
     recorded shapes and no parameter prologue, so plain ``hybridize()`` gets it: a ResNet or
     MobileNet block then makes one tensor per convolution instead of three (at 224x224 the
-    fresh pages of each new tensor cost more than the arithmetic)."""
+    fresh pages of each new tensor cost more than the arithmetic). Returns ``graph`` itself
+    where nothing is rewritten."""
+    # every fresh value starts at a Convolution: without one, one cheap walk decides
+    if not any(n.op is handles.Convolution for n in graph.nodes):
+        return graph
     users = graph.users()
     outputs = {id(n) for n, _ in graph.outputs}
     bn_act, add_act, act_op = handles.batchnorm_act, handles.add_act, handles.act
@@ -192,4 +199,4 @@ def compute_in_place(graph: Graph) -> Graph:
         made[id(node)] = new
         return [(new, 0)]
 
-    return Graph(transform(graph.outputs, visit))
+    return rewrite(graph, visit)
