@@ -25,6 +25,8 @@ from ..base import MXNetError, dtype_name
 from ..compiler.cached_op import CachedGraph
 from ..context import Context
 from ..ndarray import ndarray as _ndarray_mod
+from ..np_semantics import is_np_array
+from ..numpy.multiarray import as_np, ndarray as _np_ndarray
 from ..ndarray.ndarray import NDArray
 from ..ndarray.sparse import dense_tensor
 from ..nesting import flatten as _nest_flatten
@@ -194,6 +196,8 @@ class _BuildLock:
 # ``hybridize(verify=N)`` call, where every HybridBlock runs eagerly and those parameters read as
 # the given copies. Each thread touches only its own entry: the blocks and their parameters are
 # left as they are for every other thread.
+# the array classes a hybridized call takes its fast path for (mx.nd and mx.np arrays)
+_DENSE = (NDArray, _np_ndarray)
 _EAGER_RUNS: dict = {}
 
 
@@ -440,6 +444,8 @@ class Block:
             hook(self, args)
         out = self.forward(*args) if not _profiler.running else \
             _profiler.block_call(self, self.forward, args)
+        if is_np_array():  # npx.set_np(): blocks return mx.np.ndarrays, as MXNet's
+            out = as_np(out)
         for hook in self._forward_hooks.values():
             hook(self, args, out)
         return out
@@ -796,7 +802,7 @@ class HybridBlock(Block):
         """Eager (NDArray), cached-graph (hybridized) or symbolic (Symbol inputs) forward."""
         cached = self._cached_op
         if cached is not None and self._options.active and len(args) + 1 == cached.fast_arity \
-                and not _EAGER_RUNS and x.__class__ is NDArray and all(a.__class__ is NDArray for a in args):
+                and not _EAGER_RUNS and x.__class__ in _DENSE and all(a.__class__ in _DENSE for a in args):
             return self._run_fast(x, args)
         has_sym, has_nd = _input_kinds([x, *args])
         if has_sym and has_nd:

@@ -20,6 +20,8 @@ from ..ndarray import ndarray as _nd_mod
 from ..ndarray import param_arrays as _pa
 from ..ndarray import write_guard as _wg
 from ..ndarray.ndarray import NDArray
+from ..np_semantics import is_np_array
+from ..numpy.multiarray import np_view
 
 __all__ = ["Parameter", "Constant", "ParameterDict", "DeferredInitializationError", "ParameterArgumentError",
            "tensor_types"]
@@ -256,7 +258,9 @@ class Parameter:
                              f"because its storage type is {self._stype}. Please use row_sparse_data() "
                              f"instead.")
         self._check_initialized()
-        return self._data[self._index(ctx)]  # type: ignore[index]
+        d = self._data[self._index(ctx)]  # type: ignore[index]
+        # under npx.set_np() MXNet's parameters are mx.np.ndarrays: a view over the same tensor
+        return np_view(d) if is_np_array() else d
 
     def list_data(self) -> list:
         """The arrays on all contexts, in creation order (dense storage only, as in MXNet)."""
@@ -265,6 +269,8 @@ class Parameter:
                              f"list_data() because its storage type is {self._stype}. Please use "
                              f"row_sparse_data() instead.")
         self._check_initialized()
+        if is_np_array():
+            return [np_view(d) for d in self._data]  # type: ignore[union-attr]
         return list(self._data)  # type: ignore[arg-type]
 
     def grad(self, ctx: Optional[Context] = None) -> NDArray:
@@ -272,9 +278,15 @@ class Parameter:
         if self._grad_req == "null":
             raise MXNetError(f"Cannot get gradient array for Parameter {self.name!r} because "
                              f"grad_req='null'")
-        return self._data[self._index(ctx)]._grad  # type: ignore[index]
+        g = self._data[self._index(ctx)]._grad  # type: ignore[index]
+        return np_view(g) if is_np_array() else g
 
     def list_grad(self) -> list:
+        grads = self._grads()
+        return [np_view(g) for g in grads] if is_np_array() else grads
+
+    def _grads(self) -> list:
+        """The gradient buffers as the NDArrays they are (the Trainer's view in either mode)."""
         self._check_initialized()
         if self._grad_req == "null":
             raise MXNetError(f"Cannot get gradient array for Parameter {self.name!r} because grad_req='null'")

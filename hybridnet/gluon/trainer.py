@@ -356,7 +356,7 @@ class Trainer:
         for i, p in enumerate(self._params):
             if p.grad_req != "null":
                 keys.append(i)
-                grads.append(p.list_grad())
+                grads.append(p._grads())
                 outs.append(p._check_and_get(p._data, list) if self._update_on_kvstore else None)
         if not keys:
             return
@@ -400,7 +400,7 @@ class Trainer:
                 for d in datas:
                     d._fresh_grad = False
                 continue
-            for upd, arr, grad, f in zip(updates, datas, p.list_grad(), fresh):
+            for upd, arr, grad, f in zip(updates, datas, p._grads(), fresh):
                 if f:
                     upd.append((i, grad, arr))
                     arr._fresh_grad = False

@@ -22,7 +22,7 @@ from ..ops import registry as _reg
 from ..ndarray import ndarray as _ndm
 from ..ndarray.ndarray import NDArray, invoke
 
-__all__ = ["ndarray", "np_invoke", "as_np", "array", "default_float"]
+__all__ = ["ndarray", "np_invoke", "as_np", "np_view", "array", "default_float"]
 
 
 def default_float() -> str:
@@ -138,8 +138,9 @@ class ndarray(NDArray):
 
     @property
     def grad(self) -> Optional["ndarray"]:
+        """The gradient buffer (``attach_grad``), as an ``mx.np.ndarray`` over the same memory."""
         g = NDArray.grad.fget(self)  # type: ignore[attr-defined]
-        return as_np(g) if g is not None and g.__class__ is NDArray else g
+        return np_view(g) if g is not None and g.__class__ is NDArray else g
 
     def attach_grad(self, grad_req: str = "write", stype: Optional[str] = None) -> None:
         """Attach a zero gradient buffer (an ``mx.np.ndarray``); see ``NDArray.attach_grad``."""
@@ -275,6 +276,17 @@ DISABLED_METHODS = (
     "sqrt square tan tanh tile topk trunc zeros_like").split()
 for _n in DISABLED_METHODS:
     setattr(ndarray, _n, _disabled(_n))
+
+
+def np_view(arr: NDArray) -> ndarray:
+    """An ``mx.np.ndarray`` over ``arr``'s tensor that also reads ``arr``'s gradient buffer: how
+    Gluon hands out its NDArray parameters (and their gradients) under ``npx.set_np()``."""
+    r = _nd_as_np_ndarray(arr)
+    g = getattr(arr, "_grad", None)
+    if g is not None:
+        r._grad = g
+        r._grad_req = arr._grad_req
+    return r
 
 
 def _nd_as_np_ndarray(self: NDArray) -> ndarray:
