@@ -21,15 +21,28 @@ import math
 import re
 from typing import Any, Callable, Optional, Sequence
 
-from ..ir.graph import Graph, Node
+from ..ir.graph import Graph, Node, collector_paused
 
 __all__ = ["CompiledGraph", "compile_graph", "eager_layout"]
 
 
+def _packed(t: Any) -> bool:
+    """Whether ``t`` covers its memory without gaps or overlaps (a permutation of a contiguous
+    array, e.g. a transpose): then eager mode's copy keeps its strides."""
+    expected = 1
+    for stride, size in sorted((st, sz) for st, sz in zip(t.stride(), t.shape) if sz != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
 def eager_layout(t: Any) -> Any:
-    """A view in the layout eager mode gives it (``NDArray``'s copy of a view): packed unless
-    already contiguous. Copying a contiguous view would change nothing the next kernel sees."""
-    return t if t.is_contiguous() else t.clone()
+    """A view in the layout eager mode gives it (``NDArray`` copies a view, ``clone`` keeping a
+    packed view's strides and packing any other): the view itself when the copy would have its
+    strides (contiguous or packed: a transpose), else the packed copy (a slice with gaps, a
+    broadcast)."""
+    return t if t.is_contiguous() or _packed(t) else t.clone()
 
 
 _EAGER_LAYOUT = "_eager_layout"
@@ -106,9 +119,10 @@ def compile_graph(graph: Graph, input_order: Optional[Sequence[Node]] = None,
     used: set = {"_train", fn_name, _EAGER_LAYOUT}
     g: dict[str, Any] = {_EAGER_LAYOUT: eager_layout}
     functions: list = []
-    _emit_function(graph, variables, fn_name, used, g, {}, functions)
-    src = "\n".join(functions)
-    code = compile(src, f"<hybridnet graph {fn_name}>", "exec")
+    with collector_paused():  # lines and syntax trees by the hundred thousand on large graphs
+        _emit_function(graph, variables, fn_name, used, g, {}, functions)
+        src = "\n".join(functions)
+        code = compile(src, f"<hybridnet graph {fn_name}>", "exec")
     exec(code, g)  # noqa: S102 - source generated above from the graph
     fn = g[fn_name]
     fn.__source__ = src
