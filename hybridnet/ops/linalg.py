@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from ..base import MXNetError
+from ..np_semantics import is_np_shape
 from .registry import Sample, register
 
 _rng = np.random.RandomState(2)
@@ -355,7 +356,8 @@ def _linalg_syrk(A, *, transpose: bool = False, alpha: float = 1.0):
 
 
 def _to_scalar_shape(out: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
-    return out.reshape(1) if A.dim() == 2 else out
+    # one matrix: shape (1,) in MXNet's legacy shapes, a zero-dim array under NumPy shapes
+    return out.reshape(1) if A.dim() == 2 and not is_np_shape() else out
 
 
 def _np_batch_scalar(out: np.ndarray) -> np.ndarray:

@@ -1,0 +1,77 @@
+"""Gluon under npx.set_np(): np parameters and outputs, F.np/F.npx in hybrid_forward, eager ==
+hybridized (outputs, gradients, weights after Trainer steps)."""
+import json
+
+import numpy as onp
+
+import hybridnet as mx
+from hybridnet import autograd, gluon, np, npx
+from hybridnet.gluon import nn
+
+
+class _Net(gluon.HybridBlock):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        with self.name_scope():
+            self.conv = nn.Conv2D(4, 3, padding=1)
+            self.bn = nn.BatchNorm()
+            self.act = nn.Activation("relu")
+            self.drop = nn.Dropout(0.0)
+            self.dense = nn.Dense(5)
+
+    def hybrid_forward(self, F, x):
+        y = self.drop(self.act(self.bn(self.conv(x))))
+        return F.np.tanh(self.dense(F.npx.batch_flatten(y))) * 2.0 + F.npx.relu(F.np.ones((1, 5)))
+
+
+def _train(hybridize):
+    mx.random.seed(0)
+    net = _Net(prefix="net_")
+    net.initialize(mx.init.Xavier())
+    if hybridize:
+        net.hybridize()
+    x = np.array(onp.random.RandomState(0).uniform(size=(2, 3, 4, 4)), dtype="float32")
+    label = np.array([0, 3])
+    ce, l2 = gluon.loss.SoftmaxCrossEntropyLoss(), gluon.loss.L2Loss()
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    outs = []
+    for _ in range(3):
+        with autograd.record():
+            out = net(x)
+            loss = ce(out, label) + l2(out, np.zeros((2, 5)))
+        loss.backward()
+        trainer.step(2)
+        outs.append(out.asnumpy())
+        assert type(out) is np.ndarray and type(loss) is np.ndarray and loss.shape == (2,)
+    w = net.dense.weight
+    assert type(w.data()) is np.ndarray and type(w.grad()) is np.ndarray
+    assert type(net.bn.running_mean.data()) is np.ndarray
+    return outs, w.data().asnumpy(), w.grad().asnumpy(), net.bn.running_mean.data().asnumpy()
+
+
+def test_eager_and_hybridized_training_agree():
+    npx.set_np()
+    eager, hybrid = _train(False), _train(True)
+    for a, b in zip(eager[0], hybrid[0]):
+        onp.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    for a, b in zip(eager[1:], hybrid[1:]):
+        onp.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert not onp.allclose(eager[0][0], eager[0][2])  # the steps changed the weights
+
+
+def test_trace_records_the_numpy_operators():
+    npx.set_np()
+    net = _Net(prefix="net_")
+    net.initialize()
+    net.hybridize()
+    net(np.ones((2, 3, 4, 4)))
+    ops = {n["op"] for n in json.loads(net(mx.sym.var("data")).tojson())["nodes"]}
+    # npx.batch_flatten is MXNet's alias of Flatten (one OpDef); _npx_relu is an operator of its own
+    assert {"_npi_tanh", "_npx_relu", "_npi_ones", "Flatten", "Convolution", "BatchNorm"} <= ops
+
+
+def test_legacy_mode_is_unchanged():
+    net = nn.Dense(3)
+    net.initialize()
+    out = net(mx.nd.ones((2, 4)))
+    assert type(out) is mx.nd.NDArray and type(net.weight.data()) is mx.nd.NDArray
