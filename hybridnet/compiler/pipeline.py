@@ -35,7 +35,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from ..ir.graph import Graph
+from ..ir.graph import Graph, collector_paused
 from .passes import lint_after
 from .passes.cse import cse, distinct_outputs
 from .passes.fuse import fuse_softmax_ce
@@ -120,14 +120,15 @@ def run_stages(graph: Graph, stages: Sequence[Stage], ctx: PassContext = PassCon
     """Run the graph-rewriting ``stages`` whose condition holds, in order, linting after each:
     a broken graph raises ``GraphError`` naming the stage that broke it."""
     ran: set = set()
-    for stage in stages:
-        if stage.run is None or (stage.needs is not None and stage.needs not in ran) \
-                or (stage.when is not None and not stage.when(graph, ctx)):
-            continue
-        rewritten = stage.run(graph, ctx)
-        if rewritten is not graph:  # a stage that hands its graph on unchanged broke nothing
-            graph = lint_after(rewritten, stage.name, unique_variable_names=not ctx.bound)
-        ran.add(stage.name)
+    with collector_paused():  # passes build nodes and entries by the hundred thousand on large graphs
+        for stage in stages:
+            if stage.run is None or (stage.needs is not None and stage.needs not in ran) \
+                    or (stage.when is not None and not stage.when(graph, ctx)):
+                continue
+            rewritten = stage.run(graph, ctx)
+            if rewritten is not graph:  # a stage that hands its graph on unchanged broke nothing
+                graph = lint_after(rewritten, stage.name, unique_variable_names=not ctx.bound)
+            ran.add(stage.name)
     return graph
 
 

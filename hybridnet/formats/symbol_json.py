@@ -19,13 +19,14 @@ code generation.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import warnings
 from typing import Any, Optional, Union
 
 from ..base import MXNetError, NotGiven
-from ..ir.graph import MAX_SUBGRAPH_DEPTH, Graph, GraphError, Node
+from ..ir.graph import MAX_SUBGRAPH_DEPTH, Graph, GraphError, Node, collector_paused
 from ..ops import registry as _registry
 from ..ops.attrs import format_value
 from ..ops.registry import OpDef
@@ -283,11 +284,12 @@ def _parse_node(i: int, raw: Any, recs: list, total: int, version: int, depth: i
                        f"(MXNet: 'Failed loading Op {name} of type {opname}')") from None
     # 'attrs' and 'attr' fill the same map; the later one in the text replaces the earlier one.
     sattrs: dict = {}
-    if "attrs" in raw or "attr" in raw:
+    if "attr" not in raw and type(v := raw.get("attrs")) is dict and set(map(type, v.values())) <= _STR_ONLY:
+        sattrs = dict(v)  # the usual case, fast
+    elif "attrs" in raw or "attr" in raw:
         for k, v in raw.items():
             if k in ("attrs", "attr"):
-                sattrs = _string_map(v, "") if type(v) is dict and set(map(type, v.values())) <= _STR_ONLY \
-                    else _string_map(v, f"{_node_label(i, name)} '{k}'")
+                sattrs = _string_map(v, f"{_node_label(i, name)} '{k}'")
     if "param" in raw:
         for k, v in _string_map(raw["param"], f"{_node_label(i, name)} 'param'").items():
             sattrs.setdefault(k, v)
@@ -312,8 +314,12 @@ def _parse_node(i: int, raw: Any, recs: list, total: int, version: int, depth: i
     if op is None and inputs:
         raise _err(f"{_node_label(i, name)}: a variable (op 'null') cannot have inputs")
     cdeps = raw.get("control_deps", [])
-    if not isinstance(cdeps, list) or not all(_is_int(d) and 0 <= d < i for d in cdeps):
+    if not isinstance(cdeps, list) or (cdeps and not all(_is_int(d) and 0 <= d < i for d in cdeps)):
         raise _err(f"{_node_label(i, name)}: 'control_deps' must list ids of earlier nodes, got {cdeps!r}")
+    if "subgraphs" not in raw and (op is None or not op.num_subgraphs):  # the usual case
+        if "backward_source_id" in raw and not _is_int(raw["backward_source_id"]):
+            raise _err(f"{_node_label(i, name)}: 'backward_source_id' must be an integer")
+        return _Rec(i, op, name, sattrs, inputs)
     subgraphs = raw.get("subgraphs", [])
     if not isinstance(subgraphs, list):
         raise _err(f"{_node_label(i, name)}: 'subgraphs' must be a list, got {type(subgraphs).__name__}")
@@ -371,12 +377,14 @@ def max_node_outputs() -> int:
         raise MXNetError(f"environment variable {MAX_NODE_OUTPUTS_ENV}={raw!r} is not an integer") from None
 
 
-def _check_output_count(rec: _Rec, node: Node, bound: int) -> None:
+def _check_output_count(rec: _Rec, node: Node, bound: int) -> int:
+    """``node``'s number of outputs, refused above ``bound`` (``max_node_outputs``)."""
     n = _n_outputs(rec, node)
     if n > bound:
         raise _err(f"{rec.where()}: {node.opname} has {n} outputs, more than the {bound} a loaded "
                    f"node may have; if the file is trusted, raise the bound with the environment "
                    f"variable {MAX_NODE_OUTPUTS_ENV}")
+    return n
 
 
 def _input_names(rec: _Rec, attrs: dict) -> tuple:
@@ -467,6 +475,11 @@ def json_to_graph(text: Union[str, bytes, bytearray]) -> Graph:
             raise _err(f"the file is not valid UTF-8 ({e.reason} at byte {e.start})") from None
     if not isinstance(text, str):
         raise TypeError(f"json_to_graph expects str or bytes, got {type(text).__name__}")
+    with collector_paused():
+        return _json_to_graph(text)
+
+
+def _json_to_graph(text: str) -> Graph:
     try:
         top = json.loads(text, strict=False, object_pairs_hook=_pairs_last_wins)
     except json.JSONDecodeError as e:
@@ -479,7 +492,7 @@ def json_to_graph(text: Union[str, bytes, bytearray]) -> Graph:
     version = _version(top)
     if version > MXNET_VERSION:
         warnings.warn(f"symbol JSON was written by a newer MXNet (version {version} > {MXNET_VERSION}); "
-                      f"loading it anyway", stacklevel=2)
+                      f"loading it anyway", stacklevel=3)
     graph = _load_graph(top, version, 0)
     graph.json_attrs = {k: v[1] for k, v in top.get("attrs", {}).items()}  # type: ignore[attr-defined]
     return graph
@@ -518,13 +531,19 @@ def _load_graph(top: Any, version: int, depth: int) -> Graph:
     # legacy upgrades, in MXNet's order (spec B.8 step 3)
     if version < MXNET_VERSION:
         _upgrade_hidden_keys(recs)
+    parsed: dict = {}  # (operator, attribute strings) -> checked attributes: networks repeat them
     for rec in recs:
         if rec.op is not None:
-            rec.attrs = _parse_attrs(rec, rec.sattrs)
-            try:
-                rec.op.check_attrs(rec.attrs)
-            except MXNetError as e:
-                raise _err(f"{rec.where()}: {e}") from None
+            key = (rec.op, tuple(rec.sattrs.items()))
+            attrs = parsed.get(key)
+            if attrs is None:
+                attrs = _parse_attrs(rec, rec.sattrs)
+                try:
+                    rec.op.check_attrs(attrs)
+                except MXNetError as e:
+                    raise _err(f"{rec.where()}: {e}") from None
+                parsed[key] = attrs
+            rec.attrs = dict(attrs)
     if version < 900:
         _create_missing_aux(recs)
     if version < 904:
@@ -535,7 +554,7 @@ def _load_graph(top: Any, version: int, depth: int) -> Graph:
                 rec.attrs.pop("axis", None)
 
     # build the IR nodes (inputs always point backwards, so one pass suffices)
-    made: dict = {}
+    made: dict = {}  # id(record) -> (its Node, its number of outputs)
     var_names: dict = {}
     bound = max_node_outputs()
     for rec in recs:
@@ -552,8 +571,7 @@ def _load_graph(top: Any, version: int, depth: int) -> Graph:
         nid, idx, _ = _entry(e, f"heads[{k}]")
         if nid >= total:
             raise _err(f"heads[{k}] refers to node {nid}, which does not exist ({total} nodes)")
-        node = made[id(recs[nid])]
-        n_out = _n_outputs(recs[nid], node)
+        node, n_out = made[id(recs[nid])]
         if idx >= n_out:
             raise _err(f"heads[{k}] selects output {idx} of {recs[nid].where()}, which has "
                        f"{n_out} output(s)")
@@ -566,17 +584,32 @@ def _load_graph(top: Any, version: int, depth: int) -> Graph:
     return graph
 
 
-def _make_node(rec: _Rec, made: dict, var_names: dict, bound: int) -> Node:
+@functools.lru_cache(maxsize=None)
+def _input_bounds(op: OpDef) -> tuple:
+    """(required, all) input counts of an operator without an ``active_inputs`` rule."""
+    return len([k for k in op.inputs if k not in op.optional_inputs]), len(op.inputs)
+
+
+def _arity_ok(op: OpDef, n: int, attrs: dict) -> bool:
+    """``op.arity_ok(n, attrs)`` for a fixed-arity operator, its input counts computed once."""
+    if op.active_inputs_rule is None:
+        lo, hi = _input_bounds(op)
+        return lo <= n <= hi
+    return op.arity_ok(n, attrs)
+
+
+def _make_node(rec: _Rec, made: dict, var_names: dict, bound: int) -> tuple:
+    """(the Node of ``rec``, its number of outputs); ``made`` holds those of earlier records."""
     if rec.op is None:
         other = var_names.get(rec.name)
         if other is not None:
             raise _err(f"{rec.where()}: duplicate variable name {rec.name!r} (also {other.where()}); "
                        f"variable names must be unique because parameters are bound by name")
         var_names[rec.name] = rec
-        return Node(None, rec.name, dict(rec.sattrs), ())
+        return Node(None, rec.name, dict(rec.sattrs), ()), 1
     op = rec.op
     if not op.variadic:
-        if not op.arity_ok(len(rec.inputs), rec.attrs):
+        if not _arity_ok(op, len(rec.inputs), rec.attrs):
             expected = _active(rec, rec.attrs)
             raise _err(f"{rec.where()}: operator {op.name} takes {len(expected)} input(s) "
                        f"({', '.join(expected)}) with these attributes, but the node has {len(rec.inputs)}")
@@ -587,15 +620,13 @@ def _make_node(rec: _Rec, made: dict, var_names: dict, bound: int) -> Node:
             raise _err(f"{rec.where()}: num_args is {n_args} but the node has {len(rec.inputs)} inputs{counted}")
     inputs = []
     for k, (src, idx) in enumerate(rec.inputs):
-        node = made[id(src)]
-        n_out = _n_outputs(src, node)
+        node, n_out = made[id(src)]
         if idx >= n_out:
             raise _err(f"{rec.where()}: input {k} selects output {idx} of {src.where()}, which has "
                        f"{n_out} output(s)")
         inputs.append((node, idx))
     node = Node(op, rec.name, rec.attrs, inputs, rec.subgraphs)
-    _check_output_count(rec, node, bound)
-    return node
+    return node, _check_output_count(rec, node, bound)
 
 
 # ----------------------------------------------------------------------------------------

@@ -12,11 +12,14 @@ are bound to the node's inputs as the operator's ``*_locs`` attributes say.
 """
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from typing import Any, Iterable, Iterator, Optional
 
 from ..ops.registry import OpDef
 
-__all__ = ["Node", "Entry", "Graph", "GraphError", "topo_order", "transform", "rewrite", "replace_inputs"]
+__all__ = ["Node", "Entry", "Graph", "GraphError", "topo_order", "transform", "rewrite", "replace_inputs",
+           "collector_paused"]
 
 
 class GraphError(ValueError):
@@ -350,3 +353,21 @@ def replace_inputs(outputs: list, mapping: dict) -> list:
             copy = node.with_inputs(inputs)
             new[id(node)] = [(copy, k) for k in range(node.num_outputs())]
     return [new[id(n)][k] for n, k in outputs]
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused for the block (reference counting still frees
+    everything that is not a cycle), as loading or compiling a graph wants: it builds nodes,
+    entries and source lines by the hundred thousand, none of them garbage cycles, and each
+    allocation threshold crossed starts a collection that walks all of them again (a
+    100,000-node ``-symbol.json``: half of its load time). Nested and concurrent uses are
+    harmless: only the use that paused the collector restarts it."""
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
