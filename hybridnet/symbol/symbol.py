@@ -84,6 +84,7 @@ class Symbol:
     """A list of output entries of an immutable graph (MXNet's Symbol)."""
 
     __slots__ = ("_entries", "_loaded", "__weakref__")
+    _loaded: Graph  # set only by _of_graph: the loaded graph whose outputs these entries were
     __array_priority__ = 1000.0
 
     # Python operators, installed by _install_operators() below (declarations only, for type
