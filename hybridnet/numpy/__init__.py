@@ -9,6 +9,7 @@ the functions are generated from the NumPy-interface operators of the registry
 """
 from __future__ import annotations
 
+import builtins as _builtins
 import sys
 import types
 from typing import Any, Callable
@@ -66,6 +67,30 @@ _fill(_internal, _GENERATED["_internal"])
 
 
 random.seed = _mx_random.seed  # type: ignore[attr-defined]  # one seed for every generator
+fallback_linalg = _submodule("fallback_linalg", "mx.np.fallback_linalg: np.linalg functions official NumPy computes")
+_fill(fallback_linalg, _FALLBACK_LINALG)
+linalg.fallback_linalg = fallback_linalg  # type: ignore[attr-defined]
+
+
+def shares_memory(a: Any, b: Any, max_work: Any = None) -> ndarray:
+    """NumPy's ``shares_memory``: whether two arrays' tensors overlap in memory (a bool array,
+    as MXNet's ``_npi_share_memory``); exact for the dense strided arrays hybridnet has."""
+    ta, tb = a._t, b._t
+    if ta.device != tb.device or ta.numel() == 0 or tb.numel() == 0:
+        return array(False, dtype="bool")
+    sa, sb = ta.untyped_storage().data_ptr(), tb.untyped_storage().data_ptr()
+    if sa != sb:
+        return array(False, dtype="bool")
+
+    def span(t: Any) -> tuple:
+        lo = t.storage_offset()
+        hi = lo + _builtins.sum((n - 1) * st for n, st in zip(t.shape, t.stride()) if st > 0) + 1
+        return lo * t.element_size(), hi * t.element_size()
+    (a0, a1), (b0, b1) = span(ta), span(tb)
+    return array(a0 < b1 and b0 < a1, dtype="bool")
+
+
+may_share_memory = shares_memory
 
 # -- dtypes and constants, as NumPy's names ---------------------------------------------------------
 bool_ = _onp.bool_

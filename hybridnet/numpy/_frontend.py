@@ -33,7 +33,13 @@ _SUBSPACE = {
     "_npi_eigh": ("linalg", "eigh"), "_npi_eigvalsh": ("linalg", "eigvalsh"), "_npi_eigvals": ("linalg", "eigvals"),
     "_npi_tensorinv": ("linalg", "tensorinv"), "_npi_tensorsolve": ("linalg", "tensorsolve"),
     "_npi_absolute": ("", "absolute"), "_npi_abs": ("", "abs"), "_npi_bitwise_not": ("", "invert"),
-    "_npi_true_divide": ("", "_true_divide"),
+    "_npi_true_divide": ("", "_true_divide"), "_npi_eig": ("linalg", "eig"),
+    "_npi_exponential": ("random", "exponential"), "_npi_gumbel": ("random", "gumbel"),
+    "_npi_logistic": ("random", "logistic"), "_npi_pareto": ("random", "pareto"),
+    "_npi_powerd": ("random", "power"), "_npi_rayleigh": ("random", "rayleigh"),
+    "_npi_weibull": ("random", "weibull"), "_npi_gamma": ("random", "gamma"),
+    "_npi_choice": ("random", "_choice"), "_npi_multinomial": ("random", "_multinomial"), "_npi_bernoulli": ("npx.random", "bernoulli"),
+    "_npi_uniform_n": ("npx.random", "uniform_n"), "_npi_normal_n": ("npx.random", "normal_n"),
 }
 
 
@@ -59,7 +65,7 @@ def placement(opname: str) -> Optional[tuple]:
 def generate(dispatch: Callable) -> dict:
     """{namespace: {name: generated function}} for every NumPy-interface operator name; every
     name is also under '_internal' by its operator name (MXNet's ``_npi`` module)."""
-    spaces: dict = {"": {}, "npx": {}, "random": {}, "linalg": {}, "npx.image": {}, "_internal": {}}
+    spaces: dict = {"": {}, "npx": {}, "random": {}, "linalg": {}, "npx.image": {}, "npx.random": {}, "_internal": {}}
     for opname, op in _reg.names().items():
         place = placement(opname)
         if place is None:
@@ -468,6 +474,144 @@ class Frontend:
                    linspace=linspace, full_like=full_like, zeros_like=zeros_like, ones_like=ones_like,
                    empty_like=empty_like, broadcast_to=broadcast_to)
 
+        # -- compositions of the operators above (MXNet's front-end spells these in Python too) ------
+        def _alias(fname: str, opname: str) -> Callable:
+            def alias(x: Any, out: Any = None, **kwargs: Any) -> Any:
+                _check_ufunc_kwargs(fname, kwargs)
+                return fe.call(opname, (x,), {}, out)
+            alias.__name__ = fname
+            alias.__doc__ = f"NumPy's ``{fname}`` (operator {opname})."
+            return alias
+
+        def fliplr(m: Any) -> Any:
+            """NumPy's ``fliplr`` (axis 1 reversed)."""
+            return fe.call("_npi_flip", (m,), {"axis": 1})
+
+        def flipud(m: Any) -> Any:
+            """NumPy's ``flipud`` (axis 0 reversed)."""
+            return fe.call("_npi_flip", (m,), {"axis": 0})
+
+        def _splitter(nm: str, axis_of: Callable[[Any], int]) -> Callable:
+            def fn(ary: Any, indices_or_sections: Any) -> Any:
+                return split(ary, indices_or_sections, axis_of(ary))
+            fn.__name__ = nm
+            fn.__doc__ = f"NumPy's ``{nm}``: ``split`` along its axis."
+            return fn
+
+        def inner(a: Any, b: Any) -> Any:
+            """NumPy's ``inner``: sums over the last axes of ``a`` and ``b``."""
+            return fe.call("_npi_tensordot", (a, b), {"a_axes_summed": (len(a.shape) - 1,),
+                                                      "b_axes_summed": (len(b.shape) - 1,)})
+
+        def outer(a: Any, b: Any) -> Any:
+            """NumPy's ``outer`` of the flattened inputs."""
+            return fe.call("_npi_tensordot_int_axes", (ravel(a), ravel(b)), {"axes": 0})
+
+        def vdot(a: Any, b: Any) -> Any:
+            """NumPy's ``vdot``: the dot product of the flattened inputs."""
+            return fe.call("_np_dot", (ravel(a), ravel(b)), {})
+
+        def atleast(n: int) -> Callable:
+            def fn(*arys: Any) -> Any:
+                res = []
+                for a in arys:
+                    shape = tuple(a.shape)
+                    if len(shape) < n:
+                        new = {0: (1,) * n, 1: ((1,) + shape if n == 2 else (1,) + shape + (1,)),
+                               2: shape + (1,)}[len(shape)] if n > 1 else (1,)
+                        a = reshape(a, new[:n] if n > 1 else new)
+                    res.append(a)
+                return res[0] if len(res) == 1 else res
+            fn.__name__ = f"atleast_{n}d"
+            fn.__doc__ = f"NumPy's ``atleast_{n}d``: views with at least {n} dimensions."
+            return fn
+
+        def append(arr: Any, values: Any, axis: Optional[int] = None) -> Any:
+            """NumPy's ``append`` (``axis=None``: both flattened)."""
+            return concatenate([arr, values], axis=axis)
+
+        def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, out: Any = None) -> Any:
+            """NumPy's ``average`` (weighted mean along ``axis``)."""
+            if weights is None:
+                avg = top["mean"](a, axis=axis)
+                scl = top["full_like"](avg, float(_onp.prod(a.shape) / max(_onp.prod(avg.shape), 1)))
+            else:
+                w = weights
+                if len(w.shape) != len(a.shape) and axis is not None:
+                    shape = [1] * len(a.shape)
+                    shape[axis] = w.shape[0]
+                    w = reshape(w, tuple(shape))
+                scl = top["sum"](top["multiply"](top["ones_like"](a), w), axis=axis)
+                avg = top["true_divide"](top["sum"](top["multiply"](a, w), axis=axis), scl)
+            return (avg, scl) if returned else avg
+
+        def diagflat(v: Any, k: int = 0) -> Any:
+            """NumPy's ``diagflat``."""
+            return fe.call("_np_diag", (ravel(v),), {"k": k})
+
+        def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Any:
+            """NumPy's ``diff``: ``n``-th differences along ``axis``."""
+            if prepend is not None or append is not None:
+                raise MXNetError("diff: prepend/append are not supported; concatenate first")
+            nd_ = len(a.shape)
+            ax = axis % nd_
+            for _ in range(n):
+                m = a.shape[ax]
+                hi = fe.call("_npi_slice", (a,), {"begin": tuple([None] * ax + [1]), "end": tuple([None] * ax + [m])})
+                lo = fe.call("_npi_slice", (a,), {"begin": tuple([None] * ax + [0]), "end": tuple([None] * ax + [m - 1])})
+                a = top["subtract"](hi, lo)
+            return a
+
+        def rot90(m: Any, k: int = 1, axes: tuple = (0, 1)) -> Any:
+            """NumPy's ``rot90`` (``k`` quarter turns from the first axis towards the second)."""
+            k %= 4
+            a0, a1 = axes
+            if k == 0:
+                return fe.call("_np_copy", (m,), {})
+            if k == 2:
+                return fe.call("_npi_flip", (m,), {"axis": (a0, a1)})
+            perm = list(range(len(m.shape)))
+            perm[a0], perm[a1] = perm[a1], perm[a0]
+            if k == 1:
+                return fe.call("_np_transpose", (fe.call("_npi_flip", (m,), {"axis": a1}),), {"axes": tuple(perm)})
+            return fe.call("_npi_flip", (fe.call("_np_transpose", (m,), {"axes": tuple(perm)}),), {"axis": a1})
+
+        def logspace(start: float, stop: float, num: int = 50, endpoint: bool = True, base: float = 10.0,
+                     dtype: Any = None, axis: int = 0, ctx: Any = None) -> Any:
+            """NumPy's ``logspace``: ``base ** linspace(start, stop, num)``."""
+            return fe.call("_npi_rpower_scalar", (linspace(start, stop, num, endpoint, dtype=dtype, ctx=ctx),),
+                           {"scalar": float(base), "is_int": False})
+
+        def meshgrid(*xi: Any, indexing: str = "xy", **kwargs: Any) -> Any:
+            """NumPy's ``meshgrid`` of 1-D arrays (``indexing`` 'xy' or 'ij'; copies)."""
+            n = len(xi)
+            shape = [x.shape[0] for x in xi]
+            if indexing == "xy" and n > 1:
+                shape[0], shape[1] = shape[1], shape[0]
+            out = []
+            for i, x in enumerate(xi):
+                ax = i
+                if indexing == "xy" and n > 1 and i < 2:
+                    ax = 1 - i
+                view = [1] * n
+                view[ax] = x.shape[0]
+                out.append(broadcast_to(reshape(x, tuple(view)), tuple(shape)))
+            return out
+
+        def broadcast_arrays(*args: Any) -> Any:
+            """NumPy's ``broadcast_arrays`` (copies)."""
+            shape = tuple(_onp.broadcast_shapes(*[tuple(a.shape) for a in args]))
+            return [broadcast_to(a, shape) for a in args]
+
+        top.update(fabs=_alias("fabs", "_npi_absolute"), deg2rad=_alias("deg2rad", "_npi_radians"),
+                   rad2deg=_alias("rad2deg", "_npi_degrees"), bitwise_not=_alias("bitwise_not", "_npi_bitwise_not"),
+                   fliplr=fliplr, flipud=flipud,
+                   hsplit=_splitter("hsplit", lambda a: 1 if len(a.shape) > 1 else 0),
+                   vsplit=_splitter("vsplit", lambda a: 0), dsplit=_splitter("dsplit", lambda a: 2),
+                   inner=inner, outer=outer, vdot=vdot, atleast_1d=atleast(1), atleast_2d=atleast(2),
+                   atleast_3d=atleast(3), append=append, average=average, diagflat=diagflat, diff=diff,
+                   rot90=rot90, logspace=logspace, meshgrid=meshgrid, broadcast_arrays=broadcast_arrays)
+
         # -- np.linalg ----------------------------------------------------------------------------
         linalg: dict = {}
 
@@ -541,6 +685,117 @@ class Frontend:
             """``np.random.shuffle``: permutes ``x`` along its first axis, in place."""
             fe.call("_npi_shuffle", (x,), {}, out=x)
 
+        def choice(a: Any, size: Any = None, replace: bool = True, p: Any = None, ctx: Any = None,
+                   out: Any = None) -> Any:
+            """``np.random.choice``: draws from ``range(a)`` (an int) or from the array ``a``,
+            with or without replacement, optionally with probabilities ``p``."""
+            n = a if isinstance(a, (int, _onp.integer)) else a.shape[0]
+            attrs: dict = {"a": int(n), "size": _size(size) or (), "replace": replace, "weighted": p is not None,
+                           **fe._ctx(ctx)}
+            idx = fe.call("_npi_choice", (p,) if p is not None else (), attrs)
+            return idx if isinstance(a, (int, _onp.integer)) else fe.call("_npi_take", (a, idx), {"axis": 0})
+
+        def lognormal(mean: float = 0.0, sigma: float = 1.0, size: Any = None, dtype: Any = None, ctx: Any = None,
+                      out: Any = None) -> Any:
+            """``np.random.lognormal``: ``exp`` of normal samples."""
+            return fe.call("_npi_exp", (normal(mean, sigma, size, dtype, ctx),), {}, out)
+
+        def beta(a: float, b: float, size: Any = None, dtype: Any = None, ctx: Any = None) -> Any:
+            """``np.random.beta``: X / (X + Y) of gamma(a) and gamma(b) samples."""
+            x = fe.call("_npi_gamma", (), {"shape": float(a), "scale": 1.0, "size": _size(size),
+                                           "dtype": dtype or fe.default_float(), **fe._ctx(ctx)})
+            y = fe.call("_npi_gamma", (), {"shape": float(b), "scale": 1.0, "size": _size(size),
+                                           "dtype": dtype or fe.default_float(), **fe._ctx(ctx)})
+            return top["true_divide"](x, top["add"](x, y))
+
+        def chisquare(df: float, size: Any = None, dtype: Any = None, ctx: Any = None) -> Any:
+            """``np.random.chisquare``: gamma(df / 2, 2) samples."""
+            return fe.call("_npi_gamma", (), {"shape": float(df) / 2, "scale": 2.0, "size": _size(size),
+                                              "dtype": dtype or fe.default_float(), **fe._ctx(ctx)})
+
+        def multivariate_normal(mean: Any, cov: Any, size: Any = None, check_valid: Any = None, tol: Any = None) -> Any:
+            """``np.random.multivariate_normal``: ``mean + L @ z`` with ``L`` the Cholesky factor of ``cov``."""
+            k = mean.shape[-1]
+            shape = (_size(size) or ()) + (k,)
+            z = normal(0.0, 1.0, shape, dtype=mean.dtype)
+            low = fe.call("_npi_cholesky", (cov,), {})
+            return top["add"](mean, top["matmul"](z, top["transpose"](low)))
+
+        def multinomial(n: int, pvals: Any, size: Any = None) -> Any:
+            """``np.random.multinomial``: int64 counts of ``n`` draws over ``len(pvals)`` categories."""
+            if fe.is_array(pvals):
+                return fe.call("_npi_multinomial", (pvals,), {"n": int(n), "size": _size(size)})
+            return fe.call("_npi_multinomial", (), {"n": int(n), "pvals": tuple(float(v) for v in pvals),
+                                                    "size": _size(size)})
+
+        def _two_param(opname: str, names: tuple, nm: str, batch: bool) -> Callable:
+            defaults = {"low": 0.0, "high": 1.0, "loc": 0.0, "scale": 1.0, "shape": None}
+
+            def fn(*args: Any, **kwargs: Any) -> Any:
+                order = names + ("batch_shape" if batch else "size", "dtype", "ctx", "out")
+                if len(args) > len(order):
+                    raise TypeError(f"{nm}() takes at most {len(order)} positional arguments")
+                given = dict(zip(order, args))
+                for k, v in kwargs.items():
+                    if k not in order or k in given:
+                        raise TypeError(f"{nm}() got an unexpected or repeated keyword argument {k!r}")
+                    given[k] = v
+                p1, p2 = given.get(names[0], defaults[names[0]]), given.get(names[1], defaults[names[1]])
+                if p1 is None:
+                    raise TypeError(f"{nm}() missing required argument {names[0]!r}")
+                size, dtype, ctx = given.get(order[2]), given.get("dtype"), given.get("ctx")
+                a1, a2 = fe.is_array(p1), fe.is_array(p2)
+                if a2 and not a1:
+                    p1, a1 = top["full_like"](p2, p1), True
+                attrs: dict = {"size": _size(size), "dtype": dtype or fe.default_float(), **fe._ctx(ctx),
+                               names[0]: None if a1 else float(p1), names[1]: None if a2 else float(p2)}
+                return fe.call(opname, tuple(x for x, isarr in ((p1, a1), (p2, a2)) if isarr), attrs,
+                               given.get("out"))
+            fn.__name__ = nm
+            fn.__doc__ = (f"``{'npx' if batch else 'np'}.random.{nm}({names[0]}, {names[1]}, "
+                          f"{'batch_shape' if batch else 'size'})``: scalars or arrays that broadcast"
+                          + ("; ``batch_shape`` is prepended to the parameters' shape." if batch else "."))
+            return fn
+
+        def gamma(shape: Any, scale: Any = 1.0, size: Any = None, dtype: Any = None, ctx: Any = None,
+                  out: Any = None) -> Any:
+            """``np.random.gamma(shape, scale, size)``."""
+            return _two_param("_npi_gamma", ("shape", "scale"), "gamma", False)(shape, scale, size, dtype, ctx, out)
+
+        def _one_param(opname: str, pname: str, nm: str, default: Any) -> Callable:
+            def fn(p: Any = default, size: Any = None, dtype: Any = None, ctx: Any = None, out: Any = None) -> Any:
+                arr = fe.is_array(p)
+                attrs = {"size": _size(size), "dtype": dtype or fe.default_float(), **fe._ctx(ctx),
+                         pname: None if arr else float(p)}
+                return fe.call(opname, (p,) if arr else (), attrs, out)
+            fn.__name__ = nm
+            fn.__doc__ = f"``np.random.{nm}({pname}, size)`` ({pname} a scalar or an array)."
+            return fn
+        for nm, opname, pname, default in [("exponential", "_npi_exponential", "scale", 1.0),
+                                           ("rayleigh", "_npi_rayleigh", "scale", 1.0),
+                                           ("pareto", "_npi_pareto", "a", None), ("power", "_npi_powerd", "a", None),
+                                           ("weibull", "_npi_weibull", "a", None)]:
+            random[nm] = _one_param(opname, pname, nm, default)
+        for nm, opname in [("gumbel", "_npi_gumbel"), ("logistic", "_npi_logistic")]:
+            random[nm] = _two_param(opname, ("loc", "scale"), nm, False)
+
+        def bernoulli(prob: Any = None, logit: Any = None, size: Any = None, dtype: Any = None, ctx: Any = None,
+                      out: Any = None) -> Any:
+            """``npx.random.bernoulli``: 1 with probability ``prob`` (or ``sigmoid(logit)``), else 0."""
+            if (prob is None) == (logit is None):
+                raise ValueError("npx.random.bernoulli: give exactly one of prob and logit")
+            p = prob if prob is not None else logit
+            attrs: dict = {"size": _size(size), "dtype": dtype or fe.default_float(), "is_logit": logit is not None,
+                           **fe._ctx(ctx)}
+            if not fe.is_array(p):
+                attrs["logit" if logit is not None else "prob"] = float(p)
+            return fe.call("_npi_bernoulli", (p,) if fe.is_array(p) else (), attrs, out)
+        npx_random = {"uniform_n": _two_param("_npi_uniform_n", ("low", "high"), "uniform_n", True),
+                         "normal_n": _two_param("_npi_normal_n", ("loc", "scale"), "normal_n", True),
+                         "bernoulli": bernoulli}
+
+        random.update(gamma=gamma, multinomial=multinomial, choice=choice, lognormal=lognormal, beta=beta, chisquare=chisquare,
+                      multivariate_normal=multivariate_normal)
         random.update(uniform=uniform, normal=normal, randint=randint, rand=rand, randn=randn, shuffle=shuffle)
 
         # -- npx --------------------------------------------------------------------------------
@@ -552,7 +807,7 @@ class Frontend:
             shape = (newshape,) if isinstance(newshape, int) else tuple(newshape)
             return fe.call("_npx_reshape", (a,), {"newshape": shape, "reverse": reverse, "order": order})
         npx["reshape"] = reshape_x
-        return {"": top, "linalg": linalg, "random": random, "npx": npx}
+        return {"": top, "linalg": linalg, "random": random, "npx": npx, "npx.random": npx_random}
 
 
 def _check_ufunc_kwargs(fname: str, kwargs: dict) -> None:

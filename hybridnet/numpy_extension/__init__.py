@@ -34,7 +34,28 @@ image = _submodule("image", "mx.npx.image: the image operators (_npx__image_*) o
 random = _submodule("random", "mx.npx.random: seed and the samplers MXNet adds to NumPy's")
 _fill(_this, _FUNCS["npx"], _GENERATED["npx"])
 _fill(image, _GENERATED["npx.image"])
+
+
+def _np_results(fn: Any) -> Any:
+    """One of mx.image's functions, returning mx.np arrays under ``npx.set_np()``."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        res = fn(*[a.as_nd_ndarray() if isinstance(a, NDArray) else a for a in args], **kwargs)
+        return as_np(res) if is_np_array() else res
+    return wrapped
+
+
+# MXNet's npx.image also holds mx.image's functions and classes (augmenters, ImageIter)
+from .. import image as _mx_image  # noqa: E402
+for _n in [n for n in getattr(_mx_image, "__all__", dir(_mx_image)) if not n.startswith("_")]:
+    _obj = getattr(_mx_image, _n, None)
+    if _obj is None or hasattr(image, _n) or isinstance(_obj, types.ModuleType):
+        continue
+    setattr(image, _n, _obj if isinstance(_obj, type) or not callable(_obj) else _np_results(_obj))
 random.seed = _mx_random.seed  # type: ignore[attr-defined]
+_fill(random, _FUNCS["npx.random"], _GENERATED["npx.random"])
 
 
 def save(file: str, arr: Any) -> None:

@@ -920,6 +920,140 @@ def _npi_normal(input1=None, input2=None, *, loc: OptFloat = 0.0, scale: OptFloa
     return _normal(mu, sd, shape, torch.float64 if dt == torch.float64 else torch.float32, dev).to(dt)
 
 
+# NumPy's samplers with scalar parameters, each by the inverse CDF of one uniform draw (torch's
+# seeded generator, as every random operator): name -> (parameters, transform(u, p...))
+_INVERSE_CDF = {
+    "exponential": (("scale",), lambda u, scale: -scale * torch.log1p(-u)),
+    "gumbel": (("loc", "scale"), lambda u, loc, scale: loc - scale * torch.log(-torch.log(u))),
+    "logistic": (("loc", "scale"), lambda u, loc, scale: loc + scale * torch.log(u / (1 - u))),
+    "pareto": (("a",), lambda u, a: torch.pow(1 - u, -1.0 / a) - 1),
+    "powerd": (("a",), lambda u, a: torch.pow(u, 1.0 / a)),  # np.random.power (MXNet's _npi_powerd)
+    "rayleigh": (("scale",), lambda u, scale: scale * torch.sqrt(-2.0 * torch.log1p(-u))),
+    "weibull": (("a",), lambda u, a: torch.pow(-torch.log1p(-u), 1.0 / a)),
+}
+
+
+def _make_sampler(dist: str, params: tuple, transform: Callable) -> None:
+    def kernel(input1=None, *, size: Axis = None, ctx: str = "", dtype: Dtype = "float32",  # type: ignore[no-untyped-def]
+               **p: Any):
+        vals = [input1 if input1 is not None and i == 0 else float(p.get(n, 1.0)) for i, n in enumerate(params)]
+        dt = _draw_dtype(dtype)
+        shape = _rand_shape(_size(size), *vals)
+        dev = input1.device if input1 is not None else device_of(ctx)
+        u = torch.rand(shape, dtype=torch.float64 if dt == torch.float64 else torch.float32, device=dev)
+        u = u.clamp(min=torch.finfo(u.dtype).tiny, max=1 - torch.finfo(u.dtype).eps)
+        return transform(u, *vals).to(dt)
+    # the keyword-only parameters are spelled out so the registry knows the attributes
+    src = (f"def _npi_{dist}(input1=None, *, " + ", ".join(f"{n}: OptFloat = 1.0" for n in params)
+           + ", size: Axis = None, ctx: str = '', dtype: Dtype = 'float32'):\n"
+           + f"    return _k(input1, size=size, ctx=ctx, dtype=dtype, " + ", ".join(f"{n}={n}" for n in params) + ")\n")
+    ns: dict = {"_k": kernel, "OptFloat": OptFloat, "Axis": Axis, "Dtype": Dtype}
+    exec(compile(src, f"<numpy sampler {dist}>", "exec"), ns)  # noqa: S102 - fixed text, names from this table
+    fn = ns[f"_npi_{dist}"]
+    fn.__doc__ = f"``np.random.{dist.rstrip('d') if dist == 'powerd' else dist}`` with parameters {', '.join(params)} (scalars; the first may be an array)."
+    register(f"_npi_{dist}", random=True, differentiable=False, samples=lambda: [
+        Sample((), {"size": (3, 4)}, ref=lambda **k: np.zeros((3, 4), np.float32), grad=False)])(fn)
+
+
+for _dist, (_params, _tf) in _INVERSE_CDF.items():
+    _make_sampler(_dist, _params, _tf)
+
+
+@register("_npi_gamma", random=True, differentiable=False, samples=lambda: [
+    Sample((), {"shape": 2.0, "scale": 1.5, "size": (3, 4)}, ref=lambda **k: np.zeros((3, 4), np.float32), grad=False)])
+def _npi_gamma(input1=None, input2=None, *, shape: OptFloat = 1.0, scale: OptFloat = 1.0,  # type: ignore[no-untyped-def]
+               size: Axis = None, ctx: str = "", dtype: Dtype = "float32"):
+    """``np.random.gamma(shape, scale, size)`` (torch's seeded gamma sampler)."""
+    k = _param(input1, shape, "shape", "gamma")
+    th = _param(input2, scale, "scale", "gamma")
+    dt = _draw_dtype(dtype)
+    out_shape = _rand_shape(_size(size), k, th)
+    dev = input1.device if input1 is not None else device_of(ctx)
+    wdt = torch.float64 if dt == torch.float64 else torch.float32
+    conc = (k if isinstance(k, torch.Tensor) else torch.tensor(float(k), device=dev)).to(wdt).expand(out_shape)
+    return (torch._standard_gamma(conc.contiguous()) * th).to(dt)
+
+
+@register("_npi_bernoulli", random=True, differentiable=False, samples=lambda: [
+    Sample((), {"prob": 1.0, "size": (2, 3)}, ref=lambda **k: np.ones((2, 3), np.float32), grad=False)])
+def _npi_bernoulli(input1=None, *, prob: OptFloat = None, logit: OptFloat = None, size: Axis = None,  # type: ignore[no-untyped-def]
+                   ctx: str = "", dtype: Dtype = "float32", is_logit: bool = False):
+    """``npx.random.bernoulli``: 1 with probability ``prob`` (or ``sigmoid(logit)``), else 0."""
+    p = input1 if input1 is not None else (logit if is_logit else prob)
+    if p is None:
+        raise MXNetError("bernoulli: give prob= or logit=")
+    if is_logit:
+        p = torch.sigmoid(p) if isinstance(p, torch.Tensor) else 1.0 / (1.0 + math.exp(-p))
+    shape = _rand_shape(_size(size), p)
+    dev = input1.device if input1 is not None else device_of(ctx)
+    return (torch.rand(shape, device=dev) < p).to(dtype_torch(dtype or "float32"))
+
+
+@register("_npi_choice", random=True, differentiable=False, samples=lambda: [
+    Sample((), {"a": 5, "size": (4,), "replace": False}, ref=lambda **k: np.zeros((4,), np.int64), grad=False)])
+def _npi_choice(input1=None, input2=None, *, a: OptInt = None, size: Axis = None, ctx: str = "",  # type: ignore[no-untyped-def]
+                replace: bool = True, weighted: bool = False):
+    """``np.random.choice`` of indices in [0, a) (``input1`` = the weights p when ``weighted``),
+    with or without replacement; int64."""
+    shape = _size(size)
+    n = math.prod(shape)
+    dev = input1.device if input1 is not None else device_of(ctx)
+    if a is None:
+        raise MXNetError("choice: a is required (an int; draw from an array with a[choice(len(a), ...)])")
+    if weighted:
+        p = input1.to(torch.float64)
+        idx = torch.multinomial(p, n, replacement=replace)
+    elif replace:
+        idx = torch.randint(0, a, (n,), device=dev)
+    else:
+        if n > a:
+            raise MXNetError(f"choice: cannot take a larger sample ({n}) than the population ({a}) without "
+                             "replacement")
+        idx = torch.randperm(a, device=dev)[:n]
+    return idx.reshape(shape).to(torch.int64)
+
+
+@register("_npi_multinomial", random=True, differentiable=False, samples=lambda: [
+    Sample((), {"n": 4, "pvals": (0.0, 1.0), "size": (3,)}, ref=lambda **k: np.tile([0, 4], (3, 1)).astype(np.int64),
+           grad=False)])
+def _npi_multinomial(a=None, *, n: int, pvals: Any = None, size: Axis = None):  # type: ignore[no-untyped-def]
+    """``np.random.multinomial(n, pvals, size)``: counts of ``n`` draws over the categories
+    (``pvals`` a tuple, or the array input ``a``); int64, shape ``size + (len(pvals),)``."""
+    p = a.to(torch.float64) if a is not None else torch.tensor(
+        [float(v) for v in (pvals if not isinstance(pvals, str) else eval(pvals))], dtype=torch.float64)  # noqa: S307
+    shape = _size(size)
+    m = math.prod(shape)
+    draws = torch.multinomial(p.expand(max(m, 1), -1), n, replacement=True) if n else \
+        torch.zeros((max(m, 1), 0), dtype=torch.int64)
+    counts = torch.zeros((max(m, 1), p.shape[-1]), dtype=torch.int64).scatter_add_(
+        1, draws, torch.ones_like(draws))
+    return counts.reshape(shape + (p.shape[-1],))
+
+
+@register("_npi_uniform_n", random=True, differentiable=False, samples=lambda: [
+    Sample((), {"low": 1.0, "high": 1.0, "size": (2,)}, ref=lambda **k: np.ones((2,), np.float32), grad=False)])
+def _npi_uniform_n(input1=None, input2=None, *, low: OptFloat = 0.0, high: OptFloat = 1.0,  # type: ignore[no-untyped-def]
+                   size: Axis = None, ctx: str = "", dtype: Dtype = "float32"):
+    """``npx.random.uniform_n``: ``size`` is the batch shape, prepended to the parameters' shape."""
+    lo, hi = _param(input1, low, "low", "uniform_n"), _param(input2, high, "high", "uniform_n")
+    shape = _size(size) + _rand_shape((), lo, hi)
+    dt = _draw_dtype(dtype)
+    dev = input1.device if input1 is not None else device_of(ctx)
+    return _uniform(lo, hi, shape, torch.float64 if dt == torch.float64 else torch.float32, dev).to(dt)
+
+
+@register("_npi_normal_n", random=True, differentiable=False, samples=lambda: [
+    Sample((), {"loc": 0.0, "scale": 1.0, "size": (2,)}, ref=lambda **k: np.zeros((2,), np.float32), grad=False)])
+def _npi_normal_n(input1=None, input2=None, *, loc: OptFloat = 0.0, scale: OptFloat = 1.0,  # type: ignore[no-untyped-def]
+                  size: Axis = None, ctx: str = "", dtype: Dtype = "float32"):
+    """``npx.random.normal_n``: ``size`` is the batch shape, prepended to the parameters' shape."""
+    mu, sd = _param(input1, loc, "loc", "normal_n"), _param(input2, scale, "scale", "normal_n")
+    shape = _size(size) + _rand_shape((), mu, sd)
+    dt = _draw_dtype(dtype)
+    dev = input1.device if input1 is not None else device_of(ctx)
+    return _normal(mu, sd, shape, torch.float64 if dt == torch.float64 else torch.float32, dev).to(dt)
+
+
 # ---- linear algebra -------------------------------------------------------------------------------
 def _spd(n: int) -> np.ndarray:
     a = _u(-1, 1, (n, n))
@@ -1019,6 +1153,32 @@ def _npi_tensorinv(a, *, ind: int = 2):  # type: ignore[no-untyped-def]
 def _npi_tensorsolve(a, b, *, a_axes: Shape = ()):  # type: ignore[no-untyped-def]
     """``np.linalg.tensorsolve``."""
     return torch.linalg.tensorsolve(a, b, dims=tuple(a_axes) or None)
+
+
+@register("_npi_eig", num_outputs=2, differentiable=False, samples=lambda: [Sample((_spd(3),), {}, ref=None, grad=False)])
+def _npi_eig(A):  # type: ignore[no-untyped-def]
+    """``np.linalg.eig`` of a matrix with real eigenvalues (MXNet's NumPy interface computes real
+    ones only): (eigenvalues, eigenvectors in columns)."""
+    w, v = torch.linalg.eig(A)
+    if w.device.type != "meta" and w.numel() and bool(w.imag.abs().max() > 0):
+        raise MXNetError("eig: the matrix has complex eigenvalues, which MXNet's NumPy interface does not "
+                         "represent")
+    return w.real.to(A.dtype), v.real.to(A.dtype)
+
+
+@register("_np_diagonal", samples=lambda: [
+    Sample((_u(-1, 1, (3, 4)),), {"offset": 1}, ref=lambda a, offset: np.diagonal(a, offset).copy()),
+    Sample((_u(-1, 1, (2, 3, 3)),), {"axis1": 1, "axis2": 2},
+           ref=lambda a, axis1, axis2: np.diagonal(a, 0, axis1, axis2).copy())])
+def _np_diagonal(data, *, offset: int = 0, axis1: int = 0, axis2: int = 1):  # type: ignore[no-untyped-def]
+    """NumPy's ``diagonal`` (a copy)."""
+    return torch.diagonal(data, offset=offset, dim1=axis1, dim2=axis2).clone()
+
+
+add_alias("_hypot_scalar", "_npi_hypot_scalar")
+_make_binary("hypot", lambda a, b: torch.hypot(_float_in(a) if isinstance(a, torch.Tensor) else torch.full_like(
+    _float_in(b), float(a)), _float_in(b) if isinstance(b, torch.Tensor) else torch.full_like(_float_in(a), float(b))),
+    np.hypot, 0.5, 2, True, None)
 
 
 # ---- npx -------------------------------------------------------------------------------------

@@ -95,3 +95,55 @@ def test_errors_name_the_function():
         np.clip(np.ones((2,)), None, None)
     with pytest.raises(TypeError, match="unexpected keyword"):
         np.add(np.ones((2,)), 1, bogus=3)
+
+
+@pytest.mark.parametrize("mine, ref", [
+    (lambda: np.rot90(np.array(A)), lambda: onp.rot90(A)),
+    (lambda: np.rot90(np.array(A), 3), lambda: onp.rot90(A, 3)),
+    (lambda: np.rot90(np.array(A), 2), lambda: onp.rot90(A, 2)),
+    (lambda: np.diff(np.array(A), n=2, axis=1), lambda: onp.diff(A, n=2, axis=1)),
+    (lambda: np.meshgrid(np.arange(2), np.arange(3))[1], lambda: onp.meshgrid(onp.arange(2.0), onp.arange(3.0))[1]),
+    (lambda: np.meshgrid(np.arange(2), np.arange(3), indexing="ij")[0],
+     lambda: onp.meshgrid(onp.arange(2.0), onp.arange(3.0), indexing="ij")[0]),
+    (lambda: np.average(np.array(A), axis=1, weights=np.array([1.0, 2.0, 3.0, 4.0])),
+     lambda: onp.average(A, axis=1, weights=[1, 2, 3, 4])),
+    (lambda: np.atleast_3d(np.ones((2, 3))), lambda: onp.atleast_3d(onp.ones((2, 3), "float32"))),
+    (lambda: np.atleast_2d(np.ones((3,))), lambda: onp.atleast_2d(onp.ones((3,), "float32"))),
+    (lambda: np.inner(np.array(A), np.array(A)), lambda: onp.inner(A, A)),
+    (lambda: np.outer(np.array(A[0]), np.array(B[:, 0])), lambda: onp.outer(A[0], B[:, 0])),
+    (lambda: np.logspace(0, 2, 3), lambda: onp.logspace(0, 2, 3)),
+    (lambda: np.fliplr(np.array(A)), lambda: onp.fliplr(A)),
+    (lambda: np.hsplit(np.array(A), 2)[0], lambda: onp.hsplit(A, 2)[0]),
+    (lambda: np.diagonal(np.array(A), 1), lambda: onp.diagonal(A, 1)),
+    (lambda: np.diagflat(np.array(A[0])), lambda: onp.diagflat(A[0])),
+    (lambda: np.hypot(np.array(A), 2.0), lambda: onp.hypot(A, 2.0)),
+    (lambda: np.linalg.eig(np.array(S))[0].sort(), lambda: onp.sort(onp.linalg.eig(S)[0])),
+    (lambda: np.hanning(5), lambda: onp.hanning(5).astype("float32")),
+])
+def test_compositions_against_numpy(mine, ref):
+    npx.set_np()
+    got, want = mine(), onp.asarray(ref())
+    assert type(got) is np.ndarray and got.shape == want.shape
+    onp.testing.assert_allclose(got.asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_more_samplers_and_memory_queries():
+    npx.set_np()
+    np.random.seed(2)
+    for name, args in [("exponential", (2.0,)), ("gumbel", (0.0, 1.0)), ("logistic", (0.0, 1.0)),
+                       ("pareto", (3.0,)), ("power", (2.0,)), ("rayleigh", (1.0,)), ("weibull", (2.0,)),
+                       ("gamma", (2.0, 1.0)), ("lognormal", (0.0, 1.0)), ("beta", (2.0, 3.0)), ("chisquare", (3.0,))]:
+        x = getattr(np.random, name)(*args, size=(4000,))
+        ref = getattr(onp.random.RandomState(0), name)(*args, size=(4000,))
+        assert x.dtype == onp.float32 and x.shape == (4000,)
+        assert abs(x.mean().item() - ref.mean()) < 0.15 * max(1.0, abs(ref.mean())), name
+    counts = np.random.multinomial(10, [0.2, 0.8], size=(5,))
+    assert counts.dtype == onp.int64 and (counts.sum(axis=1) == 10).all().item()
+    picks = np.random.choice(5, size=(5,), replace=False)
+    assert sorted(picks.asnumpy().tolist()) == [0, 1, 2, 3, 4]
+    assert (np.random.choice(3, size=(6,), p=np.array([0.0, 0.0, 1.0])) == 2).all().item()
+    b = npx.random.bernoulli(prob=1.0, size=(3,))
+    assert b.tolist() == [1.0, 1.0, 1.0]
+    assert npx.random.uniform_n(np.zeros((2,)), 1.0, batch_shape=(3,)).shape == (3, 2)
+    a = np.ones((4,))
+    assert np.shares_memory(a, a[1:]).item() is True and np.shares_memory(a, a.copy()).item() is False
