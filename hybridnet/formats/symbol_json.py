@@ -285,7 +285,7 @@ def _parse_node(i: int, raw: Any, recs: list, total: int, version: int, depth: i
     # 'attrs' and 'attr' fill the same map; the later one in the text replaces the earlier one.
     sattrs: dict = {}
     if "attr" not in raw and type(v := raw.get("attrs")) is dict and set(map(type, v.values())) <= _STR_ONLY:
-        sattrs = dict(v)  # the usual case, fast
+        sattrs = v  # the usual case, fast (the parsed object is this node's alone)
     elif "attrs" in raw or "attr" in raw:
         for k, v in raw.items():
             if k in ("attrs", "attr"):
@@ -543,7 +543,9 @@ def _load_graph(top: Any, version: int, depth: int) -> Graph:
                 except MXNetError as e:
                     raise _err(f"{rec.where()}: {e}") from None
                 parsed[key] = attrs
-            rec.attrs = dict(attrs)
+            # shared by the records of equal attributes (a Node copies its attributes); only the
+            # upgrade of files before 0.9.5 below edits them, so those get their own
+            rec.attrs = attrs if version >= 905 else dict(attrs)
     if version < 900:
         _create_missing_aux(recs)
     if version < 904:

@@ -200,7 +200,7 @@ class Graph:
                 if not 0 <= idx < n_outputs[p]:
                     raise GraphError(f"{where}node {n.name!r} uses output {idx} of {src.name!r}, "
                                      f"which has {n_outputs[p]} outputs")
-            n_outputs.append(n.num_outputs())
+            n_outputs.append(op.num_outputs(n.attrs))
         for src, idx in self.outputs:
             if not 0 <= idx < n_outputs[pos[id(src)]]:
                 raise GraphError(f"{where}graph output {idx} of {src.name!r} does not exist")
