@@ -21,7 +21,7 @@ from ..ndarray import param_arrays as _pa
 from ..ndarray import write_guard as _wg
 from ..ndarray.ndarray import NDArray
 from ..np_semantics import is_np_array
-from ..numpy.multiarray import np_view
+from ..numpy.multiarray import as_np, np_view
 
 __all__ = ["Parameter", "Constant", "ParameterDict", "DeferredInitializationError", "ParameterArgumentError",
            "tensor_types"]
@@ -216,7 +216,20 @@ class Parameter:
         for d in self._data:
             if self._grad_req != "null":
                 _attach_grad(d, self._grad_req, self._grad_stype)
+        # created under npx.set_np(): the arrays (and their gradients) are mx.np.ndarrays, as
+        # MXNet's, whichever mode later reads them
+        self._np_storage = is_np_array() and self._stype == "default"
+        self._store_as_np()
         self._version_hook()
+
+    def _store_as_np(self) -> None:
+        if not getattr(self, "_np_storage", False) or self._data is None:
+            return
+        for d in self._data:
+            as_np(d)
+            g = getattr(d, "_grad", None)
+            if g is not None:
+                as_np(g)
 
     def _version_hook(self) -> None:
         """Called whenever the data arrays are (re)created: hybridized blocks re-read tensors."""
@@ -260,7 +273,8 @@ class Parameter:
         self._check_initialized()
         d = self._data[self._index(ctx)]  # type: ignore[index]
         # under npx.set_np() MXNet's parameters are mx.np.ndarrays: a view over the same tensor
-        return np_view(d) if is_np_array() else d
+        # where the parameter was created in MXNet 1.x mode
+        return np_view(d) if is_np_array() and d.__class__ is NDArray else d
 
     def list_data(self) -> list:
         """The arrays on all contexts, in creation order (dense storage only, as in MXNet)."""
@@ -270,7 +284,7 @@ class Parameter:
                              f"row_sparse_data() instead.")
         self._check_initialized()
         if is_np_array():
-            return [np_view(d) for d in self._data]  # type: ignore[union-attr]
+            return [np_view(d) if d.__class__ is NDArray else d for d in self._data]  # type: ignore[union-attr]
         return list(self._data)  # type: ignore[arg-type]
 
     def grad(self, ctx: Optional[Context] = None) -> NDArray:
@@ -279,11 +293,11 @@ class Parameter:
             raise MXNetError(f"Cannot get gradient array for Parameter {self.name!r} because "
                              f"grad_req='null'")
         g = self._data[self._index(ctx)]._grad  # type: ignore[index]
-        return np_view(g) if is_np_array() else g
+        return np_view(g) if is_np_array() and g.__class__ is NDArray else g
 
     def list_grad(self) -> list:
         grads = self._grads()
-        return [np_view(g) for g in grads] if is_np_array() else grads
+        return [np_view(g) if g.__class__ is NDArray else g for g in grads] if is_np_array() else grads
 
     def _grads(self) -> list:
         """The gradient buffers as the NDArrays they are (the Trainer's view in either mode)."""
@@ -425,6 +439,7 @@ class Parameter:
             for d in self._data:
                 if req != "null":
                     _attach_grad(d, req, self._grad_stype)
+            self._store_as_np()
         self._version_hook()
 
     def var(self) -> Any:

@@ -11,6 +11,7 @@ from .. import optimizer as opt
 from ..base import MXNetError
 from ..compiler.param_guard import ParameterSnapshot
 from ..formats.atomic import write_atomic
+from ..ndarray.ndarray import NDArray
 from ..ndarray.write_guard import holding
 from .parameter import Parameter, ParameterDict, guard_parameters
 
@@ -402,7 +403,9 @@ class Trainer:
                 continue
             for upd, arr, grad, f in zip(updates, datas, p._grads(), fresh):
                 if f:
-                    upd.append((i, grad, arr))
+                    # the optimizers compute on mx.nd arrays: parameters stored as mx.np.ndarrays
+                    # (created under npx.set_np()) are handed over as NDArrays of the same tensors
+                    upd.append((i, _nd_view(grad), _nd_view(arr)))
                     arr._fresh_grad = False
         for updater, upd in zip(self._updaters, updates):
             if upd:
@@ -450,3 +453,8 @@ class Trainer:
             if optimizer is not None:
                 self._optimizer = optimizer
         self._optimizer.param_dict = {i: p for i, p in enumerate(self._params)}
+
+
+def _nd_view(arr: Any) -> Any:
+    """``arr`` as an ``mx.nd.NDArray`` over the same tensor (itself when it is one)."""
+    return arr if arr.__class__ is NDArray else arr.as_nd_ndarray()

@@ -126,9 +126,10 @@ def _binop(fname: str, reflected: bool = False) -> Callable:
     fn = getattr(_this, fname)
 
     def op(self: ndarray, other: Any) -> Any:
-        if isinstance(other, NDArray) and not isinstance(other, ndarray):
-            raise TypeError(f"type {type(other)} not supported: mix mx.np.ndarray with mx.nd.NDArray through "
-                            "x.as_np_ndarray() or x.as_nd_ndarray()")
+        if other.__class__ is NDArray:
+            # MXNet 1.9.1 raises TypeError here; hybridnet reads the NDArray as an mx.np array (no
+            # copy) so that Gluon's blocks written for F = nd (Swish, the losses) run on np inputs
+            other = other.as_np_ndarray()
         if not isinstance(other, (ndarray, int, float, _onp.generic, _onp.ndarray, list, tuple)):
             return NotImplemented
         return fn(other, self) if reflected else fn(self, other)

@@ -383,11 +383,13 @@ class Frontend:
 
         def zeros(shape: Any, dtype: Any = None, order: str = "C", ctx: Any = None) -> Any:
             """NumPy's ``zeros`` (float32 default; float64 after ``npx.set_np(dtype=True)``)."""
+            _c_order(order)
             return fe.call("_npi_zeros", (), {"shape": _shape(shape), "dtype": dtype or fe.default_float(),
                                               **fe._ctx(ctx)})
 
         def ones(shape: Any, dtype: Any = None, order: str = "C", ctx: Any = None) -> Any:
             """NumPy's ``ones``."""
+            _c_order(order)
             return fe.call("_npi_ones", (), {"shape": _shape(shape), "dtype": dtype or fe.default_float(),
                                              **fe._ctx(ctx)})
 
@@ -808,6 +810,11 @@ class Frontend:
             return fe.call("_npx_reshape", (a,), {"newshape": shape, "reverse": reverse, "order": order})
         npx["reshape"] = reshape_x
         return {"": top, "linalg": linalg, "random": random, "npx": npx, "npx.random": npx_random}
+
+
+def _c_order(order: str) -> None:
+    if order != "C":
+        raise NotImplementedError(f"order={order!r}: only C order is supported, as in MXNet")
 
 
 def _check_ufunc_kwargs(fname: str, kwargs: dict) -> None:

@@ -122,9 +122,17 @@ class ndarray(NDArray):
         return text if ctx.device_type == "cpu" else f"{text} @{ctx}"
 
     def __format__(self, spec: str) -> str:
-        if self.ndim == 0 and spec:
+        """NumPy's: a zero-dim array formats as its element; others only with an empty spec."""
+        if self.ndim == 0:
             return format(self.item(), spec)
-        return format(str(self), spec)
+        if spec:
+            raise TypeError(f"unsupported format string passed to {type(self).__name__}.__format__")
+        return str(self)
+
+    @property
+    def dtype(self) -> Any:  # type: ignore[override]
+        """The element type as a NumPy dtype (``np.dtype('float32')``), as MXNet's np arrays give."""
+        return _onp.dtype(NDArray.dtype.fget(self))  # type: ignore[attr-defined]
 
     # -- properties ---------------------------------------------------------------------------
     @property
@@ -208,6 +216,8 @@ class ndarray(NDArray):
         return as_np(NDArray.astype(self, dtype, copy=copy))
 
     def copy(self, order: str = "C") -> "ndarray":  # type: ignore[override]
+        if order != "C":
+            raise NotImplementedError(f"copy: order={order!r} is not supported (only 'C'), as in MXNet")
         return as_np(NDArray.copy(self))
 
     def copyto(self, other: Any) -> Any:

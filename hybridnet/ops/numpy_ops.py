@@ -186,6 +186,18 @@ def _scalar_for(x: torch.Tensor, scalar: float, is_int: bool) -> Any:
     return int(scalar)
 
 
+def _mod(a: Any, b: Any) -> torch.Tensor:
+    """NumPy's ``mod`` (the divisor's sign); for floats ``a - floor(a / b) * b``, which torch can
+    differentiate in both arguments (its ``remainder`` has no gradient for the divisor)."""
+    fa = isinstance(a, torch.Tensor) and a.is_floating_point()
+    fb = isinstance(b, torch.Tensor) and b.is_floating_point()
+    if fa or fb:
+        return a - torch.floor(torch.true_divide(a, b)).detach() * b
+    if not isinstance(a, torch.Tensor):
+        return torch.remainder(torch.full_like(b, a), b)
+    return torch.remainder(a, b)
+
+
 def _true_div(a: Any, b: Any) -> torch.Tensor:
     return torch.true_divide(a, b)
 
@@ -225,7 +237,7 @@ _BINARY = [
     ("subtract", torch.sub, np.subtract, (-2, 2), True, "rsubtract"),
     ("multiply", torch.mul, np.multiply, (-2, 2), True, None),
     ("true_divide", _true_div, np.true_divide, (0.5, 2), True, "rtrue_divide"),
-    ("mod", torch.remainder, np.mod, (0.5, 3), False, "rmod"),
+    ("mod", lambda a, b: _mod(a, b), np.mod, (0.5, 3), False, "rmod"),
     ("power", torch.pow, np.power, (0.5, 2), True, "rpower"),
     ("arctan2", _arctan2, np.arctan2, (0.5, 2), True, "rarctan2"),
     ("copysign", _copysign, np.copysign, (-2, 2), False, "rcopysign"),
@@ -1023,6 +1035,8 @@ def _npi_multinomial(a=None, *, n: int, pvals: Any = None, size: Axis = None):  
         [float(v) for v in (pvals if not isinstance(pvals, str) else eval(pvals))], dtype=torch.float64)  # noqa: S307
     shape = _size(size)
     m = math.prod(shape)
+    if m == 0 and shape:
+        return torch.zeros(shape + (p.shape[-1],), dtype=torch.int64)
     draws = torch.multinomial(p.expand(max(m, 1), -1), n, replacement=True) if n else \
         torch.zeros((max(m, 1), 0), dtype=torch.int64)
     counts = torch.zeros((max(m, 1), p.shape[-1]), dtype=torch.int64).scatter_add_(

@@ -75,3 +75,58 @@ def test_legacy_mode_is_unchanged():
     net.initialize()
     out = net(mx.nd.ones((2, 4)))
     assert type(out) is mx.nd.NDArray and type(net.weight.data()) is mx.nd.NDArray
+
+
+def test_layers_and_losses_take_np_arrays():
+    """Gluon's blocks written for F = nd run on mx.np inputs and return mx.np arrays, eagerly
+    and hybridized, with the same values."""
+    npx.set_np()
+    rs = onp.random.RandomState(4)
+    x4 = np.array(rs.uniform(-1, 1, (2, 3, 8, 8)), dtype="float32")
+    x2 = np.array(rs.uniform(-1, 1, (4, 6)), dtype="float32")
+    for make, inp in [(nn.Swish, x4), (nn.ELU, x4), (nn.SELU, x4), (nn.GELU, x4), (lambda: nn.LeakyReLU(0.1), x4),
+                      (lambda: nn.Dense(3), x2), (lambda: nn.Conv2D(2, 3), x4), (nn.MaxPool2D, x4),
+                      (nn.GlobalAvgPool2D, x4), (nn.BatchNorm, x4), (nn.LayerNorm, x2), (nn.Flatten, x4)]:
+        outs = []
+        for hybridize in (False, True):
+            mx.random.seed(1)
+            block = make()
+            block.initialize()
+            if hybridize:
+                block.hybridize()
+            out = block(inp)
+            assert type(out) is np.ndarray, type(block).__name__
+            outs.append(out.asnumpy())
+        onp.testing.assert_allclose(outs[0], outs[1], rtol=1e-5, atol=1e-6, err_msg=type(block).__name__)
+    p, t = rs.uniform(0.1, 0.9, (4, 6)).astype("float32"), rs.uniform(0.1, 0.9, (4, 6)).astype("float32")
+    L = gluon.loss
+    losses = [L.L2Loss(), L.L1Loss(), L.SigmoidBinaryCrossEntropyLoss(from_sigmoid=True), L.KLDivLoss(from_logits=True),
+              L.HuberLoss(), L.LogisticLoss(), L.PoissonNLLLoss()]
+    npx.reset_np()
+    legacy = [loss(mx.nd.array(p), mx.nd.array(t)).asnumpy() for loss in losses]
+    npx.set_np()
+    for loss, want in zip(losses, legacy):
+        got = loss(np.array(p), np.array(t))
+        assert type(got) is np.ndarray, type(loss).__name__
+        onp.testing.assert_allclose(got.asnumpy(), want.reshape(got.shape), rtol=1e-6, err_msg=type(loss).__name__)
+
+
+def test_every_optimizer_trains_np_parameters():
+    """Parameters created under npx.set_np() are mx.np arrays; the Trainer's optimizers update them."""
+    npx.set_np()
+    for name in ["sgd", "nag", "adam", "rmsprop", "adagrad", "adadelta", "ftrl", "adamax", "nadam", "signum",
+                 "lamb", "lars", "dcasgd", "sgld", "ftml"]:
+        net = nn.HybridSequential()
+        net.add(nn.Dense(4, activation="relu"), nn.Dense(2))
+        net.initialize()
+        params = {"learning_rate": 0.01, **({"momentum": 0.9} if name in ("sgd", "nag", "signum", "lars") else {})}
+        trainer = gluon.Trainer(net.collect_params(), name, params)
+        x = np.ones((8, 3))
+        net(x)
+        before = net[0].weight.data().copy()
+        with autograd.record():
+            loss = (net(x) ** 2).sum()
+        loss.backward()
+        trainer.step(8)
+        assert type(net[0].weight.data()) is np.ndarray
+        assert not onp.allclose(before.asnumpy(), net[0].weight.data().asnumpy()), name

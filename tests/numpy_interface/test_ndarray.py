@@ -95,8 +95,12 @@ def test_python_protocol():
     b = np.ones((2,))
     b += 1
     assert b.tolist() == [2.0, 2.0]
-    with pytest.raises(TypeError, match="not supported"):
-        a + mx.nd.ones((2, 2))
+    mixed = a + mx.nd.ones((2, 2))  # MXNet raises TypeError; hybridnet reads the NDArray as np
+    assert type(mixed) is np.ndarray and mixed.tolist() == [[2.0, 3.0], [4.0, 5.0]]
+    assert "{:.2f}".format(a[0, 0]) == "1.00" and "{}".format(a[0]) == "[1. 2.]"
+    with pytest.raises(TypeError):
+        "{:30}".format(a)
+    assert a.dtype == onp.dtype("float32") and type(a.dtype) is type(onp.dtype("float32"))
     with pytest.raises(AttributeError, match="no attribute exp"):
         a.exp()  # a legacy NDArray method MXNet 1.9.1's np arrays refuse
     assert a[0].shape == () or a[0].shape == (2,)
