@@ -26,6 +26,7 @@ from ..compiler.cached_op import CachedGraph
 from ..context import Context
 from ..ndarray import ndarray as _ndarray_mod
 from ..np_semantics import is_np_array
+from ..numpy import symbolic as _np_symbolic
 from ..numpy.multiarray import as_np, ndarray as _np_ndarray
 from ..ndarray.ndarray import NDArray
 from ..ndarray.sparse import dense_tensor
@@ -444,8 +445,8 @@ class Block:
             hook(self, args)
         out = self.forward(*args) if not _profiler.running else \
             _profiler.block_call(self, self.forward, args)
-        if is_np_array():  # npx.set_np(): blocks return mx.np.ndarrays, as MXNet's
-            out = as_np(out)
+        if is_np_array():  # npx.set_np(): blocks return mx.np.ndarrays (np symbols), as MXNet's
+            out = _np_symbolic.as_np_symbol(as_np(out))
         for hook in self._forward_hooks.values():
             hook(self, args, out)
         return out
@@ -609,6 +610,9 @@ class HybridBlock(Block):
     # -- tracing --------------------------------------------------------------------------
     def _trace(self, *args: Any) -> Any:
         params = {k: v.var() for k, v in self._reg_params.items()}
+        if is_np_array():  # new NpSymbols over the same entries (the callers' objects stay as they are)
+            params = {k: _np_symbolic.as_np_symbol(Symbol(v._entries)) for k, v in params.items()}
+            args = tuple(_np_symbolic.as_np_symbol(Symbol(a._entries)) if a.__class__ is Symbol else a for a in args)
         with self.name_scope(), tracing(enter_block=True):
             try:
                 return self.hybrid_forward(sym, *args, **params)
@@ -634,6 +638,8 @@ class HybridBlock(Block):
             if not self._cached_graph:
                 flat, in_format = _flatten(list(args), "input")
                 inputs = _input_symbols(flat, _input_names(flat))
+                if is_np_array():  # hybrid_forward sees MXNet's np symbols (x + y is _npi_add)
+                    inputs = _np_symbolic.as_np_symbol(inputs)
                 grouped, _ = _regroup(inputs, in_format)
                 with tracing(created=[] if self._options.verify else None) as state:
                     out = self._trace(*grouped)

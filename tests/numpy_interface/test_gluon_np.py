@@ -130,3 +130,27 @@ def test_every_optimizer_trains_np_parameters():
         trainer.step(8)
         assert type(net[0].weight.data()) is np.ndarray
         assert not onp.allclose(before.asnumpy(), net[0].weight.data().asnumpy()), name
+
+
+def test_np_symbols_index_and_compute_like_arrays():
+    """Tracing under npx.set_np() hands hybrid_forward MXNet's np symbols: NumPy indexing,
+    methods and operators record the NumPy-interface operators, and give the eager values."""
+    npx.set_np()
+
+    class Block(gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            y = (x[:, -1, 1:3] + 1).dot(x[0, :2, 1:3].T) * x.sum()
+            return y - x[1, None, 0, :2].reshape(1, 2) @ F.np.ones((2, 2)) / 2 ** x.mean()
+
+    block = Block()
+    block.initialize()
+    x = np.array(onp.random.RandomState(5).uniform(size=(2, 3, 4)), dtype="float32")
+    eager = block(x).asnumpy()
+    block.hybridize()
+    hybrid = block(x)
+    assert type(hybrid) is np.ndarray and hybrid.shape == eager.shape == (2, 2)
+    onp.testing.assert_allclose(hybrid.asnumpy(), eager, rtol=1e-5, atol=1e-6)
+    ops = {n["op"] for n in json.loads(block(mx.sym.var("data")).tojson())["nodes"]}
+    assert {"_np_dot", "_np_squeeze", "_npi_add_scalar", "_npi_multiply", "_npi_matmul", "_npi_subtract",
+            "_npi_rpower_scalar", "slice"} <= ops
+    assert not ops & {"elemwise_add", "broadcast_mul", "_plus_scalar"}
