@@ -475,9 +475,9 @@ def slice_ranges(dshape: Sequence[int], begin: Sequence, end: Sequence, step: Se
                     raise MXNetError(f"slice: end[{i}]={end[i]} is out of range for dim {i} of size {n}")
             if e > n:
                 raise MXNetError(f"slice: end[{i}]={end[i]} is out of range for dim {i} of size {n}")
-            if b == e:
+            if b == e and not is_np_shape():  # NumPy shapes have zero-size arrays
                 raise MXNetError(f"slice: begin[{i}] == end[{i}] == {b} gives an empty array, which "
-                                 f"MXNet does not support")
+                                 f"MXNet does not support outside NumPy shape semantics")
             if (s > 0 and b > e) or (s < 0 and b < e):
                 raise MXNetError(f"slice: begin[{i}]={b}, end[{i}]={e}, step[{i}]={s} is an invalid range")
         out.append((b, e, s))
