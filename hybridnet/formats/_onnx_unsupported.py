@@ -23,6 +23,8 @@ _DYNAMIC = "its output shape depends on the input values, which the exporter's s
 _COMPILED_ONLY = ("internal to compiled functions (oneDNN-fused convolution or linear, packed weight, layout): "
                   "export writes the traced graph, which never holds it")
 _NOT_YET = "not lowered yet: ONNX can express it only as a decomposition that has not been written"
+_NUMPY = ("MXNet's NumPy interface (mx.np/npx, ops/numpy_ops.py): ONNX export of np-mode graphs is not "
+          "written yet (MXNet 1.9.1's exporter has no _np*_ rules either)")
 
 _GROUPS: dict = {
     _OPTIMIZER: (
@@ -92,6 +94,36 @@ _GROUPS: dict = {
         "_random_pdf_dirichlet", "_random_pdf_exponential", "_random_pdf_gamma",
         "_random_pdf_generalized_negative_binomial", "_random_pdf_negative_binomial",
         "_random_pdf_normal", "_random_pdf_poisson", "_random_pdf_uniform"),
+    _NUMPY: (
+        "_np_all", "_np_any", "_np_copy", "_np_diag", "_np_diagonal", "_np_dot", "_np_max", "_np_min",
+        "_np_moveaxis", "_np_prod", "_np_reshape", "_np_roll", "_np_squeeze", "_np_sum", "_np_trace",
+        "_np_transpose", "_npi_absolute", "_npi_add", "_npi_add_scalar", "_npi_arange", "_npi_arccos",
+        "_npi_arccosh", "_npi_arcsin", "_npi_arcsinh", "_npi_arctan", "_npi_arctan2", "_npi_arctan2_scalar",
+        "_npi_arctanh", "_npi_argmax", "_npi_argmin", "_npi_bernoulli", "_npi_bitwise_and",
+        "_npi_bitwise_and_scalar", "_npi_bitwise_not", "_npi_bitwise_or", "_npi_bitwise_or_scalar",
+        "_npi_bitwise_xor", "_npi_bitwise_xor_scalar", "_npi_broadcast_to", "_npi_cbrt", "_npi_ceil",
+        "_npi_choice", "_npi_cholesky", "_npi_column_stack", "_npi_concatenate", "_npi_copysign",
+        "_npi_copysign_scalar", "_npi_cos", "_npi_cosh", "_npi_degrees", "_npi_dstack", "_npi_eig",
+        "_npi_eigh", "_npi_eigvals", "_npi_eigvalsh", "_npi_einsum", "_npi_equal", "_npi_equal_scalar",
+        "_npi_exp", "_npi_expm1", "_npi_exponential", "_npi_eye", "_npi_fix", "_npi_flip", "_npi_floor",
+        "_npi_full_like", "_npi_gamma", "_npi_greater", "_npi_greater_equal", "_npi_greater_equal_scalar",
+        "_npi_greater_scalar", "_npi_gumbel", "_npi_hstack", "_npi_hypot", "_npi_identity", "_npi_isfinite",
+        "_npi_isinf", "_npi_isnan", "_npi_isneginf", "_npi_isposinf", "_npi_lcm", "_npi_lcm_scalar",
+        "_npi_ldexp", "_npi_ldexp_scalar", "_npi_less", "_npi_less_equal", "_npi_less_equal_scalar",
+        "_npi_less_scalar", "_npi_log", "_npi_log10", "_npi_log1p", "_npi_log2", "_npi_logical_not",
+        "_npi_logistic", "_npi_matmul", "_npi_mean", "_npi_mod", "_npi_mod_scalar", "_npi_multinomial",
+        "_npi_multiply", "_npi_multiply_scalar", "_npi_negative", "_npi_norm", "_npi_normal",
+        "_npi_normal_n", "_npi_not_equal", "_npi_not_equal_scalar", "_npi_ones", "_npi_pareto",
+        "_npi_pinv_scalar_rcond", "_npi_power", "_npi_power_scalar", "_npi_powerd", "_npi_radians",
+        "_npi_rarctan2_scalar", "_npi_rayleigh", "_npi_rcopysign_scalar", "_npi_reciprocal", "_npi_rint",
+        "_npi_rldexp_scalar", "_npi_rmod_scalar", "_npi_rpower_scalar", "_npi_rsubtract_scalar",
+        "_npi_rtrue_divide_scalar", "_npi_sign", "_npi_sin", "_npi_sinh", "_npi_solve", "_npi_sqrt",
+        "_npi_square", "_npi_stack", "_npi_std", "_npi_subtract", "_npi_subtract_scalar", "_npi_svd",
+        "_npi_tan", "_npi_tanh", "_npi_tensordot", "_npi_tensordot_int_axes", "_npi_tensorinv",
+        "_npi_tensorsolve", "_npi_tril", "_npi_true_divide", "_npi_true_divide_scalar", "_npi_trunc",
+        "_npi_uniform", "_npi_uniform_n", "_npi_var", "_npi_vstack", "_npi_weibull", "_npi_where",
+        "_npi_where_lscalar", "_npi_where_rscalar", "_npi_where_scalar2", "_npi_zeros",
+        "_npx_constraint_check", "_npx_nonzero", "_npx_relu", "_npx_reshape", "_npx_sigmoid",),
 }
 
 NOT_EXPORTABLE: dict = {name: reason for reason, names in _GROUPS.items() for name in names}

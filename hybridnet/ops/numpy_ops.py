@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple
 import numpy as np
 import torch
 
-from ..base import MXNetError, dtype_torch
+from ..base import MXNetError, dtype_name, dtype_torch
 from .attrs import Axis, Dtype, OptFloat, OptInt, Shape
 from .creation import device_of
 from .random import _normal, _uniform
@@ -72,6 +72,31 @@ def _u(lo: float, hi: float, shape: tuple) -> np.ndarray:
     return _rng.uniform(lo, hi, size=shape)
 
 
+# ---- type rules (inference without running kernels) ------------------------------------------
+_BOOL_OUT = {"_npi_logical_not", "_npi_isnan", "_npi_isinf", "_npi_isfinite", "_npi_isposinf", "_npi_isneginf",
+             "equal", "not_equal", "greater", "greater_equal", "less", "less_equal"}
+
+
+def _bool_type(attrs: dict, dtypes: list) -> list:
+    return ["bool"]
+
+
+def _float_of_input(attrs: dict, dtypes: list) -> list:
+    """Float functions: a float input's dtype, float32 for integer and bool inputs."""
+    d = dtypes[0]
+    return [d if d is None or str(d).startswith(("float", "bfloat")) else "float32"]
+
+
+def _promoted(attrs: dict, dtypes: list) -> list:
+    """Binary arithmetic: the dtypes promoted as torch (and MXNet 1.9.1's NumPy operators) do."""
+    if any(d is None for d in dtypes):
+        return [next((d for d in dtypes if d is not None), None)]
+    out = dtype_torch(dtypes[0])
+    for d in dtypes[1:]:
+        out = torch.promote_types(out, dtype_torch(d))
+    return [dtype_name(out)]
+
+
 # ---- elementwise unary ------------------------------------------------------------------------
 def _unary_samples(ref: Callable, lo: float, hi: float, grad: bool) -> Callable[[], list]:
     def samples() -> list:
@@ -87,8 +112,13 @@ def _unary(name: str, fn: Callable, ref: Callable, lo: float = -2.0, hi: float =
         return fn(x)
     kernel.__name__ = name
     kernel.__doc__ = doc or f"NumPy's ``{name.split('_')[-1]}``, elementwise (integer inputs give floats)."
+    float_fns = {"_npi_reciprocal", "_npi_sqrt", "_npi_cbrt", "_npi_exp", "_npi_expm1", "_npi_log", "_npi_log10",
+                 "_npi_log2", "_npi_log1p", "_npi_sin", "_npi_cos", "_npi_tan", "_npi_arcsin", "_npi_arccos",
+                 "_npi_arctan", "_npi_sinh", "_npi_cosh", "_npi_tanh", "_npi_arcsinh", "_npi_arccosh",
+                 "_npi_arctanh", "_npi_degrees", "_npi_radians"}
+    rule = _bool_type if name in _BOOL_OUT else _float_of_input if name in float_fns else None
     register(name, samples=_unary_samples(ref, lo, hi, grad), differentiable=grad,
-             infer_inputs=same_shape_inputs, infer_shape=first_input_shape)(kernel)
+             infer_inputs=same_shape_inputs, infer_shape=first_input_shape, infer_type=rule)(kernel)
 
 
 def _float_in(x: torch.Tensor) -> torch.Tensor:
@@ -105,7 +135,7 @@ def _fix(x: torch.Tensor) -> torch.Tensor:
     return torch.trunc(x) if x.is_floating_point() else x.clone()
 
 
-_UNARY = [
+_UNARY: list = [
     # name, torch function, NumPy reference, (lo, hi), differentiable
     ("_npi_absolute", torch.abs, np.absolute, (-2, 2), True),
     ("_npi_negative", torch.neg, np.negative, (-2, 2), True),
@@ -232,7 +262,7 @@ def _lcm(a: Any, b: Any) -> torch.Tensor:
 
 # name, torch function, NumPy reference, (lo, hi) of sample values, differentiable, reflected
 # scalar operator (None: commutative, the scalar operator serves both sides)
-_BINARY = [
+_BINARY: list = [
     ("add", torch.add, np.add, (-2, 2), True, None),
     ("subtract", torch.sub, np.subtract, (-2, 2), True, "rsubtract"),
     ("multiply", torch.mul, np.multiply, (-2, 2), True, None),
@@ -249,7 +279,7 @@ _BINARY = [
     ("less", torch.lt, np.less, (-1, 1), False, "greater"),
     ("less_equal", torch.le, np.less_equal, (-1, 1), False, "greater_equal"),
 ]
-_INT_BINARY = [("bitwise_and", torch.bitwise_and, np.bitwise_and), ("bitwise_or", torch.bitwise_or, np.bitwise_or),
+_INT_BINARY: list = [("bitwise_and", torch.bitwise_and, np.bitwise_and), ("bitwise_or", torch.bitwise_or, np.bitwise_or),
                ("bitwise_xor", torch.bitwise_xor, np.bitwise_xor), ("lcm", _lcm, np.lcm)]
 
 
@@ -280,8 +310,13 @@ def _make_binary(name: str, fn: Callable, ref: Callable, lo: float, hi: float, g
         return fn(x1, x2)
     kernel.__name__ = f"_npi_{name}"
     kernel.__doc__ = f"NumPy's ``{name}`` of two arrays, broadcast (MXNet 1.9.1's type promotion)."
+    bool_out = name in _BOOL_OUT
+    # float functions: integer inputs give float32 (``int32 / int32`` too)
+    float_out = name in ("true_divide", "arctan2", "copysign", "ldexp", "hypot")
+    arr_rule = _bool_type if bool_out else (lambda a, d: _float_of_input(a, _promoted(a, d))) if float_out \
+        else _promoted
     register(f"_npi_{name}", samples=_binary_samples(ref, lo, hi, grad), differentiable=grad,
-             infer_shape=broadcast_shapes)(kernel)
+             infer_shape=broadcast_shapes, infer_type=arr_rule)(kernel)
 
     def scalar_kernel(data, *, scalar: float, is_int: bool = True):  # type: ignore[no-untyped-def]
         return fn(data, _scalar_for(data, scalar, is_int))
@@ -290,15 +325,16 @@ def _make_binary(name: str, fn: Callable, ref: Callable, lo: float, hi: float, g
     sname = f"_npi_{name}_scalar"
     if get_or_none(sname) is None:
         register(sname, samples=_scalar_samples(ref, lo, hi, grad, False), differentiable=grad,
-                 infer_inputs=same_shape_inputs, infer_shape=first_input_shape)(scalar_kernel)
+                 infer_inputs=same_shape_inputs, infer_shape=first_input_shape,
+                 infer_type=_bool_type if bool_out else _float_of_input if float_out else None)(scalar_kernel)
     if reflected is not None and reflected.startswith("r"):
         def rscalar_kernel(data, *, scalar: float, is_int: bool = True):  # type: ignore[no-untyped-def]
             return fn(_scalar_for(data, scalar, is_int), data)
         rscalar_kernel.__name__ = f"_npi_{reflected}_scalar"
         rscalar_kernel.__doc__ = f"NumPy's ``{name}(scalar, array)``."
         register(f"_npi_{reflected}_scalar", samples=_scalar_samples(ref, lo, hi, grad, True),
-                 differentiable=grad, infer_inputs=same_shape_inputs,
-                 infer_shape=first_input_shape)(rscalar_kernel)
+                 differentiable=grad, infer_inputs=same_shape_inputs, infer_shape=first_input_shape,
+                 infer_type=_float_of_input if float_out else None)(rscalar_kernel)
 
 
 def get_or_none(name: str) -> Any:
@@ -515,7 +551,7 @@ def _npi_argmin(data, *, axis: OptInt = None, keepdims: bool = False):  # type: 
 
 
 # ---- shape manipulation -------------------------------------------------------------------------
-@register("_np_reshape", samples=lambda: [
+@register("_np_reshape", returns_view=True, samples=lambda: [
     Sample((_u(-1, 1, (2, 6)),), {"newshape": (3, -1)}, ref=lambda a, newshape: np.reshape(a, newshape)),
     Sample((_u(-1, 1, (1,)),), {"newshape": ()}, ref=lambda a, newshape: np.reshape(a, newshape)),
     Sample((_u(-1, 1, (0, 3)),), {"newshape": (3, 0)}, ref=lambda a, newshape: np.reshape(a, newshape),
@@ -591,7 +627,7 @@ def _npx_reshape_shape(src: Sequence[int], newshape: Sequence[int], reverse: boo
     return tuple(out[::-1]) if reverse else tuple(out)
 
 
-@register("_npx_reshape", aliases=("_npi_reshape",), samples=lambda: [
+@register("_npx_reshape", aliases=("_npi_reshape",), returns_view=True, samples=lambda: [
     Sample((_u(-1, 1, (2, 3, 4)),), {"newshape": (-2, -1)}, ref=lambda a, newshape: a.reshape(2, 12)),
     Sample((_u(-1, 1, (2, 1, 4)),), {"newshape": (-2, -3, -4)}, ref=lambda a, newshape: a.reshape(2, 4)),
     Sample((_u(-1, 1, (2, 3, 4)),), {"newshape": (-5, -6, 2, 2)}, ref=lambda a, newshape: a.reshape(6, 2, 2))])
@@ -631,8 +667,9 @@ def _npi_stack(*data, axis: int = 0):  # type: ignore[no-untyped-def]
     return torch.stack(list(data), dim=axis)
 
 
-for _nm, _tf, _nf in [("hstack", torch.hstack, np.hstack), ("vstack", torch.vstack, np.vstack),
-                      ("dstack", torch.dstack, np.dstack), ("column_stack", torch.column_stack, np.column_stack)]:
+_STACKERS: list = [("hstack", torch.hstack, np.hstack), ("vstack", torch.vstack, np.vstack),
+                   ("dstack", torch.dstack, np.dstack), ("column_stack", torch.column_stack, np.column_stack)]
+for _nm, _tf, _nf in _STACKERS:
     def _stk(tf: Callable, nm: str) -> Callable:
         def kernel(*data):  # type: ignore[no-untyped-def]
             return tf(list(data))
@@ -643,7 +680,7 @@ for _nm, _tf, _nf in [("hstack", torch.hstack, np.hstack), ("vstack", torch.vsta
                                                              ref=lambda *xs, nf=nf: nf(xs))]))(_stk(_tf, _nm))
 
 
-@register("_np_squeeze", samples=lambda: [
+@register("_np_squeeze", returns_view=True, samples=lambda: [
     Sample((_u(-1, 1, (1, 3, 1)),), {}, ref=lambda a: np.squeeze(a)),
     Sample((_u(-1, 1, (1, 3, 1)),), {"axis": 2}, ref=lambda a, axis: np.squeeze(a, axis))])
 def _np_squeeze(a, *, axis: Axis = None):  # type: ignore[no-untyped-def]
@@ -692,7 +729,7 @@ def _npi_where_rscalar(condition, x, *, scalar: float = 0.0):  # type: ignore[no
 
 @register("_npi_where_scalar2", differentiable=False, samples=lambda: [
     Sample((np.array([True, False, True]),), {"x": 1.0, "y": 2.0},
-           ref=lambda c, x, y: np.where(c, x, y).astype(np.float32), grad=False)])
+           ref=lambda c, x, y: np.asarray(np.where(c, x, y), dtype=np.float32), grad=False)])
 def _npi_where_scalar2(condition, *, x: float = 0.0, y: float = 0.0):  # type: ignore[no-untyped-def]
     """``where(condition, x, y)`` with two scalars (float32)."""
     return torch.where(condition.bool(), torch.tensor(x, dtype=torch.float32, device=condition.device),
@@ -703,7 +740,23 @@ def _np_dot_ref(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.dot(a, b)
 
 
-@register("_np_dot", samples=lambda: [
+def _dot_inputs(attrs: dict, ins: list, outs: list) -> list:
+    """Backward shape rule of ``dot``/``matmul``: the contracted dimensions of ``a`` (last) and
+    ``b`` (second-to-last, or only) are equal, so a known one fills an unknown (0) one: how a
+    deferred weight ``w`` of ``x.dot(w)`` gets its shape."""
+    a, b = ins[0], ins[1]
+    if a is None or b is None or len(a) == 0 or len(b) == 0:
+        return list(ins)
+    a, b = list(a), list(b)
+    kb = len(b) - 2 if len(b) >= 2 else 0
+    if a[-1] == 0 and b[kb] > 0:
+        a[-1] = b[kb]
+    elif b[kb] == 0 and a[-1] > 0:
+        b[kb] = a[-1]
+    return [tuple(a), tuple(b)]
+
+
+@register("_np_dot", infer_inputs=_dot_inputs, samples=lambda: [
     Sample((_u(-1, 1, (2, 3)), _u(-1, 1, (3, 4))), ref=_np_dot_ref),
     Sample((_u(-1, 1, (3,)), _u(-1, 1, (3,))), ref=_np_dot_ref),
     Sample((_u(-1, 1, (2, 2, 3)), _u(-1, 1, (4, 3, 2))), ref=_np_dot_ref),
@@ -718,7 +771,7 @@ def _np_dot(a, b):  # type: ignore[no-untyped-def]
     return torch.tensordot(a, b, dims=([a.dim() - 1], [max(b.dim() - 2, 0)]))
 
 
-@register("_npi_matmul", samples=lambda: [
+@register("_npi_matmul", infer_inputs=_dot_inputs, samples=lambda: [
     Sample((_u(-1, 1, (2, 3)), _u(-1, 1, (3, 4))), ref=np.matmul),
     Sample((_u(-1, 1, (2, 2, 3)), _u(-1, 1, (3, 2))), ref=np.matmul),
     Sample((_u(-1, 1, (3,)), _u(-1, 1, (3, 2))), ref=np.matmul)])
@@ -934,7 +987,7 @@ def _npi_normal(input1=None, input2=None, *, loc: OptFloat = 0.0, scale: OptFloa
 
 # NumPy's samplers with scalar parameters, each by the inverse CDF of one uniform draw (torch's
 # seeded generator, as every random operator): name -> (parameters, transform(u, p...))
-_INVERSE_CDF = {
+_INVERSE_CDF: dict = {
     "exponential": (("scale",), lambda u, scale: -scale * torch.log1p(-u)),
     "gumbel": (("loc", "scale"), lambda u, loc, scale: loc - scale * torch.log(-torch.log(u))),
     "logistic": (("loc", "scale"), lambda u, loc, scale: loc + scale * torch.log(u / (1 - u))),
@@ -1197,7 +1250,7 @@ _make_binary("hypot", lambda a, b: torch.hypot(_float_in(a) if isinstance(a, tor
 
 # ---- npx -------------------------------------------------------------------------------------
 @register("_npx_nonzero", aliases=("_npi_nonzero",), differentiable=False, samples=lambda: [
-    Sample((np.array([[0.0, 1.0], [2.0, 0.0]]),), ref=lambda x: np.transpose(np.nonzero(x)).astype(np.int64),
+    Sample((np.array([[0.0, 1.0], [2.0, 0.0]]),), ref=lambda x: np.asarray(np.transpose(np.nonzero(x))).astype(np.int64),
            grad=False, check_shape=False)])
 def _npx_nonzero(x):  # type: ignore[no-untyped-def]
     """``npx.nonzero``: the (N, ndim) int64 indices of the nonzero elements."""

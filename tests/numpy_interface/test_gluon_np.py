@@ -154,3 +154,24 @@ def test_np_symbols_index_and_compute_like_arrays():
     assert {"_np_dot", "_np_squeeze", "_npi_add_scalar", "_npi_multiply", "_npi_matmul", "_npi_subtract",
             "_npi_rpower_scalar", "slice"} <= ops
     assert not ops & {"elemwise_add", "broadcast_mul", "_plus_scalar"}
+
+
+def test_deferred_weight_shape_from_np_dot():
+    """A weight of unknown input size used as ``x.dot(w)`` gets its shape from x (the backward
+    shape rule of _np_dot), hybridized."""
+    npx.set_np()
+
+    class Linear(gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.w = self.params.get("w", shape=(0, 7), allow_deferred_init=True)
+
+        def hybrid_forward(self, F, x, w):
+            return F.npx.relu(x.dot(w))
+
+    net = Linear()
+    net.initialize()
+    net.hybridize()
+    out = net(np.ones((3, 5)))
+    assert out.shape == (3, 7) and net.w.shape == (5, 7) and type(net.w.data()) is np.ndarray
