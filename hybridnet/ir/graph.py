@@ -298,8 +298,9 @@ def transform(outputs: list, visit: Any, order: Optional[list] = None) -> list:
     """Rebuild the graph of ``outputs`` bottom-up.
 
     ``visit(node, new_inputs)`` returns None to keep the node (copied only if its inputs
-    changed) or a list of replacement entries, one per output of the node. Returns the new
-    output entries; where nothing changed, entries equal to ``outputs`` (the same nodes).
+    changed) or a list of replacement entries, one per output of the node; ``new_inputs`` is
+    ``node.inputs`` itself where no input changed. Returns the new output entries; where nothing
+    changed, entries equal to ``outputs`` (the same nodes).
     ``order``: the nodes of ``outputs`` in topological order, where the caller has them.
     """
     if order is None:
