@@ -105,15 +105,22 @@ class Frontend:
     def binary(self, fname: str, array_op: str, scalar_op: str, rscalar_op: str, py: Optional[Callable]) -> Callable:
         fe = self
 
+        # the operators are looked up once: a ufunc call is on the eager hot path
+        aop, sop, rop = _reg.get(array_op), _reg.get(scalar_op), _reg.get(rscalar_op)
+        dispatch = fe.dispatch
+
         def fn(x1: Any, x2: Any, out: Any = None, **kwargs: Any) -> Any:
-            _check_ufunc_kwargs(fname, kwargs)
+            if kwargs:
+                _check_ufunc_kwargs(fname, kwargs)
             a1, a2 = fe.is_array(x1), fe.is_array(x2)
             if a1 and a2:
-                return fe.call(array_op, (x1, x2), {}, out)
+                return dispatch(aop, (x1, x2), {}, out, None, None, None)
             if a1 and _is_scalar(x2):
-                return fe.call(scalar_op, (x1,), {"scalar": float(x2), "is_int": isinstance(x2, (int, _onp.integer))}, out)
+                return dispatch(sop, (x1,), {"scalar": float(x2), "is_int": isinstance(x2, (int, _onp.integer))},
+                                out, None, None, None)
             if a2 and _is_scalar(x1):
-                return fe.call(rscalar_op, (x2,), {"scalar": float(x1), "is_int": isinstance(x1, (int, _onp.integer))}, out)
+                return dispatch(rop, (x2,), {"scalar": float(x1), "is_int": isinstance(x1, (int, _onp.integer))},
+                                out, None, None, None)
             if _is_scalar(x1) and _is_scalar(x2) and py is not None:
                 return py(x1, x2)
             if not a1 and not _is_scalar(x1):

@@ -58,10 +58,16 @@ def np_invoke(op: _reg.OpDef, inputs: Sequence, attrs: dict, out: Any = None, na
     """The dispatch of every generated ``mx.np``/``mx.npx`` function: ``ndarray.invoke`` (or the
     Symbol front-end for Symbol inputs), results as ``mx.np.ndarray``."""
     for x in inputs:
-        if x is not None and not isinstance(x, NDArray) and not hasattr(x, "_entries"):
+        c = x.__class__
+        if c is not ndarray and c is not NDArray and x is not None and not isinstance(x, NDArray) \
+                and not hasattr(x, "_entries"):
             inputs = [_to_array(v) for v in inputs]
             break
-    return as_np(invoke(op, inputs, attrs, out, name, hint, attr))
+    res = invoke(op, inputs, attrs, out, name, hint, attr)
+    if res.__class__ is NDArray:  # the common case: one fresh array
+        res.__class__ = ndarray
+        return res
+    return as_np(res)
 
 
 def array(obj: Any, dtype: Any = None, ctx: Optional[Context] = None, copy: bool = True) -> "ndarray":
