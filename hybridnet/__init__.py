@@ -32,6 +32,7 @@ from . import module  # noqa: F401
 from . import module as mod  # noqa: F401
 from . import callback  # noqa: F401
 from . import onnx  # noqa: F401
+from .deploy import to_torch  # noqa: F401  (not MXNet: the way out to PyTorch, README "Leaving MXNet")
 from . import initializer  # noqa: F401
 from . import initializer as init  # noqa: F401
 from . import optimizer  # noqa: F401

@@ -874,6 +874,35 @@ class HybridBlock(Block):
                 arg_dict[prefix + v.name] = params[v.name]._reduce()
             nd.save(f"{path}-{epoch:04d}.params", arg_dict)
 
+    def to_torch(self, *example_inputs: Any, copy: bool = False) -> Any:
+        """This block as a ``torch.nn.Module`` (``compiler.torch_module``), for torch.export,
+        torch.jit and TorchServe: its parameters are the block's (shared, or copied with
+        ``copy``; ``mxnet_names`` maps torch names to MXNet's), its forward the compiled graph
+        a hybridized call runs, taking the flattened data inputs. Not an MXNet API. Give
+        ``example_inputs`` (NDArrays) unless the block has been called already; the module
+        comes back in eval mode (MXNet's predict mode)."""
+        from ..compiler.torch_module import graph_module
+        if example_inputs:
+            with _ag.predict_mode(), _ag.pause():
+                self(*example_inputs)  # finishes deferred initialization, traces when hybridized
+            trace = self._get_graph(*example_inputs)
+        else:
+            trace = self._cached_graph
+            if not trace:
+                raise RuntimeError(f"to_torch: {self.name} has not been called yet; pass example inputs "
+                                   f"(block.to_torch(x)) so its graph can be traced")
+        data, out = trace
+        graph = out._graph()
+        names = {v.name for v in graph.variables()}
+        params = {n: p for n, p in self.collect_params().items() if n in names}
+        examples = None
+        if example_inputs:
+            examples = [dense_tensor(a) for a in _flatten(list(example_inputs), "input")[0] if a is not None]
+        with reading(params.values()):
+            return graph_module(graph, [d.name for d in data], {n: _param_tensor(p, None) for n, p in params.items()},
+                                {n: p.grad_req != "null" for n, p in params.items()}, copy=copy,
+                                examples=examples, where=f"{type(self).__name__} '{self.name}'")
+
     def optimize_for(self, x: Any, *args: Any, backend: Any = None, clear: bool = True,
                      **kwargs: Any) -> None:
         """Hybridize with ``backend`` and build the compiled graph for inputs like ``x`` now
