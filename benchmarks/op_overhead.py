@@ -1,4 +1,4 @@
-"""Imperative overhead: microseconds per call of small ``mx.nd`` operators vs the raw torch call.
+"""Imperative overhead: us per call of small ``mx.nd``/``mx.np`` operators vs the raw torch call.
 
 Question: how much does hybridnet's eager dispatch (generated function -> ``invoke`` -> kernel
 -> NDArray) add on top of the torch kernel it runs? Target: <= 3 us per call.
@@ -10,6 +10,7 @@ machine: ``python benchmarks/op_overhead.py``.
 
 A second table times ``autograd.backward`` through a sum of ~1000 attached variables against
 ``torch.autograd.backward`` on the same graph (the per-variable cost of grad_req handling).
+A third compares each mx.np operator with the same mx.nd one (interleaved the same way).
 """
 from __future__ import annotations
 
@@ -74,7 +75,27 @@ def cases() -> list:
         with torch.no_grad():
             return torch.relu(tg)
     out.append(("relu on attached array, not recording", raw_nograd, lambda: mx.nd.relu(xg)))
+    xn, yn = x.as_np_ndarray(), y.as_np_ndarray()
+    out += [
+        ("np.add (1,512): mx.np.add(x, y)", lambda: torch.add(tx, ty), lambda: mx.np.add(xn, yn)),
+        ("np add (1,512): x + y (mx.np arrays)", lambda: torch.add(tx, ty), lambda: xn + yn),
+        ("npx.relu (1,512)", lambda: torch.relu(tx), lambda: mx.npx.relu(xn)),
+    ]
     return out
+
+
+def np_vs_nd_cases() -> list:
+    """(name, the mx.nd call, the same operation through mx.np): issue 22 asks an eager np
+    operator to cost no more than the nd one."""
+    torch.manual_seed(0)
+    x = mx.nd.array(torch.randn(1, 512).numpy())
+    y = mx.nd.array(torch.randn(1, 512).numpy())
+    xn, yn = x.as_np_ndarray(), y.as_np_ndarray()
+    return [("add: nd.broadcast_add vs np.add", lambda: mx.nd.broadcast_add(x, y), lambda: mx.np.add(xn, yn)),
+            ("add: nd x + y vs np x + y", lambda: x + y, lambda: xn + yn),
+            ("add scalar: nd x + 1 vs np x + 1", lambda: x + 1.0, lambda: xn + 1.0),
+            ("relu: nd.relu vs npx.relu", lambda: mx.nd.relu(x), lambda: mx.npx.relu(xn)),
+            ("sum: nd.sum vs np.sum", lambda: mx.nd.sum(x), lambda: mx.np.sum(xn))]
 
 
 def backward_case(n_vars: int, number: int, repeat: int) -> tuple:
@@ -115,9 +136,14 @@ def main() -> None:
         t_raw, t_ours = compare(raw, ours, args.number, args.repeat)
         rows.append((name, t_raw, t_ours))
     w = max(len(r[0]) for r in rows)
-    print(f"{'case':<{w}}  {'torch us':>9}  {'mx.nd us':>9}  {'overhead us':>11}  {'ratio':>6}")
+    print(f"{'case':<{w}}  {'torch us':>9}  {'mx us':>9}  {'overhead us':>11}  {'ratio':>6}")
     for name, t_raw, t_ours in rows:
         print(f"{name:<{w}}  {t_raw:9.2f}  {t_ours:9.2f}  {t_ours - t_raw:11.2f}  {t_ours / t_raw:6.2f}")
+    rows = [(name,) + compare(nd_fn, np_fn, args.number, args.repeat) for name, nd_fn, np_fn in np_vs_nd_cases()]
+    w = max(len(r[0]) for r in rows)
+    print(f"\n{'mx.np vs mx.nd':<{w}}  {'mx.nd us':>9}  {'mx.np us':>9}  {'ratio':>6}")
+    for name, t_nd, t_np in rows:
+        print(f"{name:<{w}}  {t_nd:9.2f}  {t_np:9.2f}  {t_np / t_nd:6.2f}")
     if args.vars:
         n = max(1, args.number // 200)
         t_raw, t_ours = backward_case(args.vars, n, max(5, args.repeat // 3))

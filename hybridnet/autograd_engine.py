@@ -26,7 +26,7 @@ from .ir.graph import Node
 __all__ = ["Mode", "Scope", "STATE", "current_mode", "record", "pause", "train_mode", "predict_mode",
            "is_recording", "is_training", "set_recording", "set_training", "register_variable",
            "live_variables", "check_head", "run_backward", "run_grad", "history_entry",
-           "record_history"]
+           "record_history", "note_zero_grad"]
 
 
 class Mode:
@@ -235,11 +235,48 @@ _NOT_RECORDED = ("Cannot differentiate: head {i} (shape {shape}) is not in a com
                  "`with autograd.record():`; operators run outside record() keep no graph.")
 
 
+# Outputs that cannot carry a gradient (the bool results of comparisons, integer results) computed
+# under record() from inputs that do: MXNet records such operators with zero gradients
+# (MakeZeroGradNodes), so a backward from one writes zeros into the variables upstream (grad_req
+# 'write'; 'add' adds nothing) where torch would find no graph. The output tensor keeps, under this
+# attribute, the input tensors the zeros flow into.
+_ZERO_GRAD_FROM = "_hybridnet_zero_grad_from"
+
+
+def note_zero_grad(outputs: Sequence[torch.Tensor], inputs: Sequence[Any]) -> None:
+    """Called while recording: outputs without a gradient of an operator whose ``inputs`` (tensors)
+    have one become heads whose backward sends zeros to those inputs."""
+    srcs = [x for x in inputs if x is not None and x.requires_grad]
+    if srcs:
+        for o in outputs:
+            if not o.requires_grad:
+                setattr(o, _ZERO_GRAD_FROM, srcs)
+
+
+def _expand_zero_heads(heads: list, head_grads: list) -> tuple:
+    """Heads without a gradient of their own replaced by their inputs with zero gradients (and
+    whether any was)."""
+    ts, gs = [], []
+    zeros = False
+    for t, g in zip(heads, head_grads):
+        srcs = None if t.requires_grad else getattr(t, _ZERO_GRAD_FROM, None)
+        if srcs is None:
+            ts.append(t)
+            gs.append(g)
+        else:
+            ts.extend(srcs)
+            gs.extend(torch.zeros_like(s) for s in srcs)
+            zeros = True
+    return ts, gs, zeros
+
+
 def check_head(i: int, t: torch.Tensor, g: Any) -> torch.Tensor:
     """Check that head ``i`` (its tensor ``t``) can be differentiated and return its gradient:
     ``g`` (a tensor, dense or sparse, or what ``torch.as_tensor`` takes) on the head's device
     and dtype, or ones where ``g`` is None."""
     if not t.requires_grad:
+        if getattr(t, _ZERO_GRAD_FROM, None) is not None:
+            return torch.zeros((), dtype=torch.float32)  # unused: run_backward sends zeros upstream
         raise MXNetError(_NOT_RECORDED.format(i=i, shape=tuple(t.shape)))
     if t.grad_fn is not None and t.grad_fn.metadata.get(_FREED):
         raise MXNetError(_GRAPH_FREED.format(where="backward"))
@@ -284,30 +321,31 @@ def run_backward(heads: Sequence[torch.Tensor], head_grads: Sequence[torch.Tenso
                  retain_graph: bool) -> None:
     """Backward from checked heads (``check_head``) into the variables' buffers per grad_req."""
     global _ACTIVE_BACKWARD
-    ts = list(heads)
+    ts, head_grads, zeros = _expand_zero_heads(list(heads), list(head_grads))
     _ACTIVE_BACKWARD += 1
     try:
-        torch.autograd.backward(ts, list(head_grads), retain_graph=retain_graph)
+        # zeros sent upstream of a gradient-less head leave the graph there usable
+        torch.autograd.backward(ts, head_grads, retain_graph=retain_graph or zeros)
     except RuntimeError as e:
         raise _engine_error(e, "backward") from e
     finally:
         _ACTIVE_BACKWARD -= 1
     if not retain_graph:
-        _mark_freed(ts)
+        _mark_freed(list(heads))
 
 
 def run_grad(heads: Sequence[torch.Tensor], head_grads: Sequence[torch.Tensor],
              variables: Sequence[torch.Tensor], retain_graph: bool, create_graph: bool) -> list:
     """Gradients of checked heads w.r.t. the variables' tensors, as new tensors (buffers untouched)."""
-    ts = list(heads)
+    ts, head_grads, zeros = _expand_zero_heads(list(heads), list(head_grads))
     try:
         with torch.enable_grad() if create_graph else torch.no_grad():
-            out = torch.autograd.grad(ts, list(variables), list(head_grads), retain_graph=retain_graph,
+            out = torch.autograd.grad(ts, list(variables), head_grads, retain_graph=retain_graph or zeros,
                                       create_graph=create_graph, allow_unused=True)
     except RuntimeError as e:
         raise _engine_error(e, "grad") from e
     if not retain_graph:
-        _mark_freed(ts)
+        _mark_freed(list(heads))
     return [_gradient_tensor(v, g, create_graph) for v, g in zip(variables, out)]
 
 

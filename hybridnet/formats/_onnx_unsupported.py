@@ -123,7 +123,11 @@ _GROUPS: dict = {
         "_npi_tensorsolve", "_npi_tril", "_npi_true_divide", "_npi_true_divide_scalar", "_npi_trunc",
         "_npi_uniform", "_npi_uniform_n", "_npi_var", "_npi_vstack", "_npi_weibull", "_npi_where",
         "_npi_where_lscalar", "_npi_where_rscalar", "_npi_where_scalar2", "_npi_zeros",
-        "_npx_constraint_check", "_npx_nonzero", "_npx_relu", "_npx_reshape", "_npx_sigmoid",),
+        "_npx_constraint_check", "_npx_nonzero", "_npx_relu", "_npx_reshape", "_npx_sigmoid",
+        "_npi_pad", "_npi_percentile", "_npi_nan_to_num", "_npi_unique", "_npi_bincount", "_npi_polyval",
+        "_npi_ediff1d", "_npi_indices", "_npi_diag_indices_from", "_npi_hanning", "_npi_hamming",
+        "_npi_blackman", "_npi_resize_fallback", "_npi_unravel_index_fallback", "_npi_delete",
+        "_npi_insert_scalar", "_npi_insert_slice", "_npi_insert_tensor", "_npi_hsplit"),
 }
 
 NOT_EXPORTABLE: dict = {name: reason for reason, names in _GROUPS.items() for name in names}

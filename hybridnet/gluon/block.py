@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterator, Optional
 
 
 from .. import autograd as _ag
+from ..autograd_engine import note_zero_grad as _note_zero_grad
 from .. import name as _name
 from .. import ndarray as nd
 from .. import symbol as sym
@@ -200,6 +201,28 @@ class _BuildLock:
 # the array classes a hybridized call takes its fast path for (mx.nd and mx.np arrays)
 _DENSE = (NDArray, _np_ndarray)
 _EAGER_RUNS: dict = {}
+
+
+def _check_output_kinds(outs: list) -> None:
+    """MXNet 1.9.1 refuses a block output that mixes classic arrays or symbols (mx.nd, mx.sym)
+    with NumPy-interface ones (mx.np, mx.sym.np): they cannot form one graph (its
+    ``_check_same_symbol_type``). An output of classic arrays only is read as mx.np in np mode
+    (Gluon's blocks written for F = nd), so only the mixture is an error."""
+    classic = numpy = False
+    stack = list(outs)
+    while stack:
+        o = stack.pop()
+        if isinstance(o, (list, tuple)):
+            stack.extend(o)
+        elif isinstance(o, (_np_ndarray, _np_symbolic.NpSymbol)):
+            numpy = True
+        elif isinstance(o, (NDArray, Symbol)):
+            classic = True
+    if classic and numpy:
+        raise TypeError("Found both classic (mx.nd.NDArray / mx.sym.Symbol) and numpy (mx.np.ndarray / "
+                        "mx.sym.np._Symbol) outputs; they cannot be grouped into one computation graph. "
+                        "Convert them to one kind: as_np_ndarray() on the classic ones for numpy outputs, or "
+                        "as_nd_ndarray() on the numpy ones for classic outputs")
 
 
 @contextmanager
@@ -446,6 +469,8 @@ class Block:
         out = self.forward(*args) if not _profiler.running else \
             _profiler.block_call(self, self.forward, args)
         if is_np_array():  # npx.set_np(): blocks return mx.np.ndarrays (np symbols), as MXNet's
+            if out.__class__ is list or out.__class__ is tuple:
+                _check_output_kinds(out)
             out = _np_symbolic.as_np_symbol(as_np(out))
         for hook in self._forward_hooks.values():
             hook(self, args, out)
@@ -644,6 +669,7 @@ class HybridBlock(Block):
                 with tracing(created=[] if self._options.verify else None) as state:
                     out = self._trace(*grouped)
                 out_flat, out_format = _flatten(out, "output")
+                _check_output_kinds(out_flat)
                 self._cached_graph = TracedGraph([i for i in inputs if i is not None],
                                                  sym.Group(out_flat) if len(out_flat) > 1 else out_flat[0],
                                                  in_format, out_format, state.created or ())
@@ -734,7 +760,10 @@ class HybridBlock(Block):
         if cached.verify_left:
             outs = self._verify_call(cached, args, tensors)
         else:
-            outs = cached(tensors, _mode())
+            mode = _mode()
+            outs = cached(tensors, mode)
+            if mode.recording:
+                _note_zero_grad(outs, tensors)
         outs = [NDArray(o) for o in outs]
         if _ndarray_mod._labelled:
             _ndarray_mod._carry_context(real, outs)
@@ -795,7 +824,10 @@ class HybridBlock(Block):
         n = cached.fast_arity
         if len(cached.data_pos) != n:
             tensors = [tensors[i] for i in cached.data_pos] + tensors[n:]
-        outs = cached(tensors, _mode())
+        mode = _mode()
+        outs = cached(tensors, mode)
+        if mode.recording:
+            _note_zero_grad(outs, tensors)
         if _ndarray_mod._labelled:  # some array lives on cpu(i): results keep the input's label
             results = [NDArray(o) for o in outs]
             _ndarray_mod._carry_context((x,), results)

@@ -162,6 +162,12 @@ def _record(op: OpDef, outs: tuple) -> None:
         rec.add(op, outs)
 
 
+# mx.np.ndarray (numpy/multiarray.py sets it): a dense NDArray subclass over the same tensors that
+# takes invoke's fast path as NDArray does (an isinstance and a layout check cost an np operator
+# ~20% more than the same nd one)
+_np_class: Any = None
+
+
 def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any = None,
            hint: Any = None, attr: Any = None) -> Any:
     """Run ``op`` eagerly on NDArrays (or hand it to the Symbol front-end for Symbol inputs).
@@ -172,7 +178,8 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
     tensors = []
     guard = False
     for x in inputs:
-        if x.__class__ is NDArray:
+        c = x.__class__
+        if c is NDArray or c is _np_class:
             t = x._t
             if t.requires_grad:
                 guard = True
@@ -225,6 +232,8 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
                 _carry_context(inputs, (res,))
         if guard and _mode().recording:
             _ag.record_history(op, attrs, inputs, [res])
+            if not res._t.requires_grad:
+                _ag.note_zero_grad((res._t,), tensors)
         if _op_recorders:
             _record(op, (res,))
         return res
@@ -237,6 +246,7 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
             _carry_context(inputs, outs)
     if guard and _mode().recording:
         _ag.record_history(op, attrs, inputs, outs)
+        _ag.note_zero_grad([o._t for o in outs], tensors)
     if _op_recorders:
         _record(op, tuple(outs))
     return out if out is not None else outs
@@ -324,8 +334,11 @@ def _index_tensor(value: Any, device: torch.device) -> torch.Tensor:
     return t
 
 
-def _convert_key(key: Any, t: torch.Tensor) -> tuple:
+def _convert_key(key: Any, t: torch.Tensor, numpy: bool = False) -> tuple:
     """MXNet index -> (torch index tuple, source dims to flip, basic?).
+
+    ``numpy``: mx.np indexing, where a boolean scalar is a zero-dim mask (``a[True]`` is
+    ``a[None]``, ``a[False]`` its empty selection) as in NumPy; mx.nd refuses it.
 
     torch has no negative slice steps: such a slice on source dim ``d`` becomes a positive
     slice on ``t.flip(d)``. ``basic`` is False when the key has index arrays (a copy results).
@@ -347,8 +360,11 @@ def _convert_key(key: Any, t: torch.Tensor) -> tuple:
         elif isinstance(k, slice):
             out.append(k)
             consumed += 1
-        elif isinstance(k, bool):
-            raise IndexError("boolean scalars are not supported as NDArray indices")
+        elif isinstance(k, (bool, np.bool_)):
+            if not numpy:
+                raise IndexError("boolean scalars are not supported as NDArray indices")
+            basic = False
+            out.append(torch.tensor(bool(k), device=t.device))
         elif isinstance(k, _INT_KINDS):
             out.append(int(k))
             consumed += 1
@@ -415,6 +431,7 @@ class NDArray:
     __slots__ = ("_t", "_grad", "_grad_req", "_fresh", "_view", "_hist", "_cpuctx", "_writer", "__weakref__")
     # NumPy defers binary operators with an NDArray on the right to our reflected operators.
     __array_priority__ = 1000.0
+    _numpy_indexing = False  # mx.np.ndarray: NumPy's indexing rules where they differ (see _convert_key)
 
     def __init__(self, data: torch.Tensor):
         self._t = data
@@ -829,7 +846,7 @@ class NDArray:
             else:
                 t.fill_(v)
             return
-        idx, flips, _ = _convert_key(key, t)
+        idx, flips, _ = _convert_key(key, t, self._numpy_indexing)
         try:
             if flips:
                 tmp = t.flip(flips)

@@ -47,7 +47,7 @@ def _is_np_array(x: Any) -> bool:
 
 
 _GENERATED = _frontend.generate(np_invoke)
-_FRONT = _frontend.Frontend(np_invoke, _is_np_array, array, eager=True)
+_FRONT = _frontend.Frontend(np_invoke, _is_np_array, array, eager=True, array_class=ndarray)
 _FUNCS = _FRONT.functions()
 _FALLBACK, _FALLBACK_LINALG = fallback.functions(array, _is_np_array)
 
@@ -126,6 +126,8 @@ def _binop(fname: str, reflected: bool = False) -> Callable:
     fn = getattr(_this, fname)
 
     def op(self: ndarray, other: Any) -> Any:
+        if other.__class__ is ndarray:  # the hot path
+            return fn(other, self) if reflected else fn(self, other)
         if other.__class__ is NDArray:
             # MXNet 1.9.1 raises TypeError here; hybridnet reads the NDArray as an mx.np array (no
             # copy) so that Gluon's blocks written for F = nd (Swish, the losses) run on np inputs

@@ -40,6 +40,10 @@ _SUBSPACE = {
     "_npi_weibull": ("random", "weibull"), "_npi_gamma": ("random", "gamma"),
     "_npi_choice": ("random", "_choice"), "_npi_multinomial": ("random", "_multinomial"), "_npi_bernoulli": ("npx.random", "bernoulli"),
     "_npi_uniform_n": ("npx.random", "uniform_n"), "_npi_normal_n": ("npx.random", "normal_n"),
+    # operators only the front-end functions (resize, unravel_index, insert) call
+    "_npi_resize_fallback": ("_internal", "_npi_resize_fallback"),
+    "_npi_unravel_index_fallback": ("_internal", "_npi_unravel_index_fallback"),
+    "_npi_insert_slice": ("_internal", "_npi_insert_slice"), "_npi_insert_tensor": ("_internal", "_npi_insert_tensor"),
 }
 
 
@@ -89,8 +93,10 @@ class Frontend:
     Symbol front-end's) and ``is_array`` (what counts as an array there)."""
 
     def __init__(self, dispatch: Callable, is_array: Callable[[Any], bool], make_array: Callable[[Any], Any],
-                 eager: bool):
+                 eager: bool, array_class: Any = None):
         self.dispatch, self.is_array, self.make_array, self.eager = dispatch, is_array, make_array, eager
+        # the array class whose pairs a ufunc hands straight to the array operator (eager mx.np)
+        self.array_class = array_class
 
     def call(self, opname: str, inputs: tuple, attrs: dict, out: Any = None, name: Any = None) -> Any:
         return self.dispatch(_reg.get(opname), inputs, {k: v for k, v in attrs.items()}, out, name, None, None)
@@ -108,8 +114,11 @@ class Frontend:
         # the operators are looked up once: a ufunc call is on the eager hot path
         aop, sop, rop = _reg.get(array_op), _reg.get(scalar_op), _reg.get(rscalar_op)
         dispatch = fe.dispatch
+        cls = fe.array_class
 
         def fn(x1: Any, x2: Any, out: Any = None, **kwargs: Any) -> Any:
+            if x1.__class__ is cls and x2.__class__ is cls and not kwargs:  # the hot path: two arrays
+                return dispatch(aop, (x1, x2), {}, out, None, None, None)
             if kwargs:
                 _check_ufunc_kwargs(fname, kwargs)
             a1, a2 = fe.is_array(x1), fe.is_array(x2)
@@ -191,15 +200,20 @@ class Frontend:
             """NumPy's ``einsum``."""
             return fe.call("_npi_einsum", operands, {"subscripts": subscripts, "optimize": int(bool(optimize))}, out)
 
+        def _split_op(opname: str, ary: Any, indices_or_sections: Any, axis: int) -> list:
+            if isinstance(indices_or_sections, int):
+                res = fe.call(opname, (ary,), {"sections": indices_or_sections, "axis": axis, "indices": ()})
+            else:
+                res = fe.call(opname, (ary,), {"indices": (0,) + tuple(indices_or_sections), "axis": axis,
+                                               "sections": 0})
+            if isinstance(res, (list, tuple)):
+                return list(res)
+            # traced: one Symbol with an output per section, handed out one by one (x[1:-1] slices them)
+            return [res[i] for i in range(len(res))] if not fe.eager and len(res) > 1 else [res]
+
         def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> Any:
             """NumPy's ``split``: equal sections (an int) or at the given indices; a list."""
-            if isinstance(indices_or_sections, int):
-                res = fe.call("_split_v2", (ary,), {"sections": indices_or_sections, "axis": axis,
-                                                    "indices": ()})
-            else:
-                res = fe.call("_split_v2", (ary,), {"indices": (0,) + tuple(indices_or_sections), "axis": axis,
-                                                    "sections": 0})
-            return list(res) if isinstance(res, (list, tuple)) else [res]
+            return _split_op("_split_v2", ary, indices_or_sections, axis)
 
         def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> Any:
             """NumPy's ``array_split`` (sections may differ by one in size)."""
@@ -500,6 +514,11 @@ class Frontend:
             """NumPy's ``flipud`` (axis 0 reversed)."""
             return fe.call("_npi_flip", (m,), {"axis": 0})
 
+        def hsplit(ary: Any, indices_or_sections: Any) -> Any:
+            """NumPy's ``hsplit``: ``split`` along axis 1 (axis 0 of a 1-D array; ``_npi_hsplit``
+            reads it off the data, so a traced array needs no shape)."""
+            return _split_op("_npi_hsplit", ary, indices_or_sections, 1)
+
         def _splitter(nm: str, axis_of: Callable[[Any], int]) -> Callable:
             def fn(ary: Any, indices_or_sections: Any) -> Any:
                 return split(ary, indices_or_sections, axis_of(ary))
@@ -615,11 +634,13 @@ class Frontend:
         top.update(fabs=_alias("fabs", "_npi_absolute"), deg2rad=_alias("deg2rad", "_npi_radians"),
                    rad2deg=_alias("rad2deg", "_npi_degrees"), bitwise_not=_alias("bitwise_not", "_npi_bitwise_not"),
                    fliplr=fliplr, flipud=flipud,
-                   hsplit=_splitter("hsplit", lambda a: 1 if len(a.shape) > 1 else 0),
+                   hsplit=hsplit,
                    vsplit=_splitter("vsplit", lambda a: 0), dsplit=_splitter("dsplit", lambda a: 2),
                    inner=inner, outer=outer, vdot=vdot, atleast_1d=atleast(1), atleast_2d=atleast(2),
                    atleast_3d=atleast(3), append=append, average=average, diagflat=diagflat, diff=diff,
                    rot90=rot90, logspace=logspace, meshgrid=meshgrid, broadcast_arrays=broadcast_arrays)
+
+        top.update(self._array_functions(top))
 
         # -- np.linalg ----------------------------------------------------------------------------
         linalg: dict = {}
@@ -817,6 +838,187 @@ class Frontend:
             return fe.call("_npx_reshape", (a,), {"newshape": shape, "reverse": reverse, "order": order})
         npx["reshape"] = reshape_x
         return {"": top, "linalg": linalg, "random": random, "npx": npx, "npx.random": npx_random}
+
+    def _array_functions(self, top: dict) -> dict:
+        """MXNet 1.9.1's front-end functions over its ``_npi_pad``, ``_npi_percentile``,
+        ``_npi_unique``... operators (argument checks and the choice of operator as its
+        ``ndarray/numpy/_op.py``; tuples of index arrays split from one operator output)."""
+        fe = self
+
+        def _as_array(x: Any) -> Any:
+            # lists keep NumPy's dtype (int64 indices), as np.array of a NumPy array does
+            return x if fe.is_array(x) else fe.make_array(_onp.asarray(x) if isinstance(x, (list, tuple)) else x)
+
+        def _rows(res: Any, n: int) -> tuple:
+            return tuple(res[i] for i in range(n))
+
+        def pad(x: Any, pad_width: Any = None, mode: str = "constant", **kwargs: Any) -> Any:
+            """NumPy's ``pad`` in the modes MXNet 1.9.1 has: constant (``constant_values`` a
+            scalar), edge, reflect and symmetric (``reflect_type='even'``), maximum and minimum
+            (no ``stat_length``)."""
+            if pad_width is None or _onp.asarray(pad_width).dtype.kind not in "iu":
+                raise TypeError("pad: `pad_width` must be of integral type.")
+            if not isinstance(pad_width, tuple):
+                raise TypeError("pad: `pad_width` must be tuple (MXNet 1.9.1), e.g. ((1, 2), (0, 1)).")
+            allowed = {"constant": ("constant_values",), "edge": (), "reflect": ("reflect_type",),
+                       "symmetric": ("reflect_type",), "maximum": ("stat_length",), "minimum": ("stat_length",)}
+            if callable(mode) or mode not in allowed:
+                raise ValueError(f"pad: mode {{{mode!r}}} is not supported; use one of {sorted(allowed)}")
+            extra = set(kwargs) - set(allowed[mode])
+            if extra:
+                raise ValueError(f"pad: unsupported keyword arguments for mode '{mode}': {extra}")
+            widths = tuple(tuple(int(v) for v in p) if isinstance(p, (tuple, list)) else int(p) for p in pad_width)
+            attrs: dict = {"pad_width": widths, "mode": mode}
+            if mode == "constant":
+                value = kwargs.get("constant_values", 0)
+                if isinstance(value, tuple):
+                    raise TypeError("pad: unsupported constant_values type: {'tuple'} (give one scalar)")
+                attrs["constant_value"] = float(value)
+            elif mode in ("reflect", "symmetric"):
+                if kwargs.get("reflect_type", "even") not in ("even", None):
+                    raise ValueError(f"pad: unsupported reflect_type {kwargs['reflect_type']!r} (only 'even')")
+            elif kwargs.get("stat_length") is not None:
+                raise ValueError(f"pad: unsupported stat_length {kwargs['stat_length']!r}")
+            return fe.call("_npi_pad", (x,), attrs)
+
+        def _percentile(a: Any, q: Any, scale: float, axis: Any, out: Any, overwrite_input: Any,
+                        interpolation: str, keepdims: bool) -> Any:
+            if overwrite_input is not None:
+                raise NotImplementedError("percentile: overwrite_input is not supported yet (MXNet 1.9.1)")
+            attrs: dict = {"axis": axis, "interpolation": interpolation, "keepdims": keepdims}
+            if _is_scalar(q):
+                return fe.call("_npi_percentile", (a,), {**attrs, "q_scalar": float(q) * scale}, out)
+            q = _as_array(q)
+            if scale != 1.0:
+                q = fe.call("_npi_multiply_scalar", (q,), {"scalar": scale, "is_int": False})
+            return fe.call("_npi_percentile", (a, q), {**attrs, "q_scalar": None}, out)
+
+        def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: Any = None,
+                       interpolation: str = "linear", keepdims: bool = False) -> Any:
+            """NumPy's ``percentile`` (``q`` in [0, 100], a scalar or an array)."""
+            return _percentile(a, q, 1.0, axis, out, overwrite_input, interpolation, keepdims)
+
+        def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: Any = None,
+                     interpolation: str = "linear", keepdims: bool = False) -> Any:
+            """NumPy's ``quantile`` (``q`` in [0, 1]): ``percentile`` of ``q * 100``."""
+            return _percentile(a, q, 100.0, axis, out, overwrite_input, interpolation, keepdims)
+
+        def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None, neginf: Any = None,
+                       **kwargs: Any) -> Any:
+            """NumPy's ``nan_to_num`` (integer arrays come back as they are; ``copy=False``
+            replaces in place)."""
+            if _is_scalar(x):
+                return _onp.nan_to_num(x, copy, nan, posinf, neginf)
+            if fe.eager and _onp.dtype(x.dtype).kind in "iub":
+                return x
+            attrs = {"copy": copy, "nan": float(nan), "posinf": None if posinf is None else float(posinf),
+                     "neginf": None if neginf is None else float(neginf)}
+            return fe.call("_npi_nan_to_num", (x,), attrs, None if copy or not fe.eager else x)
+
+        def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
+                   axis: Optional[int] = None) -> Any:
+            """NumPy's ``unique`` (sorted), with the first indices, inverse and counts as asked."""
+            res = fe.call("_npi_unique", (ar,), {"return_index": return_index, "return_inverse": return_inverse,
+                                                 "return_counts": return_counts, "axis": axis})
+            return tuple(res) if isinstance(res, (list, tuple)) else res
+
+        def bincount(x: Any, weights: Any = None, minlength: int = 0) -> Any:
+            """NumPy's ``bincount`` of non-negative integers (optionally weighted)."""
+            if not fe.is_array(x):
+                raise TypeError("bincount: input data should be an mx.np.ndarray")
+            if minlength < 0:
+                raise ValueError("bincount: minlength value should be greater than 0")
+            if weights is None:
+                return fe.call("_npi_bincount", (x,), {"minlength": minlength, "has_weights": False})
+            return fe.call("_npi_bincount", (x, weights), {"minlength": minlength, "has_weights": True})
+
+        def polyval(p: Any, x: Any) -> Any:
+            """NumPy's ``polyval`` (both arrays, or both plain values computed by NumPy)."""
+            if fe.is_array(p) and fe.is_array(x):
+                return fe.call("_npi_polyval", (p, x), {})
+            if not fe.is_array(p) and not fe.is_array(x):
+                return _onp.polyval(p, x)
+            raise TypeError("polyval: p and x must both be mx.np arrays (or both plain values)")
+
+        def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
+            """NumPy's ``ediff1d`` (``to_begin``/``to_end`` arrays or scalars)."""
+            begin_arr, end_arr = fe.is_array(to_begin), fe.is_array(to_end)
+            inputs = (ary,) + ((to_begin,) if begin_arr else ()) + ((to_end,) if end_arr else ())
+            return fe.call("_npi_ediff1d", inputs, {
+                "to_begin_arr_given": begin_arr, "to_end_arr_given": end_arr,
+                "to_begin_scalar": None if begin_arr or to_begin is None else float(to_begin),
+                "to_end_scalar": None if end_arr or to_end is None else float(to_end)})
+
+        def indices(dimensions: Any, dtype: Any = _onp.int32, ctx: Any = None) -> Any:
+            """NumPy's ``indices`` (MXNet's int32 default)."""
+            if not isinstance(dimensions, (tuple, list)):
+                raise ValueError("indices: the dimensions must be a sequence of ints")
+            return fe.call("_npi_indices", (), {"dimensions": tuple(int(d) for d in dimensions),
+                                                "dtype": dtype, **fe._ctx(ctx)})
+
+        def diag_indices_from(arr: Any) -> Any:
+            """NumPy's ``diag_indices_from``: a tuple of int64 index arrays."""
+            return _rows(fe.call("_npi_diag_indices_from", (arr,), {}), len(arr.shape))
+
+        def unravel_index(indices: Any, shape: Any, order: str = "C") -> Any:
+            """NumPy's ``unravel_index`` (C order): a tuple of int64 index arrays."""
+            if order != "C":
+                raise NotImplementedError("unravel_index: column-major (Fortran-style) order is not supported")
+            if _is_scalar(indices):
+                return _onp.unravel_index(indices, shape)
+            shape = (shape,) if isinstance(shape, int) else tuple(shape)
+            return _rows(fe.call("_npi_unravel_index_fallback", (indices,), {"shape": shape}), len(shape))
+
+        def resize(a: Any, new_shape: Any) -> Any:
+            """NumPy's ``resize``: ``a`` repeated to fill ``new_shape``."""
+            shape = (new_shape,) if isinstance(new_shape, (int, _onp.integer)) else tuple(new_shape)
+            return fe.call("_npi_resize_fallback", (a,), {"new_shape": tuple(int(d) for d in shape)})
+
+        def delete(arr: Any, obj: Any, axis: Optional[int] = None) -> Any:
+            """NumPy's ``delete`` of an int, a slice or an index array ``obj``."""
+            if not fe.is_array(arr):
+                raise TypeError(f"delete: 'arr' can not support type {type(arr)}")
+            if isinstance(obj, slice):
+                return fe.call("_npi_delete", (arr,), {"start": obj.start, "stop": obj.stop,
+                                                       "step": 1 if obj.step is None else obj.step, "axis": axis})
+            if isinstance(obj, (int, _onp.integer)):
+                return fe.call("_npi_delete", (arr,), {"int_ind": int(obj), "axis": axis})
+            if fe.is_array(obj) or isinstance(obj, (list, tuple, _onp.ndarray)):
+                return fe.call("_npi_delete", (arr, _as_array(obj)), {"axis": axis})
+            raise TypeError(f"delete: 'obj' can not support type {type(obj)}")
+
+        def insert(arr: Any, obj: Any, values: Any, axis: Optional[int] = None) -> Any:
+            """NumPy's ``insert`` before an int, a slice or an index array ``obj`` (``values`` an
+            array or a scalar)."""
+            if not fe.is_array(arr):
+                raise TypeError(f"insert: 'arr' can not support type {type(arr)}")
+            scalar = _is_scalar(values)
+            if not scalar:
+                values = _as_array(values)
+            attrs: dict = {"axis": axis, "val": float(values) if scalar else None}
+            vals = () if scalar else (values,)
+            if isinstance(obj, slice):
+                return fe.call("_npi_insert_slice", (arr,) + vals, {
+                    **attrs, "start": obj.start, "stop": obj.stop, "step": 1 if obj.step is None else obj.step})
+            if isinstance(obj, (int, _onp.integer)):
+                return fe.call("_npi_insert_scalar", (arr,) + vals, {**attrs, "int_ind": int(obj)})
+            if fe.is_array(obj) or isinstance(obj, (list, tuple, _onp.ndarray)):
+                return fe.call("_npi_insert_tensor", (arr, _as_array(obj)) + vals, attrs)
+            raise TypeError(f"insert: 'obj' can not support type {type(obj)}")
+
+        def _window(opname: str, nm: str) -> Callable:
+            def fn(M: int, dtype: Any = _onp.float32, ctx: Any = None) -> Any:  # noqa: N803 - NumPy's name
+                return fe.call(opname, (), {"M": int(M), "dtype": dtype, **fe._ctx(ctx)})
+            fn.__name__ = nm
+            fn.__doc__ = f"NumPy's ``{nm}`` window of ``M`` points (float32 unless ``dtype`` says otherwise)."
+            return fn
+
+        return dict(pad=pad, percentile=percentile, quantile=quantile, nan_to_num=nan_to_num, unique=unique,
+                    bincount=bincount, polyval=polyval, ediff1d=ediff1d, indices=indices,
+                    diag_indices_from=diag_indices_from, unravel_index=unravel_index, resize=resize, delete=delete,
+                    insert=insert,
+                    hanning=_window("_npi_hanning", "hanning"), hamming=_window("_npi_hamming", "hamming"),
+                    blackman=_window("_npi_blackman", "blackman"))
 
 
 def _c_order(order: str) -> None:

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import numpy as _onp
 
-__all__ = ["FALLBACK", "FALLBACK_LINALG", "NUMPY_COMPUTED", "wrap", "functions", "MISSING"]
+__all__ = ["FALLBACK", "FALLBACK_LINALG", "wrap", "functions", "MISSING"]
 
 FALLBACK = (
     "allclose alltrue apply_along_axis apply_over_axes argpartition argwhere array_equal array_equiv choose "
@@ -24,13 +24,6 @@ FALLBACK = (
     "setdiff1d setxor1d signbit size spacing take_along_axis trapz tril_indices_from trim_zeros "
     "triu_indices_from union1d unpackbits unwrap vander").split()
 FALLBACK_LINALG = ("cond", "lstsq", "matrix_power", "matrix_rank", "multi_dot", "qr")
-# Functions MXNet 1.9.1 computes with operators of its own (_npi_unique, _npi_percentile, ...) that
-# hybridnet does not have yet: computed by official NumPy for now (values as MXNet's, no gradient,
-# not traceable); each should become a registry operator
-NUMPY_COMPUTED = ("bincount blackman delete diag_indices_from ediff1d hamming hanning indices insert nan_to_num "
-                  "pad percentile polyval quantile resize unique unravel_index").split()
-# window functions give MXNet's default float, not NumPy's float64
-_DEFAULT_FLOAT = {"blackman", "hamming", "hanning"}
 # NumPy 2 spellings of names it removed (same function, new name)
 _RENAMED = {"alltrue": "all", "in1d": "isin", "trapz": "trapezoid", "msort": "sort"}
 MISSING: list = []
@@ -72,20 +65,6 @@ def functions(make_array: Callable[[Any], Any], is_array: Callable[[Any], bool])
                 MISSING.append(name)
             continue
         top[name] = wrap(func, make_array, is_array)
-    for name in NUMPY_COMPUTED:
-        func = getattr(_onp, name)
-        if name in _DEFAULT_FLOAT:
-            func = _as_default_float(func)
-        top[name] = wrap(func, make_array, is_array)
     for name in FALLBACK_LINALG:
         linalg[name] = wrap(getattr(_onp.linalg, name), make_array, is_array)
     return top, linalg
-
-
-def _as_default_float(func: Callable) -> Callable:
-    @functools.wraps(func)
-    def window(*args: Any, dtype: Any = None, ctx: Any = None, **kwargs: Any) -> Any:
-        from ..np_semantics import is_np_default_dtype
-        res = func(*args, **kwargs)
-        return res.astype(dtype or ("float64" if is_np_default_dtype() else "float32"))
-    return window

@@ -10,6 +10,7 @@ wrapper over the same tensor, never copy. Every computation is an operator of th
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as _onp
@@ -70,6 +71,8 @@ def np_invoke(op: _reg.OpDef, inputs: Sequence, attrs: dict, out: Any = None, na
     return as_np(res)
 
 
+_INT_GRAD_WARNED = False  # attach_grad on an integer array warned once (see ndarray.attach_grad)
+
 def array(obj: Any, dtype: Any = None, ctx: Optional[Context] = None, copy: bool = True) -> "ndarray":
     """``mx.np.array``: a new array from ``obj``. As in MXNet 1.9.1, NumPy arrays and
     ``mx.np.ndarray``s keep their dtype, anything else (nested lists, scalars) defaults to float32
@@ -93,6 +96,7 @@ class ndarray(NDArray):
     """An array with NumPy semantics (MXNet 1.9.1's ``mxnet.numpy.ndarray``) over a torch tensor."""
 
     __slots__ = ()
+    _numpy_indexing = True
     __hash__ = NDArray.__hash__
 
     # -- conversions ------------------------------------------------------------------------
@@ -157,7 +161,26 @@ class ndarray(NDArray):
         return np_view(g) if g is not None and g.__class__ is NDArray else g
 
     def attach_grad(self, grad_req: str = "write", stype: Optional[str] = None) -> None:
-        """Attach a zero gradient buffer (an ``mx.np.ndarray``); see ``NDArray.attach_grad``."""
+        """Attach a zero gradient buffer (an ``mx.np.ndarray``); see ``NDArray.attach_grad``.
+
+        Integer and bool arrays take one too, as in MXNet 1.9.1 (its NumPy tests attach gradients
+        to arrays of every dtype), but torch differentiates floats only: nothing flows into such a
+        buffer (it stays zero; a warning says so once), and a head computed from integer
+        variables alone still refuses ``backward``."""
+        t = self._t
+        if grad_req != "null" and stype in (None, "default") and not (t.is_floating_point() or t.is_complex()):
+            global _INT_GRAD_WARNED
+            if not _INT_GRAD_WARNED:
+                _INT_GRAD_WARNED = True
+                warnings.warn(f"attach_grad on an {t.dtype} array: hybridnet computes gradients of float arrays "
+                              "only, so this buffer stays zero (MXNet 1.9.1 fills integer gradients); cast to "
+                              "float32 for a gradient", stacklevel=2)
+            self._grad = ndarray(torch.zeros_like(t))
+            self._grad_req = grad_req
+            self._fresh = False
+            if hasattr(self, "_hist"):
+                del self._hist
+            return
         super().attach_grad(grad_req, stype)
         g = getattr(self, "_grad", None)
         if g is not None and g.__class__ is NDArray:
@@ -178,7 +201,7 @@ class ndarray(NDArray):
             return self
         if t.dim() == 0 and key is not Ellipsis and key is not None:
             raise IndexError("too many indices for array: array is 0-dimensional, but 1 were indexed")
-        idx, flips, basic = _ndm._convert_key(key, t)
+        idx, flips, basic = _ndm._convert_key(key, t, numpy=True)
         src = t.flip(flips) if flips else t
         try:
             res = src[idx]
@@ -323,3 +346,7 @@ def np_dtype(dtype: Any) -> Any:
 
 def torch_dtype(dtype: Any) -> torch.dtype:
     return dtype_torch(np_dtype(dtype))
+
+
+# invoke takes its fast path for mx.np arrays too (always dense: as_np_ndarray refuses sparse ones)
+_ndm._np_class = ndarray

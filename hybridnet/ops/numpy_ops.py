@@ -15,7 +15,7 @@ comparisons give ``bool``.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Optional, Sequence, Tuple
+from typing import Any, Callable, Literal, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -1088,7 +1088,7 @@ def _npi_multinomial(a=None, *, n: int, pvals: Any = None, size: Axis = None):  
         [float(v) for v in (pvals if not isinstance(pvals, str) else eval(pvals))], dtype=torch.float64)  # noqa: S307
     shape = _size(size)
     m = math.prod(shape)
-    if m == 0 and shape:
+    if (m == 0 and shape) or p.shape[-1] == 0:  # no draws, or no categories (pvals=[]): empty counts
         return torch.zeros(shape + (p.shape[-1],), dtype=torch.int64)
     draws = torch.multinomial(p.expand(max(m, 1), -1), n, replacement=True) if n else \
         torch.zeros((max(m, 1), 0), dtype=torch.int64)
@@ -1265,6 +1265,485 @@ def _npx_constraint_check(input, *, msg: str = "Constraint violated!"):  # type:
     if input.device.type != "meta" and not bool(torch.all(input.bool())):
         raise MXNetError(msg)
     return torch.ones((), dtype=torch.bool, device=input.device)
+
+
+# ---- functions MXNet 1.9.1 has operators for (once computed by official NumPy here) -----------------
+def _pad_index(n: int, before: int, after: int, mode: str) -> list:
+    """Source positions along one axis of size ``n`` for positions ``-before .. n + after - 1``
+    (NumPy's edge / reflect / symmetric, reflect_type='even', widths beyond ``n`` repeating)."""
+    out = []
+    for i in range(-before, n + after):
+        if mode == "edge" or n == 1:
+            j = min(max(i, 0), n - 1)
+        elif mode == "reflect":
+            period = 2 * (n - 1)
+            j = i % period
+            j = period - j if j > n - 1 else j
+        else:  # symmetric: the edge value repeats
+            j = i % (2 * n)
+            j = 2 * n - 1 - j if j >= n else j
+        out.append(j)
+    return out
+
+
+def _pad_widths(pad_width: Any, ndim: int) -> list:
+    try:
+        w = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (ndim, 2))
+    except ValueError as e:
+        raise ValueError(f"pad: pad_width {pad_width!r} does not fit an array of {ndim} dimensions; give "
+                         f"((before, after),) or one pair per axis") from e
+    if (w < 0).any():
+        raise ValueError(f"pad: index can't contain negative values (pad_width {pad_width!r})")
+    return [(int(b), int(a)) for b, a in w]
+
+
+def _pad_ref(x: np.ndarray, pad_width: Any, mode: str = "constant", constant_value: float = 0.0,
+             reflect_type: str = "even") -> np.ndarray:
+    if mode == "constant":
+        return np.pad(x, pad_width, mode="constant", constant_values=constant_value)
+    return np.pad(x, pad_width, mode=mode)
+
+
+@register("_npi_pad", samples=lambda: [
+    Sample((_u(-1, 1, (2, 3)),), {"pad_width": ((1, 2), (2, 1)), "mode": "constant", "constant_value": 0.5},
+           ref=_pad_ref),
+    Sample((_u(-1, 1, (3, 4)),), {"pad_width": ((2, 3), (2, 3)), "mode": "reflect"}, ref=_pad_ref),
+    Sample((_u(-1, 1, (2, 3)),), {"pad_width": ((2, 3), (4, 1)), "mode": "symmetric"}, ref=_pad_ref),
+    Sample((_u(-1, 1, (2, 3, 2)),), {"pad_width": ((1, 1),), "mode": "edge"}, ref=_pad_ref),
+    Sample((_u(-1, 1, (3, 4)),), {"pad_width": ((1, 2), (0, 1)), "mode": "maximum"}, ref=_pad_ref),
+    Sample((_u(-1, 1, (3, 4)),), {"pad_width": ((1, 0), (2, 2)), "mode": "minimum"}, ref=_pad_ref)])
+def _npi_pad(data, *, pad_width: Any = (), mode: Literal["constant", "edge", "reflect", "symmetric",  # type: ignore[no-untyped-def]
+                                                          "maximum", "minimum"] = "constant",
+             constant_value: float = 0.0, reflect_type: str = "even"):
+    """NumPy's ``pad`` in the modes MXNet 1.9.1 has (constant, edge, reflect, symmetric, maximum,
+    minimum); ``pad_width`` broadcasts as NumPy's. Differentiable (constant: the interior's
+    gradient, as MXNet's ``_backward_npi_pad``; the others through the gathered positions)."""
+    widths = _pad_widths(pad_width, data.dim())
+    if mode == "constant":
+        flat = [v for b, a in reversed(widths) for v in (b, a)]
+        return torch.nn.functional.pad(data, flat, mode="constant", value=constant_value) if flat else data.clone()
+    out = data
+    for ax, (b, a) in enumerate(widths):
+        if b == 0 and a == 0:
+            continue
+        n = out.shape[ax]
+        if n == 0:
+            raise ValueError(f"pad: can't extend empty axis {ax} using modes other than 'constant' or 'empty'")
+        if mode in ("maximum", "minimum"):
+            stat = (torch.amax if mode == "maximum" else torch.amin)(out, dim=ax, keepdim=True)
+            parts = [stat.expand(*[b if d == ax else s for d, s in enumerate(out.shape)]), out,
+                     stat.expand(*[a if d == ax else s for d, s in enumerate(out.shape)])]
+            out = torch.cat(parts, dim=ax)
+        else:
+            idx = torch.tensor(_pad_index(n, b, a, mode), dtype=torch.int64, device=out.device)
+            out = out.index_select(ax, idx)
+    return out if out is not data else data.clone()
+
+
+def _percentile_ref(a: np.ndarray, q: Any = None, axis: Any = None, interpolation: str = "linear",
+                    keepdims: bool = False, q_scalar: Any = None) -> np.ndarray:
+    r = np.percentile(a, q_scalar if q is None else q, axis=axis, method=interpolation, keepdims=keepdims)
+    return np.asarray(r).astype(a.dtype)
+
+
+@register("_npi_percentile", samples=lambda: [
+    Sample((_u(-2, 2, (3, 5)),), {"q_scalar": 30.0}, ref=_percentile_ref),
+    Sample((_u(-2, 2, (3, 5, 4)),), {"q_scalar": 50.0, "axis": 1, "keepdims": True}, ref=_percentile_ref),
+    Sample((_u(-2, 2, (3, 4, 5)), np.array([10.0, 55.0, 90.0])), {"axis": (0, 2)}, ref=_percentile_ref,
+           grad_inputs=(0,)),
+    Sample((_u(-2, 2, (4, 5)),), {"q_scalar": 40.0, "axis": 1, "interpolation": "lower"}, ref=_percentile_ref),
+    Sample((_u(-2, 2, (4, 5)),), {"q_scalar": 40.0, "axis": 0, "interpolation": "higher"}, ref=_percentile_ref),
+    Sample((_u(-2, 2, (4, 5)),), {"q_scalar": 40.0, "axis": 0, "interpolation": "midpoint"}, ref=_percentile_ref),
+    Sample((_u(-2, 2, (4, 5)),), {"q_scalar": 65.0, "axis": 1, "interpolation": "nearest"}, ref=_percentile_ref)])
+def _npi_percentile(a, q=None, *, axis: Axis = None, interpolation: Literal[  # type: ignore[no-untyped-def]
+        "linear", "lower", "higher", "midpoint", "nearest"] = "linear", keepdims: bool = False,
+        q_scalar: OptFloat = None):
+    """NumPy's ``percentile`` (and ``quantile``, with ``q`` * 100): the reduced axes sorted, then
+    NumPy's interpolation between the ranks around ``q / 100 * (n - 1)``; float64 stays float64,
+    other dtypes give float32 (MXNet 1.9.1). ``q`` may be an array: its shape leads the output's.
+    Differentiable in ``a`` through the sort (MXNet 1.9.1 gives zero gradients)."""
+    dt = torch.float64 if a.dtype == torch.float64 else torch.float32
+    x = a.to(dt)
+    nd = x.dim()
+    axes = _axes(axis, nd)
+    axes = tuple(range(nd)) if axes is None else tuple(sorted(set(axes)))
+    kept = [i for i in range(nd) if i not in axes]
+    xt = x.permute(*(kept + list(axes))).reshape([x.shape[i] for i in kept] + [-1])
+    s = torch.sort(xt, dim=-1).values
+    n = s.shape[-1]
+    if n == 0:
+        raise MXNetError(f"percentile: the reduced axes {axes} of shape {tuple(a.shape)} are empty")
+    qv = q.to(dt) if q is not None else torch.tensor(float(q_scalar if q_scalar is not None else 50.0), dtype=dt,
+                                                    device=a.device)
+    if q is not None and qv.device.type != "meta" and bool(((qv < 0) | (qv > 100)).any()):
+        raise MXNetError("percentile: percentiles must be in the range [0, 100]")
+    v = (qv / 100.0 * (n - 1)).reshape(-1)
+    lo = torch.floor(v).clamp(0, n - 1)
+    hi = torch.ceil(v).clamp(0, n - 1)
+    s_lo = s.index_select(-1, lo.long())
+    if interpolation == "lower":
+        r = s_lo
+    elif interpolation == "higher":
+        r = s.index_select(-1, hi.long())
+    elif interpolation == "nearest":
+        r = s.index_select(-1, torch.round(v).clamp(0, n - 1).long())
+    elif interpolation == "midpoint":
+        r = (s_lo + s.index_select(-1, hi.long())) * 0.5
+    else:
+        r = s_lo + (s.index_select(-1, hi.long()) - s_lo) * (v - lo)
+    out_shape = [1 if i in axes else x.shape[i] for i in range(nd)] if keepdims else [x.shape[i] for i in kept]
+    return r.movedim(-1, 0).reshape(tuple(qv.shape) + tuple(out_shape))
+
+
+@register("_npi_nan_to_num", samples=lambda: [
+    Sample((np.array([[1.0, np.nan, -np.inf], [np.inf, -2.0, 0.5]]),), {"nan": 1.5, "posinf": 9.0, "neginf": -9.0},
+           ref=lambda x, nan, posinf, neginf: np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf), grad=False),
+    Sample((_u(-2, 2, (3, 4)),), {}, ref=lambda x: np.nan_to_num(x))])
+def _npi_nan_to_num(data, *, copy: bool = True, nan: float = 0.0, posinf: OptFloat = None,  # type: ignore[no-untyped-def]
+                    neginf: OptFloat = None):
+    """NumPy's ``nan_to_num``: NaN to ``nan``, +-inf to ``posinf``/``neginf`` (default: the dtype's
+    largest finite values); the gradient passes where the input is finite, as MXNet's."""
+    return torch.nan_to_num(data, nan=nan, posinf=posinf, neginf=neginf)
+
+
+def _unique_outputs(attrs: dict) -> int:
+    return 1 + sum(bool(attrs.get(k, False)) for k in ("return_index", "return_inverse", "return_counts"))
+
+
+def _unique_ref(ar: np.ndarray, return_index: bool = False, return_inverse: bool = False,
+                return_counts: bool = False, axis: Any = None) -> Any:
+    r = np.unique(ar, return_index=return_index, return_inverse=return_inverse, return_counts=return_counts,
+                  axis=axis)
+    if not isinstance(r, tuple):
+        return r
+    # NumPy 2 shapes the inverse like the input; MXNet 1.9.1 (as NumPy 1.x) gives it 1-D
+    return tuple(np.asarray(v).reshape(-1).astype(np.int64) if k > 0 else v for k, v in enumerate(r))
+
+
+@register("_npi_unique", num_outputs=_unique_outputs, differentiable=False, samples=lambda: [
+    Sample((np.array([3.0, 1.0, 2.0, 3.0, 1.0, 5.0]),), {}, ref=_unique_ref, grad=False, check_shape=False),
+    Sample((np.array([[1, 0, 0], [1, 0, 0], [2, 3, 4]], dtype=np.int32),),
+           {"return_index": True, "return_inverse": True, "return_counts": True, "axis": 0},
+           ref=_unique_ref, grad=False, check_shape=False),
+    Sample((np.array([[2.0, 1.0], [1.0, 4.0]]),), {"return_index": True, "return_counts": True},
+           ref=_unique_ref, grad=False, check_shape=False)])
+def _npi_unique(data, *, return_index: bool = False, return_inverse: bool = False,  # type: ignore[no-untyped-def]
+                return_counts: bool = False, axis: OptInt = None):
+    """NumPy's ``unique``: the sorted unique elements (or slices along ``axis``), then as asked the
+    int64 indices of their first occurrences, the inverse indices and the counts."""
+    x = data.reshape(-1) if axis is None else data
+    dim = 0 if axis is None else axis % max(data.dim(), 1)
+    u, inv, cnt = torch.unique(x, sorted=True, return_inverse=True, return_counts=True, dim=dim)
+    outs = [u]
+    if return_index:
+        n = x.shape[dim]
+        first = torch.full((u.shape[dim],), n, dtype=torch.int64, device=x.device)
+        outs.append(first.scatter_reduce(0, inv.reshape(-1), torch.arange(n, device=x.device), reduce="amin"))
+    if return_inverse:
+        outs.append(inv.reshape(-1).to(torch.int64))
+    if return_counts:
+        outs.append(cnt.to(torch.int64))
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+@register("_npi_bincount", differentiable=False, samples=lambda: [
+    Sample((np.array([0, 1, 1, 3, 2, 1, 7], dtype=np.int64),), {},
+           ref=lambda x: np.bincount(x).astype(np.int64), grad=False, check_shape=False),
+    Sample((np.array([0, 1, 1, 2], dtype=np.int32), np.array([0.5, 1.0, -0.25, 2.0])),
+           {"minlength": 6, "has_weights": True}, ref=lambda x, w, minlength, has_weights: np.bincount(
+               x, w, minlength), grad=False, check_shape=False)])
+def _npi_bincount(data, weights=None, *, minlength: int = 0, has_weights: bool = False):  # type: ignore[no-untyped-def]
+    """NumPy's ``bincount`` of non-negative integers (int64 counts; with ``weights``, their sums in
+    the weights' dtype)."""
+    if data.is_floating_point() or data.dtype == torch.bool:
+        raise TypeError(f"bincount: cannot cast array data from dtype {dtype_name(data.dtype)} to int64 "
+                        "according to the rule 'safe'; give an integer array")
+    if data.dim() != 1:
+        raise ValueError(f"bincount: object of too {'small' if data.dim() == 0 else 'large'} depth for desired "
+                         f"array (a 1-D array is needed, got shape {tuple(data.shape)})")
+    if data.numel() and data.device.type != "meta" and bool((data < 0).any()):
+        raise ValueError("bincount: 'list' argument must have no negative elements")
+    if weights is not None:
+        return torch.bincount(data, weights=weights, minlength=minlength).to(weights.dtype)
+    return torch.bincount(data, minlength=minlength).to(torch.int64)
+
+
+@register("_npi_polyval", samples=lambda: [
+    Sample((_u(-1, 1, (4,)), _u(-1, 1, (3, 2))), ref=np.polyval),
+    Sample((_u(-1, 1, (1,)), _u(-1, 1, (3,))), ref=lambda p, x: np.polyval(p, x) + 0 * x)])
+def _npi_polyval(p, x):  # type: ignore[no-untyped-def]
+    """NumPy's ``polyval``: the polynomial with coefficients ``p`` (highest power first) at
+    ``x``, by Horner's rule (differentiable in both)."""
+    y = torch.zeros_like(x, dtype=torch.promote_types(p.dtype, x.dtype))
+    for i in range(p.shape[0]):
+        y = y * x + p[i]
+    return y
+
+
+def _ediff1d_ref(ary: np.ndarray, *extra: np.ndarray, to_begin_arr_given: bool = False,
+                 to_end_arr_given: bool = False, to_begin_scalar: Any = None, to_end_scalar: Any = None) -> np.ndarray:
+    it = iter(extra)
+    begin = next(it) if to_begin_arr_given else to_begin_scalar
+    end = next(it) if to_end_arr_given else to_end_scalar
+    return np.ediff1d(ary, to_end=end, to_begin=begin).astype(ary.dtype)
+
+
+@register("_npi_ediff1d", samples=lambda: [
+    Sample((_u(-1, 1, (2, 3)),), {}, ref=_ediff1d_ref),
+    Sample((_u(-1, 1, (5,)), _u(-1, 1, (2,))), {"to_begin_arr_given": True, "to_end_scalar": 4.0}, ref=_ediff1d_ref),
+    Sample((_u(-1, 1, (4,)), _u(-1, 1, (2,)), _u(-1, 1, (1,))), {"to_begin_arr_given": True,
+                                                                  "to_end_arr_given": True}, ref=_ediff1d_ref)])
+def _npi_ediff1d(input1, input2=None, input3=None, *, to_begin_arr_given: bool = False,  # type: ignore[no-untyped-def]
+                 to_end_arr_given: bool = False, to_begin_scalar: OptFloat = None, to_end_scalar: OptFloat = None):
+    """NumPy's ``ediff1d``: differences of the flattened array, with ``to_begin``/``to_end``
+    (arrays as inputs 2 and 3 in that order, or scalars) around them."""
+    flat = input1.reshape(-1)
+    parts = [flat[1:] - flat[:-1]]
+    extra = [t for t in (input2, input3) if t is not None]
+    if to_begin_arr_given:
+        parts.insert(0, extra.pop(0).reshape(-1).to(flat.dtype))
+    elif to_begin_scalar is not None:
+        parts.insert(0, torch.full((1,), to_begin_scalar, dtype=flat.dtype, device=flat.device))
+    if to_end_arr_given:
+        parts.append(extra.pop(0).reshape(-1).to(flat.dtype))
+    elif to_end_scalar is not None:
+        parts.append(torch.full((1,), to_end_scalar, dtype=flat.dtype, device=flat.device))
+    return torch.cat(parts)
+
+
+@register("_npi_indices", differentiable=False, samples=lambda: [
+    Sample((), {"dimensions": (2, 3)}, ref=lambda dimensions: np.indices(dimensions).astype(np.int32), grad=False),
+    Sample((), {"dimensions": (2, 0, 3), "dtype": "float32"},
+           ref=lambda dimensions, dtype: np.indices(dimensions).astype(dtype), grad=False)])
+def _npi_indices(*, dimensions: Shape, dtype: Dtype = "int32", ctx: str = ""):  # type: ignore[no-untyped-def]
+    """NumPy's ``indices``: the grid of each axis' index, stacked (MXNet's int32 default)."""
+    dev = device_of(ctx)
+    dims = tuple(int(d) for d in dimensions)
+    grids = torch.meshgrid(*[torch.arange(d, device=dev) for d in dims], indexing="ij") if dims else []
+    return torch.stack(list(grids)).to(dtype_torch(dtype or "int32")) if dims else \
+        torch.zeros((0,), dtype=dtype_torch(dtype or "int32"), device=dev)
+
+
+@register("_npi_diag_indices_from", differentiable=False, samples=lambda: [
+    Sample((_u(-1, 1, (3, 3)),), ref=lambda a: np.asarray(np.diag_indices_from(a)).astype(np.int64), grad=False),
+    Sample((_u(-1, 1, (2, 2, 2)),), ref=lambda a: np.asarray(np.diag_indices_from(a)).astype(np.int64), grad=False)])
+def _npi_diag_indices_from(data):  # type: ignore[no-untyped-def]
+    """NumPy's ``diag_indices_from`` as one (ndim, n) int64 array (the front-end splits its rows)."""
+    if data.dim() < 2:
+        raise ValueError(f"diag_indices_from: input array must be at least 2-d, got shape {tuple(data.shape)}")
+    if len(set(data.shape)) != 1:
+        raise ValueError(f"diag_indices_from: all dimensions of input must be of equal length, got shape "
+                         f"{tuple(data.shape)}")
+    n = data.shape[0]
+    return torch.arange(n, device=data.device).expand(data.dim(), n).clone()
+
+
+_WINDOWS: dict = {
+    "hanning": (lambda k, m: 0.5 - 0.5 * torch.cos(2 * math.pi * k / (m - 1)), np.hanning),
+    "hamming": (lambda k, m: 0.54 - 0.46 * torch.cos(2 * math.pi * k / (m - 1)), np.hamming),
+    "blackman": (lambda k, m: 0.42 - 0.5 * torch.cos(2 * math.pi * k / (m - 1))
+                 + 0.08 * torch.cos(4 * math.pi * k / (m - 1)), np.blackman),
+}
+for _wname, (_wfn, _wref) in _WINDOWS.items():
+    def _window(fn: Callable, nm: str) -> Callable:
+        def kernel(*, M: int, ctx: str = "", dtype: Dtype = "float32"):  # type: ignore[no-untyped-def]
+            dev = device_of(ctx)
+            if M < 1:
+                return torch.zeros((0,), dtype=_np_float(dtype), device=dev)
+            if M == 1:
+                return torch.ones((1,), dtype=_np_float(dtype), device=dev)
+            return fn(torch.arange(M, dtype=torch.float64, device=dev), M).to(_np_float(dtype))
+        kernel.__name__ = f"_npi_{nm}"
+        kernel.__doc__ = f"NumPy's ``{nm}`` window of ``M`` points (MXNet's float32 default)."
+        return kernel
+    register(f"_npi_{_wname}", differentiable=False, samples=(lambda r=_wref: [
+        Sample((), {"M": 7}, ref=lambda M, r=r: r(M).astype(np.float32), grad=False),
+        Sample((), {"M": 1, "dtype": "float64"}, ref=lambda M, dtype, r=r: r(M), grad=False)]))(_window(_wfn, _wname))
+
+
+@register("_npi_resize_fallback", samples=lambda: [
+    Sample((_u(-1, 1, (2, 3)),), {"new_shape": (4, 4)}, ref=lambda a, new_shape: np.resize(a, new_shape)),
+    Sample((_u(-1, 1, (2, 3)),), {"new_shape": (2,)}, ref=lambda a, new_shape: np.resize(a, new_shape)),
+    Sample((_u(-1, 1, (0, 3)),), {"new_shape": (2, 2)}, ref=lambda a, new_shape: np.resize(a, new_shape),
+           grad=False)])
+def _npi_resize_fallback(a, *, new_shape: Shape):  # type: ignore[no-untyped-def]
+    """NumPy's ``resize``: the flattened array repeated to fill ``new_shape`` (zeros when ``a``
+    is empty)."""
+    shape = tuple(int(d) for d in ((new_shape,) if isinstance(new_shape, int) else new_shape))
+    if any(d < 0 for d in shape):
+        raise ValueError(f"resize: all elements of `new_shape` must be non-negative, got {shape}")
+    size = math.prod(shape)
+    flat = a.reshape(-1)
+    if flat.shape[0] == 0 or size == 0:
+        return torch.zeros(shape, dtype=a.dtype, device=a.device)
+    reps = -(-size // flat.shape[0])
+    return flat.repeat(reps)[:size].reshape(shape)
+
+
+@register("_npi_unravel_index_fallback", differentiable=False, samples=lambda: [
+    Sample((np.array([22, 41, 37], dtype=np.int64),), {"shape": (7, 6)},
+           ref=lambda i, shape: np.asarray(np.unravel_index(i, shape)).astype(np.int64), grad=False),
+    Sample((np.array([[3, 0], [5, 23]], dtype=np.int32),), {"shape": (2, 3, 4)},
+           ref=lambda i, shape: np.asarray(np.unravel_index(i, shape)).astype(np.int64), grad=False)])
+def _npi_unravel_index_fallback(indices, *, shape: Shape):  # type: ignore[no-untyped-def]
+    """NumPy's ``unravel_index`` (C order) as one (len(shape), ...) int64 array (the front-end
+    splits its rows); an index outside the shape's size raises ValueError."""
+    if indices.is_floating_point():
+        raise TypeError("unravel_index: only int indices permitted")
+    size = math.prod(shape)
+    idx = indices.to(torch.int64)
+    if idx.numel() and idx.device.type != "meta" and bool(((idx < 0) | (idx >= size)).any()):
+        bad = int(idx[(idx < 0) | (idx >= size)].reshape(-1)[0])
+        raise ValueError(f"unravel_index: index {bad} is out of bounds for array with size {size}")
+    out = []
+    for d in reversed(tuple(shape)):
+        out.append(torch.remainder(idx, d))
+        idx = torch.div(idx, d, rounding_mode="floor")
+    return torch.stack(out[::-1]) if out else torch.zeros((0,) + tuple(indices.shape), dtype=torch.int64)
+
+
+def _delete_keep(n: int, axis: int, obj: Any, start: Any, stop: Any, step: Any, int_ind: Any) -> list:
+    keep = np.ones(n, dtype=bool)
+    if int_ind is not None:
+        if not -n <= int_ind < n:
+            raise IndexError(f"delete: index {int_ind} is out of bounds for axis {axis} with size {n}")
+        keep[int_ind] = False
+    elif obj is not None:
+        ind = obj.detach().cpu().numpy().reshape(-1)
+        if ind.dtype == np.bool_:
+            if ind.shape[0] != n:
+                raise ValueError(f"delete: boolean array argument obj to delete must be one dimensional and match "
+                                 f"the axis length of {n}")
+            keep &= ~ind
+        else:
+            ind = ind.astype(np.int64)
+            if ((ind < -n) | (ind >= n)).any():
+                bad = int(ind[(ind < -n) | (ind >= n)][0])
+                raise IndexError(f"delete: index {bad} is out of bounds for axis {axis} with size {n}")
+            keep[ind] = False
+    else:
+        keep[slice(start, stop, step)] = False
+    return np.nonzero(keep)[0].tolist()
+
+
+@register("_npi_delete", samples=lambda: [
+    Sample((_u(-1, 1, (3, 4)),), {"int_ind": -1, "axis": 1}, ref=lambda a, int_ind, axis: np.delete(a, int_ind, axis)),
+    Sample((_u(-1, 1, (3, 4)),), {"start": 1, "stop": None, "step": 2},
+           ref=lambda a, start, stop, step: np.delete(a, slice(start, stop, step))),
+    Sample((_u(-1, 1, (4, 2)), np.array([0, 2], dtype=np.int64)), {"axis": 0},
+           ref=lambda a, obj, axis: np.delete(a, obj, axis), check_shape=False, grad_inputs=(0,))])
+def _npi_delete(arr, obj=None, *, start: OptInt = None, stop: OptInt = None, step: OptInt = None,  # type: ignore[no-untyped-def]
+                int_ind: OptInt = None, axis: OptInt = None):
+    """NumPy's ``delete``: ``arr`` without the entries (``axis=None``: of the flattened array)
+    named by an int ``int_ind``, an index array ``obj`` or the slice ``start:stop:step``."""
+    x = arr.reshape(-1) if axis is None else arr
+    ax = 0 if axis is None else axis % max(arr.dim(), 1)
+    keep = _delete_keep(x.shape[ax], ax, obj, start, stop, step, int_ind)
+    return x.index_select(ax, torch.tensor(keep, dtype=torch.int64, device=x.device))
+
+
+def _insert(arr: torch.Tensor, values: Any, val: Any, axis: Any, scalar_index: Optional[int],
+            indices: Optional[np.ndarray]) -> torch.Tensor:
+    """NumPy's ``insert``: ``values`` (an array, or the scalar ``val``) before position
+    ``scalar_index`` as a block, or one before each of ``indices``; the positions are index
+    arithmetic on the host, the data moves by ``index_copy`` (differentiable in both)."""
+    x = arr.reshape(-1) if axis is None else arr
+    ax = 0 if axis is None else axis % max(arr.dim(), 1)
+    n = x.shape[ax]
+    v = values.to(x.dtype) if values is not None else torch.tensor(val, dtype=x.dtype, device=x.device)
+    while v.dim() < x.dim():
+        v = v.unsqueeze(0)
+    if indices is not None and indices.size == 1:
+        scalar_index, indices = int(indices.reshape(-1)[0]), None
+    elif scalar_index is not None:
+        v = v.movedim(0, ax)  # a scalar index inserts ``values`` as one block along the axis
+    if indices is None:
+        idx = int(scalar_index) if scalar_index is not None else 0
+        if not -n <= idx <= n:
+            raise IndexError(f"insert: index {idx} is out of bounds for axis {ax} with size {n}")
+        idx = idx + n if idx < 0 else idx
+        numnew = v.shape[ax]
+        new_pos = np.arange(idx, idx + numnew)
+    else:
+        ind = indices.astype(np.int64).reshape(-1).copy()
+        if ((ind < -n) | (ind > n)).any():
+            bad = int(ind[(ind < -n) | (ind > n)][0])
+            raise IndexError(f"insert: index {bad} is out of bounds for axis {ax} with size {n}")
+        ind[ind < 0] += n
+        numnew = ind.shape[0]
+        order = ind.argsort(kind="mergesort")
+        ind[order] += np.arange(numnew)
+        new_pos = ind
+    old_mask = np.ones(n + numnew, dtype=bool)
+    old_mask[new_pos] = False
+    shape = list(x.shape)
+    shape[ax] = numnew
+    v = v.expand(*shape) if v.dim() == x.dim() else v
+    shape[ax] = n + numnew
+    out = torch.zeros(shape, dtype=x.dtype, device=x.device)
+    dev = x.device
+    out = out.index_copy(ax, torch.tensor(np.nonzero(old_mask)[0], dtype=torch.int64, device=dev), x)
+    return out.index_copy(ax, torch.tensor(new_pos, dtype=torch.int64, device=dev), v.contiguous())
+
+
+@register("_npi_insert_scalar", samples=lambda: [
+    Sample((_u(-1, 1, (2, 3)), _u(-1, 1, (2, 2))), {"int_ind": 1, "axis": 1},
+           ref=lambda a, v, int_ind, axis: np.insert(a, int_ind, v, axis)),
+    Sample((_u(-1, 1, (2, 3)),), {"val": 5.0, "int_ind": -2},
+           ref=lambda a, val, int_ind: np.insert(a, int_ind, val))])
+def _npi_insert_scalar(arr, values=None, *, val: OptFloat = None, int_ind: int = 0,  # type: ignore[no-untyped-def]
+                       axis: OptInt = None):
+    """NumPy's ``insert(arr, int, values, axis)``: ``values`` (or the scalar ``val``) as one
+    block before position ``int_ind``."""
+    return _insert(arr, values, val, axis, int_ind, None)
+
+
+@register("_npi_insert_slice", samples=lambda: [
+    Sample((_u(-1, 1, (3, 4)), _u(-1, 1, (2,))), {"start": 0, "stop": 4, "step": 2, "axis": 1},
+           ref=lambda a, v, start, stop, step, axis: np.insert(a, slice(start, stop, step), v, axis))])
+def _npi_insert_slice(arr, values=None, *, val: OptFloat = None, start: OptInt = None,  # type: ignore[no-untyped-def]
+                      stop: OptInt = None, step: OptInt = None, axis: OptInt = None):
+    """NumPy's ``insert(arr, slice, values, axis)``: one value before each position of the slice."""
+    n = arr.numel() if axis is None else arr.shape[axis]
+    return _insert(arr, values, val, axis, None, np.arange(n)[slice(start, stop, step)])
+
+
+@register("_npi_insert_tensor", samples=lambda: [
+    Sample((_u(-1, 1, (4,)), np.array([1, 3], dtype=np.int64), _u(-1, 1, (2,))), {},
+           ref=lambda a, obj, v: np.insert(a, obj, v), grad_inputs=(0, 2), check_shape=False),
+    Sample((_u(-1, 1, (2, 3)), np.array([2, 0, 2], dtype=np.int64), _u(-1, 1, (1,))), {"axis": 1},
+           ref=lambda a, obj, v, axis: np.insert(a, obj, v, axis), grad_inputs=(0, 2), check_shape=False),
+    Sample((_u(-1, 1, (2, 3)), np.array([1], dtype=np.int64)), {"val": 2.0, "axis": 0},
+           ref=lambda a, obj, val, axis: np.insert(a, obj, val, axis), grad_inputs=(0,), check_shape=False)])
+def _npi_insert_tensor(arr, obj, values=None, *, val: OptFloat = None, axis: OptInt = None):  # type: ignore[no-untyped-def]
+    """NumPy's ``insert(arr, index_array, values, axis)``: one value (``values``, or the scalar
+    ``val``) before each index, as NumPy orders them; a one-element index array inserts ``values``
+    as a block. (MXNet 1.9.1 orders the inputs (arr, values, obj) when ``values`` is an array.)"""
+    if obj.is_floating_point():
+        raise IndexError("insert: index arrays must be of integer type")
+    ind = obj.detach().cpu().numpy()
+    if ind.ndim == 0:
+        return _insert(arr, values, val, axis, int(ind), None)
+    return _insert(arr, values, val, axis, None, ind)
+
+
+def _hsplit_ref(x: np.ndarray, indices: Any = (), axis: int = 1, squeeze_axis: bool = False,
+                sections: int = 0) -> Any:
+    parts = np.hsplit(x, sections if sections > 0 else list(indices)[1:])
+    return parts if len(parts) > 1 else parts[0]
+
+
+@register("_npi_hsplit", returns_view=True, num_outputs=lambda attrs: get("_split_v2").num_outputs(attrs),
+          samples=lambda: [
+    Sample((_u(-1, 1, (3, 4)),), {"sections": 2}, ref=_hsplit_ref),
+    Sample((_u(-1, 1, (6,)),), {"sections": 3}, ref=_hsplit_ref),
+    Sample((_u(-1, 1, (2, 5, 2)),), {"indices": (0, 1, 3), "sections": 0}, ref=_hsplit_ref)])
+def _npi_hsplit(data, *, indices: Shape = (), axis: int = 1, squeeze_axis: bool = False,  # type: ignore[no-untyped-def]
+                sections: int = 0):
+    """NumPy's ``hsplit`` (MXNet's ``_npi_hsplit``): ``split`` along axis 1, along axis 0 for a
+    1-D array; the axis is read off the data, so a traced call needs no shape."""
+    return get("_split_v2").kernel(data, indices=indices, axis=0 if data.dim() == 1 else axis,
+                                   squeeze_axis=squeeze_axis, sections=sections)
 
 
 for _alias, _canonical in ALIASES.items():

@@ -478,7 +478,9 @@ def slice_ranges(dshape: Sequence[int], begin: Sequence, end: Sequence, step: Se
             if b == e and not is_np_shape():  # NumPy shapes have zero-size arrays
                 raise MXNetError(f"slice: begin[{i}] == end[{i}] == {b} gives an empty array, which "
                                  f"MXNet does not support outside NumPy shape semantics")
-            if (s > 0 and b > e) or (s < 0 and b < e):
+            if ((s > 0 and b > e) or (s < 0 and b < e)) and is_np_shape():
+                e = b  # NumPy shape semantics: a range running the wrong way is empty (x[3:-1:-1])
+            elif (s > 0 and b > e) or (s < 0 and b < e):
                 raise MXNetError(f"slice: begin[{i}]={b}, end[{i}]={e}, step[{i}]={s} is an invalid range")
         out.append((b, e, s))
     return out
