@@ -31,9 +31,6 @@ from .pipeline import training_graph
 
 __all__ = ["GraphModule", "graph_module", "refusal"]
 
-# control flow whose path follows tensor values: no trace can keep both branches
-_VALUE_CONTROL_FLOW = ("_while_loop", "_cond")
-
 
 def _walk(graph: Graph) -> Iterable[Node]:
     for n in graph.nodes:
@@ -52,7 +49,7 @@ def refusal(graph: Graph) -> Optional[str]:
             return (f"node {n.name!r} is a custom Python operator ({op.name}): it runs arbitrary "
                     f"Python that torch.export/torch.jit cannot trace; rewrite it with built-in "
                     f"operators, or keep running the model under hybridnet")
-        if op.name in _VALUE_CONTROL_FLOW:
+        if op.value_dependent_path:
             return (f"node {n.name!r} is value-dependent control flow ({op.name}): the path it "
                     f"takes follows the data, which a trace freezes; keep running the model under "
                     f"hybridnet, or export with a fixed path (contrib.foreach)")

@@ -298,7 +298,7 @@ def _while_infer(attrs: dict, ins: list, in_dt: list, outs: list, out_dt: list, 
 
 
 @register("_while_loop", num_outputs=lambda a: a.get("num_outputs", 1), num_subgraphs=2,
-          check_subgraphs=_while_check, infer_subgraphs=_while_infer)
+          check_subgraphs=_while_check, infer_subgraphs=_while_infer, value_dependent_path=True)
 def _while_loop(*data, num_outputs: int, num_out_data: int, max_iterations: int, cond_input_locs: Shape,
                 func_input_locs: Shape, func_var_locs: Shape, subgraphs: Sequence[Callable] = (),
                 is_train: bool = False):
@@ -367,7 +367,7 @@ def _cond_infer(attrs: dict, ins: list, in_dt: list, outs: list, out_dt: list, s
 
 
 @register("_cond", num_outputs=lambda a: a.get("num_outputs", 1), num_subgraphs=3,
-          check_subgraphs=_cond_check, infer_subgraphs=_cond_infer)
+          check_subgraphs=_cond_check, infer_subgraphs=_cond_infer, value_dependent_path=True)
 def _cond(*data, num_outputs: int, cond_input_locs: Shape, then_input_locs: Shape, else_input_locs: Shape,
           subgraphs: Sequence[Callable] = (), is_train: bool = False):
     """Run the ``then`` or the ``else`` subgraph as the scalar ``cond`` subgraph says (MXNet's

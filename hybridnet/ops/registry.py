@@ -86,7 +86,7 @@ class OpDef:
                  channel_affine: Optional[Callable[[dict], int]] = None,
                  absorbs_channel_affine: Optional[Callable[[dict], Optional[ChannelAffine]]] = None,
                  export_broadcast: Optional[str] = None, amp_cast: bool = False,
-                 dtype_is_output: bool = True):
+                 dtype_is_output: bool = True, value_dependent_path: bool = False):
         self.name = name
         # -- facts the compiler's passes read (never the operator's name) ----------------------
         # an output may be an input itself or a view of its memory (for some attributes, dtypes
@@ -116,6 +116,9 @@ class OpDef:
         # a ``dtype`` attribute, where there is one, is the output's dtype (Embedding's is its
         # weight's): type inference without shapes reads it
         self.dtype_is_output = dtype_is_output
+        # control flow whose path follows tensor values (cond, while_loop): a trace that records
+        # one path (torch.export, torch.jit.trace) cannot stand for the operator
+        self.value_dependent_path = value_dependent_path
         # False where MXNet registers no FListInputNames (its unary-operator macro, Activation):
         # monitors and op hooks then name the inputs ``input0``, ``input1``... not by slot
         self.listed_inputs = listed_inputs

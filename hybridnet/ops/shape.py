@@ -160,7 +160,14 @@ def Reshape(data, *, shape: Shape = (), reverse: bool = False, target_shape: Sha
     ``target_shape``/``keep_highest`` are MXNet's deprecated spelling (0 marks the inferred dim)."""
     shape = as_tuple(shape)
     if shape:
-        return data.reshape(_reshape_shape_cached(tuple(data.shape), tuple(shape), bool(reverse)))
+        dshape = tuple(data.shape)
+        if all(d.__class__ is int for d in dshape):
+            return data.reshape(_reshape_shape_cached(dshape, tuple(shape), bool(reverse)))
+        # torch.export's symbolic sizes (unhashable): codes 0, -1 and sizes map onto torch's
+        # reshape, which keeps a dynamic batch symbolic (reshape_shape's np.prod would fix it)
+        if not reverse and all(int(c) >= -1 for c in shape):
+            return data.reshape([dshape[j] if int(c) == 0 else int(c) for j, c in enumerate(shape)])
+        return data.reshape(reshape_shape(dshape, shape, reverse))
     tshape = list(as_tuple(target_shape))
     if not tshape:
         raise MXNetError("Reshape: the shape attribute is required, e.g. reshape(x, shape=(-1, 0))")
