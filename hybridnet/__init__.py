@@ -52,9 +52,47 @@ from . import runtime  # noqa: F401
 from . import test_utils  # noqa: F401
 from . import gluon  # noqa: F401
 from . import contrib  # noqa: F401
+# MXNet's smaller top-level modules; rtc, library, tvmop and torch (mx.th) only drive libmxnet:
+# they import, and raise cpp_only.CppOnlyError on use (README, "Modules that only raise")
+from . import engine, error, executor, log, monitor, notebook, symbol_doc  # noqa: F401,E402
+from . import monitor as mon  # noqa: F401,E402
+from . import rtc, library, tvmop  # noqa: F401,E402
+from . import torch as th  # noqa: F401,E402
 # MXNet's NumPy interface: mx.np, mx.npx, and their places under nd and sym (F.np / F.npx)
 from . import numpy as np  # noqa: F401,E402
 from . import numpy_extension as npx  # noqa: F401,E402
 from .numpy import symbolic as _np_symbolic  # noqa: E402
 nd.np, nd.npx = np, npx  # type: ignore[attr-defined]
 sym.np, sym.npx = _np_symbolic.np, _np_symbolic.npx  # type: ignore[attr-defined]
+# ... and under MXNet's module paths (mxnet.ndarray.numpy, mxnet.symbol.numpy_extension.image):
+# the same module objects, registered by their own names so that `import` finds them
+def _np_module_paths() -> None:
+    import sys
+    import types
+    nd.numpy, nd.numpy_extension = np, npx  # type: ignore[attr-defined]
+    sym.numpy, sym.numpy_extension = sym.np, sym.npx  # type: ignore[attr-defined]
+    for space in ("image", "random"):  # sym.npx.image/random: the symbolic operators that exist
+        if not hasattr(sym.npx, space):
+            sub = types.ModuleType(f"{sym.npx.__name__}.{space}",
+                                   f"mx.sym.npx.{space}: symbolic npx.{space} operators")
+            legacy = sym.image if space == "image" else sym.random
+            for name in dir(getattr(npx, space)):
+                fn = getattr(legacy, name, None)
+                if not name.startswith("_") and callable(fn):
+                    setattr(sub, name, fn)
+            setattr(sym.npx, space, sub)
+    if not hasattr(npx, "utils"):  # MXNet's npx.utils: npx.save / npx.load
+        utils = types.ModuleType(f"{npx.__name__}.utils", "mx.npx.utils: save and load")
+        utils.save, utils.load = npx.save, npx.load  # type: ignore[attr-defined]
+        npx.utils = utils  # type: ignore[attr-defined]
+    for pkg in (sym.np, sym.npx):  # packages, so that their submodules import
+        if not hasattr(pkg, "__path__"):
+            pkg.__path__ = []  # type: ignore[attr-defined]
+    for mod in (sym.np, sym.np.linalg, sym.np.random, sym.npx, sym.npx.image, sym.npx.random,
+                npx.utils):
+        sys.modules.setdefault(mod.__name__, mod)
+
+
+_np_module_paths()
+del _np_module_paths
+from . import numpy_dispatch_protocol, numpy_op_signature, numpy_op_fallback  # noqa: F401,E402

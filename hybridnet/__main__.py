@@ -3,9 +3,13 @@
     python -m hybridnet script.py [args...]    # like `python script.py args...`
     python -m hybridnet -m package.module [args...]
     python -m hybridnet -c "import mxnet as mx; print(mx.nd.ones(2))"
+    python -m hybridnet --no-numpy1-names script.py   # leave NumPy 2 as it is
 
 ``import mxnet`` inside the program (and inside any library it uses) gives hybridnet's modules
-(:func:`hybridnet.compat.alias_mxnet`). The program sees what plain ``python`` would give it:
+(:func:`hybridnet.compat.alias_mxnet`), and the NumPy 1.x names NumPy 2 removed (``np.NaN``,
+``np.float``, ``np.product``...) are served again, each with one warning (off with
+``--no-numpy1-names`` or ``HYBRIDNET_NUMPY1_NAMES=0``).
+The program sees what plain ``python`` would give it:
 ``sys.argv``, ``__name__ == "__main__"``, ``sys.path[0]`` (the script's directory, or the
 current directory for ``-m`` / ``-c``), its exit status, and a traceback without this runner's
 frames when it raises.
@@ -23,6 +27,7 @@ from typing import List
 USAGE = """usage: python -m hybridnet script.py [args...]
        python -m hybridnet -m module [args...]
        python -m hybridnet -c command [args...]
+       python -m hybridnet --no-numpy1-names ...   (leave out NumPy 1.x's removed names)
 Runs an MXNet program unchanged with `import mxnet` resolved to hybridnet."""
 
 
@@ -81,7 +86,10 @@ def main(argv: List[str]) -> None:
     """Alias ``mxnet`` to hybridnet, then run the program named by ``argv``."""
     import hybridnet.compat
 
-    hybridnet.compat.alias_mxnet()
+    numpy1_names = True
+    if argv and argv[0] == "--no-numpy1-names":
+        numpy1_names, argv = False, argv[1:]
+    hybridnet.compat.alias_mxnet(numpy1_names=numpy1_names)
     try:
         _run(argv)
     except Exception as exc:  # report as python would, then exit with its status 1

@@ -561,5 +561,8 @@ def test_mnistiter_missing_files(tmp_path, mnist_files):
 def test_unimplemented_iterators_explain():
     with pytest.raises(MXNetError, match="ImageRecordDataset"):
         mio.ImageRecordIter(path_imgrec="x.rec", data_shape=(3, 8, 8), batch_size=2)
-    with pytest.raises(MXNetError, match="NDArrayIter"):
+
+
+def test_libsvm_iter_names_a_missing_file():
+    with pytest.raises(MXNetError, match="data file 'x' does not exist"):
         mio.LibSVMIter(data_libsvm="x", data_shape=(3,), batch_size=2)

@@ -20,19 +20,25 @@ from __future__ import annotations
 from .alias import AliasConflictError, MXNetModule, is_installed
 from . import alias as _alias
 from . import fixes as _fixes
+from . import numpy1 as _numpy1
 
 __all__ = ["alias_mxnet", "is_mxnet_aliased", "AliasConflictError", "MXNetModule"]
 
 
-def alias_mxnet() -> None:
+def alias_mxnet(numpy1_names: bool = True) -> None:
     """Make ``import mxnet`` / ``import mxnet.x.y`` give hybridnet's own modules from now on.
 
     Idempotent. Also installs the fixes for known libraries' import-time checks
-    (:mod:`hybridnet.compat.fixes`). Raises :class:`AliasConflictError` if a real MXNet (or
-    anything else calling itself ``mxnet``) is already imported in this process.
+    (:mod:`hybridnet.compat.fixes`) and, unless ``numpy1_names=False`` or the environment sets
+    ``HYBRIDNET_NUMPY1_NAMES=0``, the NumPy 1.x names MXNet-era code uses and NumPy 2 removed
+    (``np.NaN``, ``np.float``, ``np.product``...; each warns once: :mod:`hybridnet.compat.numpy1`).
+    Raises :class:`AliasConflictError` if a real MXNet (or anything else calling itself
+    ``mxnet``) is already imported in this process.
     """
     _alias.install()
     _fixes.install()
+    if numpy1_names and _numpy1.enabled_by_env():
+        _numpy1.install()
 
 
 def is_mxnet_aliased() -> bool:

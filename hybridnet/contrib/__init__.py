@@ -3,7 +3,9 @@
 ``mx.contrib.nd`` / ``mx.contrib.ndarray`` and ``mx.contrib.sym`` / ``mx.contrib.symbol`` are the
 contrib operator namespaces (the same modules as ``mx.nd.contrib`` and ``mx.sym.contrib``, as in
 MXNet, where contrib operators are registered into both). ``mx.contrib.amp`` is MXNet's automatic
-mixed precision API (``amp.init``, loss scaling, graph conversion).
+mixed precision API (``amp.init``, loss scaling, graph conversion). ``autograd`` (MXNet's first
+autograd API), ``io`` (DataLoaderIter), ``tensorboard`` (LogMetricsCallback) and ``text``
+(vocabularies, embeddings) are imported as in MXNet; ``svrg_optimization`` on request.
 """
 from __future__ import annotations
 
@@ -12,5 +14,6 @@ from ..ndarray import contrib as nd
 from ..symbol import contrib as symbol
 from ..symbol import contrib as sym
 from . import amp
+from . import autograd, io, tensorboard, text
 
-__all__ = ["ndarray", "nd", "symbol", "sym", "amp"]
+__all__ = ["ndarray", "nd", "symbol", "sym", "amp", "autograd", "io", "tensorboard", "text"]

@@ -1,5 +1,5 @@
 """MXNet's "native" data iterators (C++ in MXNet 1.9.1, Python here): MXDataIter, CSVIter and
-MNISTIter reading local files. ImageRecordIter and its relatives are not implemented.
+MNISTIter reading local files, LibSVMIter giving CSR batches. ImageRecordIter and its relatives are not implemented.
 
 Behaviour mirrored from MXNet:
 * keyword arguments only; values may be given as MXNet's strings (``shuffle=1``,
@@ -23,6 +23,7 @@ import numpy as np
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 from ..ndarray.ndarray import array as _nd_array
+from ..ndarray.sparse import csr_matrix
 from .io import DataBatch, DataDesc, DataIter
 
 __all__ = ["MXDataIter", "CSVIter", "MNISTIter", "ImageRecordIter", "ImageRecordIter_v1",
@@ -399,5 +400,128 @@ ImageRecordUInt8Iter = _not_implemented("ImageRecordUInt8Iter", _REC_HINT)
 ImageRecordUInt8Iter_v1 = _not_implemented("ImageRecordUInt8Iter_v1", _REC_HINT)
 ImageRecordInt8Iter = _not_implemented("ImageRecordInt8Iter", _REC_HINT)
 ImageDetRecordIter = _not_implemented("ImageDetRecordIter", _REC_HINT)
-LibSVMIter = _not_implemented("LibSVMIter", "hybridnet has no CSR storage; load the file into dense "
-                                            "arrays and use mx.io.NDArrayIter.")
+
+
+# -- LibSVMIter -----------------------------------------------------------------------------------
+def _read_libsvm(path: str, width: int, who: str, what: str) -> Tuple[np.ndarray, list]:
+    """(first column of every row, [(indices, values) per row]) of a LibSVM text file; indices
+    are zero-based as MXNet reads them and must be < ``width``."""
+    if not os.path.isfile(path):
+        raise MXNetError(f"{who}: {what} file {path!r} does not exist")
+    heads: list = []
+    rows: list = []
+    with open(path, "r") as f:
+        for lineno, line in enumerate(f, 1):
+            fields = line.split("#", 1)[0].split()
+            if not fields:
+                continue
+            try:
+                heads.append(float(fields[0]))
+                idx = np.array([int(p.split(":", 1)[0]) for p in fields[1:]], dtype=np.int64)
+                val = np.array([float(p.split(":", 1)[1]) for p in fields[1:]], dtype=np.float32)
+            except (ValueError, IndexError):
+                raise MXNetError(f"{who}: line {lineno} of {path!r} is not LibSVM text "
+                                 f"('<label> <index>:<value> ...'): {line.strip()[:80]!r}") from None
+            if idx.size and (idx.min() < 0 or idx.max() >= width):
+                raise MXNetError(f"{who}: line {lineno} of {path!r} has feature index "
+                                 f"{int(idx.max()) if idx.max() >= width else int(idx.min())}, "
+                                 f"outside {what}_shape ({width},); indices are zero-based")
+            order = np.argsort(idx, kind="stable")
+            rows.append((idx[order], val[order]))
+    return np.asarray(heads, dtype=np.float32), rows
+
+
+def _csr_batch(rows: list, width: int) -> NDArray:
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    indptr[1:] = np.cumsum([r[0].size for r in rows])
+    indices = np.concatenate([r[0] for r in rows]) if rows else np.zeros(0, np.int64)
+    values = np.concatenate([r[1] for r in rows]) if rows else np.zeros(0, np.float32)
+    return csr_matrix((values, indices, indptr), shape=(len(rows), width), dtype="float32")
+
+
+class LibSVMIter(MXDataIter):
+    """Batches of CSR data from LibSVM text (MXNet's ``io.LibSVMIter``).
+
+    Each line of ``data_libsvm`` is ``<label> <index>:<value> ...`` with zero-based feature
+    indices below ``data_shape[0]``; a batch's data is a ``(batch_size, data_shape[0])``
+    CSRNDArray. Without ``label_libsvm`` the labels are each line's first column, dense
+    ``(batch_size,)``; with it, the label file's features form a CSRNDArray of
+    ``(batch_size, label_shape[0])``. ``round_batch`` wraps the last batch around to the start
+    (``pad`` says how many rows) and the next epoch starts after the wrapped rows, as in MXNet.
+    ``num_parts``/``part_index`` read one contiguous share of the rows.
+    """
+
+    _who = "LibSVMIter"
+
+    def __init__(self, *, data_libsvm: str, data_shape: Any, batch_size: Any,
+                 label_libsvm: str = "NULL", label_shape: Any = (1,), num_parts: Any = 1,
+                 part_index: Any = 0, round_batch: Any = True, prefetch_buffer: Any = 4,
+                 ctx: str = "gpu", dtype: Any = None, data_name: str = "data",
+                 label_name: str = "softmax_label"):
+        who = self._who
+        self._batch_size = _as_int(batch_size, "batch_size", who, low=1)
+        self._round = _as_bool(round_batch, "round_batch", who)
+        dshape = _as_shape(data_shape, "data_shape", who)
+        lshape = _as_shape(label_shape, "label_shape", who)
+        if len(dshape) != 1:
+            raise ValueError(f"{who}: data_shape must be 1-D (the number of features), got {dshape}")
+        parts = _as_int(num_parts, "num_parts", who, low=1)
+        part = _as_int(part_index, "part_index", who, low=0)
+        if part >= parts:
+            raise ValueError(f"{who}: part_index {part} must be < num_parts {parts}")
+        self._width, self._lwidth = dshape[0], lshape[0]
+        heads, rows = _read_libsvm(os.fspath(data_libsvm), self._width, who, "data")
+        if label_libsvm is None or label_libsvm == "NULL":
+            self._labels: Any = heads
+        else:
+            _, lrows = _read_libsvm(os.fspath(label_libsvm), self._lwidth, who, "label")
+            if len(lrows) < len(rows):
+                raise MXNetError(f"{who}: {data_libsvm!r} has {len(rows)} rows but "
+                                 f"{label_libsvm!r} only {len(lrows)}")
+            self._labels = lrows
+        lo, hi = len(rows) * part // parts, len(rows) * (part + 1) // parts
+        self._rows = rows[lo:hi]
+        self._labels = self._labels[lo:hi]
+        self._pos = 0
+        self._overflow = 0
+        super().__init__(data_name, label_name)
+
+    def _before_first(self) -> None:
+        if not self._round or self._overflow == 0:
+            self._pos = 0
+        else:
+            self._overflow = 0  # the wrap already started the new pass
+
+    def _advance(self) -> bool:
+        if self._overflow != 0:
+            return False
+        bs, n = self._batch_size, len(self._rows)
+        take = list(range(self._pos, min(self._pos + bs, n)))
+        self._pos += len(take)
+        if not take:
+            return False
+        pad = 0
+        if len(take) < bs:
+            pad = bs - len(take)
+            if self._round:
+                if pad > n:
+                    raise MXNetError(f"{self._who}: batch_size {bs} is too large for {n} rows "
+                                     f"with round_batch=True")
+                take += list(range(pad))
+                self._pos, self._overflow = pad, pad
+            else:  # MXNet pads with the first rows as well, without moving the next epoch
+                take += [i % n for i in range(pad)]
+        self._raw = (take, None, pad, np.asarray(take, dtype=np.uint64))
+        return True
+
+    def _load_current(self) -> bool:
+        if not self._advance():
+            return False
+        take, _, pad, index = self._raw
+        data = _csr_batch([self._rows[i] for i in take], self._width)
+        if isinstance(self._labels, np.ndarray):
+            label = _nd_array(self._labels[take], dtype="float32")
+        else:
+            label = _csr_batch([self._labels[i] for i in take], self._lwidth)
+        self._cur = (data, label, int(pad), index)
+        return True

@@ -34,6 +34,7 @@ from ..context import Context, current_context
 from ..ops import registry as _reg
 from ..ops import storage as _S
 from ..ops.registry import OpDef
+from ..profiler import recorder as _profiler
 from . import ndarray as _nd
 from .ndarray import NDArray, _device, _mode, _op_error, _write_out, invoke, placed
 
@@ -188,7 +189,10 @@ def sparse_invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, nam
             kattrs["is_train"] = _mode().training
         try:
             with torch.no_grad():  # sparse kernels are never recorded (see the module docstring)
-                res = op.sparse(*tensors, **kattrs)
+                if _profiler.running and _profiler.config["profile_imperative"]:
+                    res = _profiler.run_kernel(op.sparse, op.name, *tensors, **kattrs)
+                else:
+                    res = op.sparse(*tensors, **kattrs)
         except MXNetError:
             raise
         except (RuntimeError, ValueError, TypeError, IndexError, NotImplementedError) as e:

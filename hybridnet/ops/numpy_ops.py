@@ -1301,7 +1301,7 @@ def _pad_ref(x: np.ndarray, pad_width: Any, mode: str = "constant", constant_val
              reflect_type: str = "even") -> np.ndarray:
     if mode == "constant":
         return np.pad(x, pad_width, mode="constant", constant_values=constant_value)
-    return np.pad(x, pad_width, mode=mode)
+    return np.pad(x, pad_width, mode=mode)  # type: ignore[call-overload]  # mode: str
 
 
 @register("_npi_pad", samples=lambda: [
@@ -1342,7 +1342,8 @@ def _npi_pad(data, *, pad_width: Any = (), mode: Literal["constant", "edge", "re
 
 def _percentile_ref(a: np.ndarray, q: Any = None, axis: Any = None, interpolation: str = "linear",
                     keepdims: bool = False, q_scalar: Any = None) -> np.ndarray:
-    r = np.percentile(a, q_scalar if q is None else q, axis=axis, method=interpolation, keepdims=keepdims)
+    r = np.percentile(a, q_scalar if q is None else q, axis=axis, method=interpolation,  # type: ignore[call-overload]
+                      keepdims=keepdims)
     return np.asarray(r).astype(a.dtype)
 
 
@@ -1412,8 +1413,8 @@ def _unique_outputs(attrs: dict) -> int:
 
 def _unique_ref(ar: np.ndarray, return_index: bool = False, return_inverse: bool = False,
                 return_counts: bool = False, axis: Any = None) -> Any:
-    r = np.unique(ar, return_index=return_index, return_inverse=return_inverse, return_counts=return_counts,
-                  axis=axis)
+    r = np.unique(ar, return_index=return_index, return_inverse=return_inverse,  # type: ignore[call-overload]
+                  return_counts=return_counts, axis=axis)
     if not isinstance(r, tuple):
         return r
     # NumPy 2 shapes the inverse like the input; MXNet 1.9.1 (as NumPy 1.x) gives it 1-D

@@ -170,8 +170,11 @@ def _op_domain_and_name(op_name: str) -> Tuple[str, str]:
     return ("Custom Operator" if pre.endswith("::") and pre else "operator"), pre + op_name
 
 
-def run_kernel(kernel: Callable, op_name: str, *args: Any, **kwargs: Any) -> Any:
-    """Run one operator kernel as a profiled span named after the MXNet operator."""
+def run_kernel(kernel: Callable, op_name: str, /, *args: Any, **kwargs: Any) -> Any:
+    """Run one operator kernel as a profiled span named after the MXNet operator.
+
+    ``kernel`` and ``op_name`` are positional-only: operator attributes arrive as keywords and
+    may be named ``kernel`` (Convolution's kernel shape) or ``op_name``."""
     domain, name = _op_domain_and_name(op_name)
     if torch.autograd._profiler_enabled():
         with Span(domain, name):

@@ -15,8 +15,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .base import MXNetError, dtype_name
-from .ir.graph import Graph
+from ..base import MXNetError, dtype_name
+from ..ir.graph import Graph
 
 __all__ = ["export_model", "get_operator_support", "graph_to_model"]
 
@@ -26,8 +26,8 @@ _LOSS_HEADS = ("SoftmaxOutput", "LinearRegressionOutput", "MAERegressionOutput",
 
 def get_operator_support(opset_version: Optional[int] = None) -> list:
     """Names (canonical and aliases) of the operators the ONNX export can lower."""
-    from .formats import onnx as fo
-    from .ops import registry
+    from ..formats import onnx as fo
+    from ..ops import registry
     names = set(fo.supported_ops())
     return sorted(n for n, op in registry.names().items() if op.name in names)
 
@@ -44,7 +44,7 @@ def _load_params(params: Any) -> dict:
     if params is None:
         return {}
     if isinstance(params, (str, os.PathLike)):
-        from .ndarray import load
+        from ..ndarray import load
         params = load(os.fspath(params))
     if isinstance(params, (list, tuple)):
         if len(params) != 2 or not all(isinstance(p, dict) for p in params):
@@ -68,7 +68,7 @@ def _shape_info(graph: Graph, shapes: dict, dtypes: dict, dyn_inputs: dict) -> d
     Dynamic dims are found by inferring twice, the second time with every dynamic input dim
     changed: the output dims that change with it are dynamic.
     """
-    from .compiler.infer import infer_graph
+    from ..compiler.infer import infer_graph
     res = infer_graph(graph, shapes, dtypes)
     res2 = None
     if any(dyn_inputs.values()):
@@ -116,7 +116,7 @@ def graph_to_model(graph: Graph, params: dict, input_shapes: dict, input_dtypes:
     ``params``: name -> array for the parameter variables; ``input_shapes``/``input_dtypes``:
     name -> shape / dtype for the data inputs; ``dynamic_dims``: name -> dims that are dynamic.
     """
-    from .formats import onnx as fo
+    from ..formats import onnx as fo
     input_dtypes = {k: dtype_name(v) for k, v in (input_dtypes or {}).items()}
     dynamic_dims = {k: set(v) for k, v in (dynamic_dims or {}).items()}
     shapes = {k: tuple(int(d) for d in v) for k, v in input_shapes.items()}
@@ -137,7 +137,7 @@ def graph_to_model(graph: Graph, params: dict, input_shapes: dict, input_dtypes:
 
 def _resolve(sym: Any) -> tuple:
     """(graph, data input names, default shapes, block params, output names); None where unknown."""
-    from .symbol.symbol import Symbol, load as sym_load
+    from ..symbol.symbol import Symbol, load as sym_load
     if isinstance(sym, (str, os.PathLike)):
         s = sym_load(os.fspath(sym))
         return s._graph(), None, None, None, s.list_outputs()
@@ -225,7 +225,7 @@ def export_model(sym: Any, params: Any = None, in_shapes: Optional[Sequence] = N
 
 def _save(onnx: Any, model: Any, path: str, large_model: bool) -> None:
     """Write the model atomically; ``large_model`` keeps the weights in ``<path>.data``."""
-    from .formats.atomic import write_atomic
+    from ..formats.atomic import write_atomic
     if large_model:  # weights in a side file next to the model, as MXNet's large_model=True
         from onnx.external_data_helper import convert_model_to_external_data
         convert_model_to_external_data(model, all_tensors_to_one_file=True,
