@@ -58,6 +58,26 @@ def test_parameters_are_the_blocks_under_mxnet_names(zoo):
     assert all(p.requires_grad for p in mod.parameters())
 
 
+# every network of the zoo, at the smallest input its final pooling accepts
+def _smallest_input(name):
+    side = {"densenet": 224, "squeezenet": 224, "inceptionv3": 299, "alexnet": 64}
+    return (1, 3) + (next((v for k, v in side.items() if name.startswith(k)), 32),) * 2
+
+
+FAMILIES = [(n, _smallest_input(n)) for n in sorted(vision._models) if (n, _smallest_input(n)) not in
+            [(z[0], (1,) + z[1][1:]) for z in ZOO]]
+
+
+@pytest.mark.parametrize("name,shape", FAMILIES, ids=[f[0] for f in FAMILIES])
+def test_every_zoo_network_converts_with_equal_outputs(name, shape):
+    net, x = _zoo(name, shape, seed=6)
+    mod = net.to_torch(x)
+    with torch.no_grad():
+        got = mod(torch.from_numpy(x.asnumpy())).numpy()
+    ref = net(x).asnumpy()
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5 * max(1.0, float(np.abs(ref).max())))
+
+
 def test_torch_export_with_a_dynamic_batch_round_trips(tmp_path):
     # one network: an export costs seconds (resnet18_v1 10 s, mobilenetv2_0.25 15 s on one core)
     net, x = _zoo("mobilenet0.25", (2, 3, 32, 32), seed=2)
