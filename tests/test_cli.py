@@ -200,3 +200,21 @@ def test_bench_takes_the_params_file_as_inspect_does(capsys):
     code, _, err = cli(capsys, "bench", lenet("model-symbol.json"), lenet("model-0000.params"),
                        "--params", lenet("params_saved.params"), "--shape", "data=1,1,28,28")
     assert code == 1 and "two parameter files" in err
+
+
+@needs_fixtures
+def test_each_subcommand_as_a_subprocess_on_a_real_mxnet_export(tmp_path):
+    """The entry point itself, once per subcommand (run: test_run_runs_an_mxnet_program)."""
+    sym, params = lenet("model-symbol.json"), lenet("model-0000.params")
+    r = hybridnet("inspect", sym, params, "--shape", "data=2,1,28,28", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["outputs"][0]["shape"] == [2, 10]
+    out = str(tmp_path / "re-0000.params")
+    r = hybridnet("convert", sym, params, "--to", "params", "-o", out, "--check")
+    assert r.returncode == 0, r.stderr
+    assert "largest difference: 0 " in r.stdout and os.path.getsize(out) == os.path.getsize(params)
+    r = hybridnet("bench", sym, params, "--shape", "data=1,1,28,28", "--tiers", "", "--repeat", "2", "--json")
+    assert r.returncode == 0, r.stderr
+    assert [x["variant"] for x in json.loads(r.stdout)] == ["eager", "hybridized"]
+    r = hybridnet("bench", sym, str(tmp_path / "missing-0000.params"), "--shape", "data=1,1,28,28")
+    assert r.returncode == 1 and "missing-0000.params" in r.stderr and "Traceback" not in r.stderr
