@@ -128,12 +128,15 @@ class Features(OrderedDict):
 
     def is_enabled(self, feature_name: str) -> bool:
         """Whether ``feature_name`` (case-insensitive) is enabled. Names MXNet 1.9.1 lists are
-        answered from the backend; 'ONEDNN'/'DNNL' mean 'MKLDNN'. Unknown names answer False
-        (MXNet raises RuntimeError for them)."""
+        answered from the backend; 'ONEDNN'/'DNNL' mean 'MKLDNN'. An unknown name raises
+        RuntimeError listing the known ones, as MXNet does (a typo is not a missing feature)."""
         name = str(feature_name).upper()
         name = _FEATURE_ALIASES.get(name, name)
         feature = self.get(name)
-        return bool(feature.enabled) if feature is not None else False
+        if feature is None:
+            raise RuntimeError(f"Feature {feature_name!r} is unknown, known features are: "
+                               f"{', '.join(self.keys())}")
+        return bool(feature.enabled)
 
 
 def feature_list() -> list:

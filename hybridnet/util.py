@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from typing import Any, Callable, Optional
 
 from .base import MXNetError
@@ -20,6 +21,38 @@ __all__ = ["is_np_shape", "set_np_shape", "np_shape", "use_np_shape", "is_np_arr
            "getenv", "setenv", "makedirs", "get_gpu_count", "get_gpu_memory", "wraps_safely",
            "set_module", "numpy_fallback", "default_array", "set_np_default_dtype",
            "is_np_default_dtype", "get_cuda_compute_capability", "dtype_from_number"]
+
+
+class _NumpyArrayScope:
+    """MXNet's scope object behind ``np_array(active)`` (``mxnet.util._NumpyArrayScope``), for
+    code that builds one itself: ``with _NumpyArrayScope(True): ...`` switches the ``mx.np``
+    array front-end for this thread and restores it on exit. ``_current`` is a per-thread slot
+    whose ``value`` is the innermost scope entered in that thread, as in MXNet; the switch
+    itself is ``np_semantics``'s, so ``mx.is_np_array()`` and ``np_array`` agree with it.
+    """
+    _current: Any = threading.local()
+
+    def __init__(self, is_np_array: bool):  # pylint: disable=redefined-outer-name
+        self._old_scope: Optional["_NumpyArrayScope"] = None
+        self._is_np_array = bool(is_np_array)
+        self._prev_switch = False
+
+    def __enter__(self) -> "_NumpyArrayScope":
+        cur = _NumpyArrayScope._current
+        self._old_scope = getattr(cur, "value", None) or _NumpyArrayScope(is_np_array())
+        self._prev_switch = set_np_array(self._is_np_array)
+        try:
+            cur.value = self
+        except AttributeError:  # _current replaced by a plain object without attributes
+            pass
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        set_np_array(self._prev_switch)
+        try:
+            _NumpyArrayScope._current.value = self._old_scope
+        except AttributeError:
+            pass
 
 
 def default_array(source_array: Any, ctx: Any = None, dtype: Any = None) -> Any:

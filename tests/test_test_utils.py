@@ -482,7 +482,8 @@ def test_features():
     assert f.is_enabled("CUDA") == torch.cuda.is_available() == f["CUDA"].enabled
     assert f.is_enabled("mkldnn") == f.is_enabled("ONEDNN") == torch.backends.mkldnn.is_available()
     assert f.is_enabled("OPENMP") == torch.backends.openmp.is_available()
-    assert f.is_enabled("NO_SUCH_FEATURE") is False
+    with pytest.raises(RuntimeError, match="NO_SUCH_FEATURE.*known features are: CUDA"):
+        f.is_enabled("NO_SUCH_FEATURE")  # MXNet raises for an unknown name
     assert f.is_enabled("TVM_OP") is False and f.is_enabled("INT64_TENSOR_SIZE") is True
     assert list(f)[:3] == ["CUDA", "CUDNN", "NCCL"] and len(tu.feature_list()) == len(f)
     r = repr(f)
