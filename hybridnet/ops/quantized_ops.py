@@ -1,0 +1,528 @@
+"""MXNet's int8 operators: quantize_v2, requantize and the quantized layers of a quantized graph.
+
+A quantized value travels as three arrays: the integers, and a float32 ``min`` and ``max`` (shape
+(1,)) that give its scale. As in MXNet (``quantization_utils.h``, its oneDNN kernels), every range
+is read symmetrically, ``real = max(|min|, |max|)``, and the float value of an integer ``q`` is
+
+    int8:  q * real / 127      uint8: q * real / 255      int32: q * real / 2147483647
+
+(uint8 has zero point 0: it holds values >= 0, as after a relu; negative inputs saturate to 0).
+Float -> int8 rounds half away from zero and saturates at +-127 (MXNet's ``FloatToQuantized``),
+float -> uint8 rounds half up and saturates at [0, 255]. An int8 matrix product of data and
+weight leaves int32 accumulators whose range is ``+-unit_data * unit_weight * 2147483647``
+(MXNet's ``QuantizationRangeForMultiplication``), which ``_contrib_requantize`` brings back to
+int8/uint8 with a calibrated range (``min_calib_range``/``max_calib_range``) or, uncalibrated,
+the range the values have.
+
+The convolutions and matrix products run real int8 kernels (``int8_kernels``: oneDNN through
+torch), not float math on rounded values. None of these operators has a gradient (MXNet's
+quantized operators are inference-only), so the registry marks them ``differentiable=False``.
+"""
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from ..base import MXNetError
+from . import int8_kernels
+from ._helpers import ints as _ints, per_dim as _per_dim
+from .attrs import OptFloat, OptInt, Shape
+from .nn import Pooling as _pooling
+from .norm import BatchNorm as _batch_norm
+from .registry import Sample, register
+
+__all__ = ["quantized_range", "real_range"]
+
+_INT32_MAX = 2147483647.0
+_QMAX = {torch.int8: 127.0, torch.uint8: 255.0, torch.int32: _INT32_MAX}
+_NP_QMAX = {np.dtype(np.int8): 127.0, np.dtype(np.uint8): 255.0, np.dtype(np.int32): _INT32_MAX}
+_TINY = 1e-30
+_R = np.random.RandomState(2025)
+_OUT3 = ("output", "min_output", "max_output")
+
+
+def quantized_range(dtype: torch.dtype) -> float:
+    """The integer that stands for ``real`` in a tensor of ``dtype`` (127, 255, 2**31 - 1)."""
+    try:
+        return _QMAX[dtype]
+    except KeyError:
+        raise MXNetError(f"quantized data must be int8, uint8 or int32, got {dtype}") from None
+
+
+def real_range(lo: Tensor, hi: Tensor) -> Tensor:
+    """``max(|lo|, |hi|)`` as a float32 tensor of shape (1,)."""
+    return torch.maximum(lo.reshape(-1)[:1].abs(), hi.reshape(-1)[:1].abs()).to(torch.float32)
+
+
+def _unit(data: Tensor, lo: Tensor, hi: Tensor) -> Tensor:
+    """The float value of one integer step of ``data`` quantized over [lo, hi]."""
+    return real_range(lo, hi) / quantized_range(data.dtype)
+
+
+def _to_int8(x: Tensor, scale: Tensor) -> Tensor:
+    """``sign(x) * min(|x| * scale + 0.5, 127)``, truncated: MXNet's FloatToQuantized<int8>."""
+    q = torch.floor(torch.clamp(x.abs() * scale + 0.5, max=127.0))
+    return torch.copysign(q, x).to(torch.int8)
+
+
+def _to_uint8(x: Tensor, scale: Tensor) -> Tensor:
+    return torch.floor(torch.clamp(x * scale + 0.5, 0.0, 255.0)).to(torch.uint8)
+
+
+def _out_type(out_type: str, lo: Optional[float], hi: Optional[float]) -> torch.dtype:
+    """MXNet's GetQuantizeOutputType: ``auto`` is uint8 for a calibrated range with min >= 0."""
+    if out_type == "uint8":
+        return torch.uint8
+    if out_type == "auto" and lo is not None and hi is not None and lo >= 0.0:
+        return torch.uint8
+    return torch.int8
+
+
+def _quantize(v: Tensor, real: Tensor, dtype: torch.dtype) -> list:
+    """Float ``v`` quantized to ``dtype`` over the symmetric range ``real``: [q, min, max]."""
+    safe = real.clamp_min(_TINY)
+    if dtype == torch.uint8:
+        return [_to_uint8(v, 255.0 / safe), torch.zeros_like(real), real]
+    return [_to_int8(v, 127.0 / safe), -real, real.clone()]
+
+
+def _calibrated(lo: Optional[float], hi: Optional[float]) -> Optional[Tensor]:
+    if lo is None or hi is None:
+        return None
+    return torch.tensor([max(abs(lo), abs(hi))], dtype=torch.float32)
+
+
+# ---- NumPy references of the integer semantics (the samples' refs) ---------------------------
+def _np_real(lo: Any, hi: Any) -> np.float32:
+    return np.float32(max(abs(float(np.asarray(lo).reshape(-1)[0])), abs(float(np.asarray(hi).reshape(-1)[0]))))
+
+
+def _np_unit(q: np.ndarray, lo: Any, hi: Any) -> np.float32:
+    return np.float32(_np_real(lo, hi) / np.float32(_NP_QMAX[q.dtype]))
+
+
+def _np_quantize(v: np.ndarray, real: np.float32, dtype: Any) -> list:
+    v = v.astype(np.float32)
+    if dtype == np.uint8:
+        q = np.floor(np.clip(v * np.float32(255.0 / real) + np.float32(0.5), 0, 255)).astype(np.uint8)
+        return [q, np.array([0.0], np.float32), np.array([real], np.float32)]
+    q = np.floor(np.minimum(np.abs(v) * np.float32(127.0 / real) + np.float32(0.5), 127))
+    return [(np.sign(v) * q).astype(np.int8), np.array([-real], np.float32), np.array([real], np.float32)]
+
+
+# ---- quantize_v2 --------------------------------------------------------------------------------
+def _np_quantize_v2(data, out_type="int8", min_calib_range=None, max_calib_range=None):  # type: ignore[no-untyped-def]
+    dtype = np.uint8 if _out_type(out_type, min_calib_range, max_calib_range) == torch.uint8 else np.int8
+    if min_calib_range is not None:
+        real = np.float32(max(abs(min_calib_range), abs(max_calib_range)))
+    else:
+        real = np.float32(max(abs(data.min()), abs(data.max())))
+    return _np_quantize(data, real, dtype)
+
+
+def _quantize_v2_samples() -> list:
+    x = _R.uniform(-2, 2, (3, 5)).astype(np.float32)
+    pos = _R.uniform(0, 3, (2, 3, 4)).astype(np.float32)
+    return [Sample((x,), {}, ref=_np_quantize_v2, grad=False),
+            Sample((x,), {"min_calib_range": -1.0, "max_calib_range": 1.5}, ref=_np_quantize_v2, grad=False),
+            Sample((pos,), {"out_type": "auto", "min_calib_range": 0.0, "max_calib_range": 2.0},
+                   ref=_np_quantize_v2, grad=False),
+            Sample((pos,), {"out_type": "uint8"}, ref=_np_quantize_v2, grad=False)]
+
+
+@register("_contrib_quantize_v2", num_outputs=3, output_names=_OUT3, differentiable=False,
+          samples=_quantize_v2_samples)
+def _contrib_quantize_v2(data: Tensor, *, out_type: Literal["auto", "int8", "uint8"] = "int8",
+                         min_calib_range: OptFloat = None, max_calib_range: OptFloat = None) -> list:
+    """Quantize float32 ``data`` to int8 (symmetric) or uint8 (zero point 0) over the calibrated
+    range, else over the data's own min and max; outputs (quantized, min, max). Integer data
+    passes through with the calibrated range (else the type's full range)."""
+    dtype = _out_type(out_type, min_calib_range, max_calib_range)
+    if data.dtype in (torch.int8, torch.uint8):
+        if min_calib_range is not None and max_calib_range is not None:
+            lo, hi = float(min_calib_range), float(max_calib_range)
+        else:
+            lo, hi = (0.0, 255.0) if data.dtype == torch.uint8 else (-127.0, 127.0)
+        return [data, torch.tensor([lo], device=data.device), torch.tensor([hi], device=data.device)]
+    if data.dtype != torch.float32:
+        data = data.to(torch.float32)
+    real = _calibrated(min_calib_range, max_calib_range)
+    if real is None:
+        if data.numel() == 0:
+            raise MXNetError("quantize_v2: cannot take the range of an empty array; give "
+                             "min_calib_range and max_calib_range")
+        real = real_range(data.min(), data.max())
+    return _quantize(data, real.to(data.device), dtype)
+
+
+# ---- requantize ---------------------------------------------------------------------------------
+def _np_requantize(data, lo, hi, out_type="int8", min_calib_range=None, max_calib_range=None):  # type: ignore[no-untyped-def]
+    v = data.astype(np.float32) * _np_unit(data, lo, hi)
+    if min_calib_range is not None:
+        real = np.float32(max(abs(min_calib_range), abs(max_calib_range)))
+    else:
+        real = np.float32(max(abs(v.min()), abs(v.max())))
+    dtype = np.uint8 if _out_type(out_type, min_calib_range, max_calib_range) == torch.uint8 else np.int8
+    return _np_quantize(v, real, dtype)
+
+
+def _requantize_samples() -> list:
+    acc = _R.randint(-2 ** 20, 2 ** 20, (4, 6)).astype(np.int32)
+    rng = (np.array([-3.0e4], np.float32), np.array([3.0e4], np.float32))
+    return [Sample((acc,) + rng, {}, ref=_np_requantize, grad=False),
+            Sample((acc,) + rng, {"min_calib_range": -10.0, "max_calib_range": 12.0}, ref=_np_requantize,
+                   grad=False),
+            Sample((np.abs(acc),) + rng, {"out_type": "auto", "min_calib_range": 0.0, "max_calib_range": 14.0},
+                   ref=_np_requantize, grad=False)]
+
+
+@register("_contrib_requantize", num_outputs=3, output_names=_OUT3, differentiable=False,
+          samples=_requantize_samples)
+def _contrib_requantize(data: Tensor, min_range: Tensor, max_range: Tensor, *,
+                        out_type: Literal["auto", "int8", "uint8"] = "int8",
+                        min_calib_range: OptFloat = None, max_calib_range: OptFloat = None) -> list:
+    """int32 ``data`` over [min_range, max_range] to int8/uint8 over the calibrated range (else
+    the range of its values); outputs (quantized, min, max)."""
+    if data.dtype != torch.int32:
+        raise MXNetError(f"requantize: data must be int32 (a quantized layer's accumulators), got {data.dtype}")
+    unit = real_range(min_range, max_range) / _INT32_MAX
+    real = _calibrated(min_calib_range, max_calib_range)
+    dtype = _out_type(out_type, min_calib_range, max_calib_range)
+    if real is None:
+        if data.numel() == 0:
+            raise MXNetError("requantize: cannot take the range of an empty array; give "
+                             "min_calib_range and max_calib_range")
+        real = real_range(data.min().to(torch.float32) * unit, data.max().to(torch.float32) * unit)
+    return _quantize(data.to(torch.float32) * unit, real.to(data.device), dtype)
+
+
+# ---- quantized convolution and fully connected ------------------------------------------------------
+def _qlayer_active(attrs: dict) -> tuple:
+    if attrs.get("no_bias", False):
+        return ("data", "weight", "min_data", "max_data", "min_weight", "max_weight")
+    return ("data", "weight", "bias", "min_data", "max_data", "min_weight", "max_weight", "min_bias", "max_bias")
+
+
+def _qlayer_inputs(no_bias: bool, args: tuple) -> tuple:
+    """(data, weight, bias or None, min_data, max_data, min_weight, max_weight, min_bias,
+    max_bias) from the kernel's positional inputs: a graph node without a bias has six, which
+    fill the first six slots; an eager call hands every slot, the bias slot empty."""
+    if no_bias and args[2] is not None:
+        data, weight, min_d, max_d, min_w, max_w = args[:6]
+        return data, weight, None, min_d, max_d, min_w, max_w, None, None
+    if no_bias:
+        return args[:2] + (None,) + tuple(args[3:7]) + (None, None)
+    return tuple(args[:9])
+
+
+def _check_qlayer(op: str, data: Tensor, weight: Tensor, bias: Optional[Tensor]) -> None:
+    if data.dtype not in (torch.int8, torch.uint8):
+        raise MXNetError(f"{op}: data must be int8 or uint8 (quantize it with quantize_v2), got {data.dtype}")
+    if weight.dtype != torch.int8:
+        raise MXNetError(f"{op}: weight must be int8, got {weight.dtype}")
+    if bias is not None and bias.dtype != torch.int8:
+        raise MXNetError(f"{op}: bias must be int8, got {bias.dtype}")
+
+
+def _bias_in_accumulator(bias: Optional[Tensor], min_b: Optional[Tensor], max_b: Optional[Tensor],
+                         acc_unit: Tensor) -> Optional[Tensor]:
+    """The int8 bias in accumulator units (``data unit * weight unit``), rounded to integers as
+    MXNet's oneDNN kernels do (an int32 bias), held as float32."""
+    if bias is None:
+        return None
+    ratio = real_range(min_b, max_b).to(torch.float64) / 127.0 / acc_unit.to(torch.float64).clamp_min(_TINY)  # type: ignore[arg-type]
+    return torch.round(bias.to(torch.float64) * ratio).to(torch.float32)
+
+
+def _accumulators(acc: Tensor, acc_unit: Tensor) -> list:
+    out = torch.round(acc).to(torch.int32)
+    top = acc_unit * _INT32_MAX
+    return [out, -top, top]
+
+
+def _np_conv2d(x: np.ndarray, w: np.ndarray, stride: tuple, pad: tuple, dilate: tuple, groups: int) -> np.ndarray:
+    x = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    oh = (h - dilate[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (wd - dilate[1] * (kw - 1) - 1) // stride[1] + 1
+    out = np.zeros((n, o, oh, ow))
+    og = o // groups
+    for g in range(groups):
+        for i in range(kh):
+            for j in range(kw):
+                patch = x[:, g * cg:(g + 1) * cg, i * dilate[0]: i * dilate[0] + stride[0] * (oh - 1) + 1: stride[0],
+                          j * dilate[1]: j * dilate[1] + stride[1] * (ow - 1) + 1: stride[1]]
+                out[:, g * og:(g + 1) * og] += np.einsum("nchw,oc->nohw", patch,
+                                                         w[g * og:(g + 1) * og, :, i, j].astype(np.float64))
+    return out
+
+
+def _np_qlayer(kind: str, args: tuple, attrs: dict) -> list:
+    data, weight, bias, min_d, max_d, min_w, max_w, min_b, max_b = _qlayer_inputs(attrs.get("no_bias", False), args)
+    acc_unit = np.float64(np.float32(_np_unit(data, min_d, max_d) * _np_unit(weight, min_w, max_w)))
+    if kind == "conv":
+        k = len(attrs["kernel"])
+        acc = _np_conv2d(data, weight, attrs.get("stride") or (1,) * k, attrs.get("pad") or (0,) * k,
+                         attrs.get("dilate") or (1,) * k, attrs.get("num_group", 1))
+        shape = (1, -1, 1, 1)
+    else:
+        x = data.reshape(data.shape[0], -1) if attrs.get("flatten", True) else data
+        acc = x.astype(np.float64) @ weight.astype(np.float64).T
+        shape = (-1,)
+    if bias is not None:
+        acc = acc + np.round(bias.astype(np.float64) * (np.float64(_np_real(min_b, max_b)) / 127.0 / acc_unit)).reshape(shape)
+    top = np.float32(acc_unit * _INT32_MAX)
+    return [np.round(acc).astype(np.int32), np.array([-top], np.float32), np.array([top], np.float32)]
+
+
+def _int_sample(shape: tuple, dtype: Any = np.int8) -> np.ndarray:
+    lo = 0 if dtype == np.uint8 else -127
+    return _R.randint(lo, 128 if dtype == np.int8 else 256, shape).astype(dtype)
+
+
+def _ranges(*reals: float) -> tuple:
+    return tuple(a for r in reals for a in (np.array([-r], np.float32), np.array([r], np.float32)))
+
+
+def _qconv_samples() -> list:
+    x8, xu = _int_sample((2, 4, 6, 6)), _int_sample((2, 4, 5, 5), np.uint8)
+    w, b = _int_sample((6, 4, 3, 3)), _int_sample((6,))
+    dw = _int_sample((4, 1, 3, 3))
+    ref = lambda *a, **k: _np_qlayer("conv", a, k)  # noqa: E731
+    # (samples give inputs positionally, which a symbol without a bias cannot take: graphs
+    # without a bias are tested through quantized models, tests/contrib/test_quantization.py)
+    return [Sample((x8, w, b) + _ranges(1.5, 0.3, 0.2), {"kernel": (3, 3), "num_filter": 6, "pad": (1, 1)},
+                   ref=ref, grad=False),
+            Sample((xu, w, b) + _ranges(2.0, 0.5, 0.1), {"kernel": (3, 3), "num_filter": 6, "stride": (2, 2)},
+                   ref=ref, grad=False),
+            Sample((x8, dw, b[:4]) + _ranges(1.0, 0.7, 0.3), {"kernel": (3, 3), "num_filter": 4, "num_group": 4,
+                                                             "dilate": (2, 2)}, ref=ref, grad=False)]
+
+
+@register("_contrib_quantized_conv", num_outputs=3, output_names=_OUT3, active_inputs=_qlayer_active,
+          differentiable=False, samples=_qconv_samples)
+def _contrib_quantized_conv(data: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
+                            min_data: Optional[Tensor] = None, max_data: Optional[Tensor] = None,
+                            min_weight: Optional[Tensor] = None, max_weight: Optional[Tensor] = None,
+                            min_bias: Optional[Tensor] = None, max_bias: Optional[Tensor] = None, *,
+                            kernel: Shape, stride: Shape = (), dilate: Shape = (), pad: Shape = (),
+                            num_filter: int, num_group: int = 1, workspace: int = 1024, no_bias: bool = False,
+                            cudnn_tune: str = None, cudnn_off: bool = False,  # type: ignore[assignment]
+                            layout: str = None) -> list:  # type: ignore[assignment]
+    """2-D convolution of int8/uint8 ``data`` with int8 ``weight`` (and int8 ``bias``) into
+    int32 accumulators; outputs (accumulators, min, max). Inputs without a bias: data, weight,
+    min_data, max_data, min_weight, max_weight."""
+    data, weight, bias, min_d, max_d, min_w, max_w, min_b, max_b = _qlayer_inputs(
+        no_bias, (data, weight, bias, min_data, max_data, min_weight, max_weight, min_bias, max_bias))
+    k = _ints(kernel)
+    if len(k) != 2 or data.dim() != 4:
+        raise MXNetError(f"quantized_conv: only 2-D convolutions (4-D NCHW data) are quantized, got kernel={k} "
+                         f"and data of shape {tuple(data.shape)}")
+    if layout not in (None, "NCHW"):
+        raise MXNetError(f"quantized_conv: layout must be NCHW, got {layout!r}")
+    _check_qlayer("quantized_conv", data, weight, bias)
+    s, p, d = _per_dim(stride, 2, 1, "stride", "quantized_conv"), _per_dim(pad, 2, 0, "pad", "quantized_conv"), \
+        _per_dim(dilate, 2, 1, "dilate", "quantized_conv")
+    acc_unit = _unit(data, min_d, max_d) * _unit(weight, min_w, max_w)  # type: ignore[arg-type]
+    bias_acc = _bias_in_accumulator(bias, min_b, max_b, acc_unit)
+    if data.device.type == "meta":
+        acc = F.conv2d(torch.empty(data.shape, device="meta"), torch.empty(weight.shape, device="meta"), None,
+                       s, p, d, num_group)
+    else:
+        acc = int8_kernels.conv2d_accumulate(data, weight, bias_acc, s, p, d, num_group)
+    return _accumulators(acc, acc_unit)
+
+
+def _qfc_samples() -> list:
+    x, w, b = _int_sample((3, 2, 5)), _int_sample((4, 10)), _int_sample((4,))
+    ref = lambda *a, **k: _np_qlayer("fc", a, k)  # noqa: E731
+    return [Sample((x, w, b) + _ranges(3.0, 0.4, 0.1), {"num_hidden": 4}, ref=ref, grad=False),
+            Sample((_int_sample((5, 10), np.uint8), w, b) + _ranges(2.0, 0.4, 0.2), {"num_hidden": 4},
+                   ref=ref, grad=False)]
+
+
+@register("_contrib_quantized_fully_connected", num_outputs=3, output_names=_OUT3, active_inputs=_qlayer_active,
+          differentiable=False, samples=_qfc_samples)
+def _contrib_quantized_fully_connected(data: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
+                                       min_data: Optional[Tensor] = None, max_data: Optional[Tensor] = None,
+                                       min_weight: Optional[Tensor] = None, max_weight: Optional[Tensor] = None,
+                                       min_bias: Optional[Tensor] = None, max_bias: Optional[Tensor] = None, *,
+                                       num_hidden: int, no_bias: bool = False, flatten: bool = True) -> list:
+    """``data @ weight.T (+ bias)`` over int8/uint8 data and int8 weight into int32
+    accumulators; outputs (accumulators, min, max)."""
+    data, weight, bias, min_d, max_d, min_w, max_w, min_b, max_b = _qlayer_inputs(
+        no_bias, (data, weight, bias, min_data, max_data, min_weight, max_weight, min_bias, max_bias))
+    _check_qlayer("quantized_fully_connected", data, weight, bias)
+    if weight.shape[0] != num_hidden:
+        raise MXNetError(f"quantized_fully_connected: weight has shape {tuple(weight.shape)}, but "
+                         f"num_hidden={num_hidden} needs {num_hidden} rows")
+    lead = data.shape[:1] if flatten else data.shape[:-1]
+    x = data.reshape(-1, weight.shape[1]) if not flatten else data.reshape(data.shape[0], -1)
+    if x.shape[1] != weight.shape[1]:
+        raise MXNetError(f"quantized_fully_connected: data of shape {tuple(data.shape)} has {x.shape[1]} "
+                         f"features, the weight {tuple(weight.shape)} expects {weight.shape[1]}")
+    acc_unit = _unit(data, min_d, max_d) * _unit(weight, min_w, max_w)  # type: ignore[arg-type]
+    bias_acc = _bias_in_accumulator(bias, min_b, max_b, acc_unit)
+    if data.device.type == "meta":
+        acc = torch.empty((x.shape[0], num_hidden), device="meta")
+    else:
+        acc = int8_kernels.linear_accumulate(x, weight, bias_acc)
+    out = _accumulators(acc, acc_unit)
+    out[0] = out[0].reshape(tuple(lead) + (num_hidden,))
+    return out
+
+
+# ---- layers that keep the range: pooling, relu, flatten -------------------------------------------
+def _np_qpool(data, lo, hi, kernel=(), pool_type="max", stride=(), global_pool=False, **_):  # type: ignore[no-untyped-def]
+    x = data.astype(np.float64)
+    if global_pool:
+        y = x.max(axis=(2, 3), keepdims=True) if pool_type == "max" else x.mean(axis=(2, 3), keepdims=True)
+    else:
+        (kh, kw), (sh, sw) = kernel, stride or (1, 1)
+        oh, ow = (x.shape[2] - kh) // sh + 1, (x.shape[3] - kw) // sw + 1
+        win = np.stack([x[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
+                        for i in range(kh) for j in range(kw)])
+        y = win.max(axis=0) if pool_type == "max" else win.mean(axis=0)
+    return [np.round(y).astype(data.dtype), lo, hi]
+
+
+def _qpool_samples() -> list:
+    x8, xu = _int_sample((2, 3, 6, 6)), _int_sample((1, 2, 5, 5), np.uint8)
+    rng = _ranges(2.0)
+    return [Sample((x8,) + rng, {"kernel": (2, 2), "stride": (2, 2)}, ref=_np_qpool, grad=False),
+            Sample((xu,) + rng, {"kernel": (3, 3), "pool_type": "avg", "stride": (1, 1)}, ref=_np_qpool, grad=False),
+            Sample((x8,) + rng, {"global_pool": True, "pool_type": "avg", "kernel": (1, 1)}, ref=_np_qpool,
+                   grad=False)]
+
+
+@register("_contrib_quantized_pooling", num_outputs=3, output_names=_OUT3, differentiable=False,
+          samples=_qpool_samples)
+def _contrib_quantized_pooling(data: Tensor, min_data: Tensor, max_data: Tensor, *, kernel: Shape = (),
+                               pool_type: Literal["avg", "lp", "max", "sum"] = "max", global_pool: bool = False,
+                               cudnn_off: bool = False, pooling_convention: Literal["full", "same", "valid"] = "valid",
+                               stride: Shape = (), pad: Shape = (), p_value: OptInt = None,
+                               count_include_pad: bool = True, layout: str = None) -> list:  # type: ignore[assignment]
+    """Max or average pooling of int8/uint8 data (Pooling's conventions); averages round to the
+    nearest integer; the range passes through."""
+    if pool_type not in ("max", "avg"):
+        raise MXNetError(f"quantized_pooling: only pool_type max and avg are quantized, got {pool_type!r}")
+    if data.dtype not in (torch.int8, torch.uint8):
+        raise MXNetError(f"quantized_pooling: data must be int8 or uint8, got {data.dtype}")
+    out = _pooling(data.to(torch.float32), kernel=kernel, pool_type=pool_type, global_pool=global_pool,
+                   pooling_convention=pooling_convention, stride=stride, pad=pad,
+                   count_include_pad=count_include_pad, layout=layout)
+    if pool_type == "avg":
+        out = torch.round(out)
+    return [out.to(data.dtype), min_data, max_data]
+
+
+def _np_qact(data, lo, hi, act_type="relu"):  # type: ignore[no-untyped-def]
+    return [np.maximum(data, 0).astype(data.dtype), lo, hi]
+
+
+@register("_contrib_quantized_act", num_outputs=3, output_names=_OUT3, differentiable=False, samples=lambda: [
+    Sample((_int_sample((3, 4)),) + _ranges(1.0), {"act_type": "relu"}, ref=_np_qact, grad=False),
+    Sample((_int_sample((2, 5), np.uint8),) + _ranges(1.0), {"act_type": "relu"}, ref=_np_qact, grad=False)])
+def _contrib_quantized_act(data: Tensor, min_data: Tensor, max_data: Tensor, *,
+                           act_type: Literal["relu", "sigmoid", "softrelu", "softsign", "tanh"]) -> list:
+    """relu of int8/uint8 data (the only activation MXNet quantizes); the range passes through."""
+    if act_type != "relu":
+        raise MXNetError(f"quantized_act: only act_type='relu' is quantized, got {act_type!r}")
+    if data.dtype == torch.uint8:
+        return [data, min_data, max_data]
+    return [torch.clamp(data, min=0), min_data, max_data]
+
+
+@register("_contrib_quantized_flatten", num_outputs=3, output_names=_OUT3, differentiable=False, samples=lambda: [
+    Sample((_int_sample((2, 3, 4)),) + _ranges(1.0), {},
+           ref=lambda x, lo, hi: [x.reshape(x.shape[0], -1), lo, hi], grad=False)])
+def _contrib_quantized_flatten(data: Tensor, min_data: Tensor, max_data: Tensor) -> list:
+    """Flatten of quantized data: (d0, d1, ..., dk) -> (d0, d1*...*dk); the range passes through."""
+    if data.dim() <= 1:
+        return [data.reshape(-1 if data.dim() else 1, 1), min_data, max_data]
+    return [data.flatten(1), min_data, max_data]
+
+
+# ---- elementwise addition --------------------------------------------------------------------------
+def _np_qadd(a, b, a_lo, a_hi, b_lo, b_hi, min_calib_range=None, max_calib_range=None):  # type: ignore[no-untyped-def]
+    v = a.astype(np.float32) * _np_unit(a, a_lo, a_hi) + b.astype(np.float32) * _np_unit(b, b_lo, b_hi)
+    if min_calib_range is None:
+        top = np.float32(_np_real(a_lo, a_hi) + _np_real(b_lo, b_hi))
+        q = np.round(v.astype(np.float64) / (np.float64(top) / _INT32_MAX)).astype(np.int32)
+        return [q, np.array([-top], np.float32), np.array([top], np.float32)]
+    real = np.float32(max(abs(min_calib_range), abs(max_calib_range)))
+    return _np_quantize(v, real, a.dtype if a.dtype == b.dtype else np.int8)
+
+
+def _qadd_samples() -> list:
+    a, b, u = _int_sample((3, 4)), _int_sample((3, 4)), _int_sample((3, 4), np.uint8)
+    return [Sample((a, b) + _ranges(1.0, 2.0), {}, ref=_np_qadd, grad=False),
+            Sample((a, u) + _ranges(1.0, 0.5), {"min_calib_range": -1.2, "max_calib_range": 1.2}, ref=_np_qadd,
+                   grad=False)]
+
+
+@register("_contrib_quantized_elemwise_add", num_outputs=3, output_names=_OUT3, differentiable=False,
+          samples=_qadd_samples)
+def _contrib_quantized_elemwise_add(lhs: Tensor, rhs: Tensor, lhs_min: Tensor, lhs_max: Tensor, rhs_min: Tensor,
+                                    rhs_max: Tensor, *, min_calib_range: OptFloat = None,
+                                    max_calib_range: OptFloat = None) -> list:
+    """``lhs + rhs`` of quantized arrays of one shape: int32 over the sum of their ranges, or,
+    calibrated, int8 (uint8 when both are uint8) over the calibrated range."""
+    if lhs.shape != rhs.shape:
+        raise MXNetError(f"quantized_elemwise_add: lhs {tuple(lhs.shape)} and rhs {tuple(rhs.shape)} must have "
+                         "one shape")
+    ra, rb = real_range(lhs_min, lhs_max), real_range(rhs_min, rhs_max)
+    v = lhs.to(torch.float32) * (ra / quantized_range(lhs.dtype)) + rhs.to(torch.float32) * (rb / quantized_range(rhs.dtype))
+    real = _calibrated(min_calib_range, max_calib_range)
+    if real is None:
+        top = ra + rb
+        q = torch.round(v.to(torch.float64) / (top.to(torch.float64).clamp_min(_TINY) / _INT32_MAX))
+        return [q.to(torch.int32), -top, top.clone()]
+    dtype = lhs.dtype if lhs.dtype == rhs.dtype else torch.int8
+    return _quantize(v, real.to(v.device), dtype)
+
+
+# ---- batch norm -----------------------------------------------------------------------------------
+def _np_qbn(data, gamma, beta, mean, var, lo, hi, eps=1e-3, fix_gamma=True, min_calib_range=None,  # type: ignore[no-untyped-def]
+            max_calib_range=None, **_):
+    v = data.astype(np.float32) * _np_unit(data, lo, hi)
+    g = np.ones_like(gamma) if fix_gamma else gamma
+    sh = (1, -1) + (1,) * (data.ndim - 2)
+    y = (v - mean.reshape(sh)) / np.sqrt(var.reshape(sh) + np.float32(eps)) * g.reshape(sh) + beta.reshape(sh)
+    real = np.float32(max(abs(min_calib_range), abs(max_calib_range))) if min_calib_range is not None \
+        else np.float32(max(abs(y.min()), abs(y.max())))
+    return _np_quantize(y.astype(np.float32), real, np.int8)
+
+
+def _qbn_samples() -> list:
+    x = _int_sample((2, 3, 4, 4))
+    g, b = _R.uniform(0.5, 1.5, 3).astype(np.float32), _R.randn(3).astype(np.float32)
+    m, v = _R.randn(3).astype(np.float32), _R.uniform(0.5, 2, 3).astype(np.float32)
+    return [Sample((x, g, b, m, v) + _ranges(2.0), {"fix_gamma": False, "min_calib_range": -3.0,
+                                                    "max_calib_range": 3.0}, ref=_np_qbn, grad=False, rtol=0, atol=1),
+            Sample((x, g, b, m, v) + _ranges(2.0), {}, ref=_np_qbn, grad=False, rtol=0, atol=1)]
+
+
+@register("_contrib_quantized_batch_norm", num_outputs=3, output_names=_OUT3, aux=("moving_mean", "moving_var"),
+          differentiable=False, samples=_qbn_samples)
+def _contrib_quantized_batch_norm(data: Tensor, gamma: Tensor, beta: Tensor, moving_mean: Tensor,
+                                  moving_var: Tensor, min_data: Tensor, max_data: Tensor, *, eps: float = 1e-3,
+                                  momentum: float = 0.9, fix_gamma: bool = True, use_global_stats: bool = False,
+                                  output_mean_var: bool = False, axis: int = 1, cudnn_off: bool = False,
+                                  min_calib_range: OptFloat = None, max_calib_range: OptFloat = None) -> list:
+    """Inference BatchNorm (moving statistics) of int8/uint8 data into int8 over the calibrated
+    range (else the range of the result); outputs (quantized, min, max)."""
+    if data.dtype not in (torch.int8, torch.uint8):
+        raise MXNetError(f"quantized_batch_norm: data must be int8 or uint8, got {data.dtype}")
+    v = data.to(torch.float32) * _unit(data, min_data, max_data)
+    y = _batch_norm(v, gamma, beta, moving_mean, moving_var, eps=eps, fix_gamma=fix_gamma, axis=axis,
+                    use_global_stats=True)
+    real = _calibrated(min_calib_range, max_calib_range)
+    if real is None:
+        real = real_range(y.min(), y.max())
+    return _quantize(y, real.to(y.device), torch.int8)
