@@ -5,7 +5,8 @@ contrib operator namespaces (the same modules as ``mx.nd.contrib`` and ``mx.sym.
 MXNet, where contrib operators are registered into both). ``mx.contrib.amp`` is MXNet's automatic
 mixed precision API (``amp.init``, loss scaling, graph conversion). ``autograd`` (MXNet's first
 autograd API), ``io`` (DataLoaderIter), ``tensorboard`` (LogMetricsCallback) and ``text``
-(vocabularies, embeddings) are imported as in MXNet; ``svrg_optimization`` on request.
+(vocabularies, embeddings) are imported as in MXNet, and ``onnx`` (ONNX import: ``import_model``,
+``import_to_gluon``, ``get_model_metadata``); ``svrg_optimization`` on request.
 """
 from __future__ import annotations
 
@@ -14,6 +15,6 @@ from ..ndarray import contrib as nd
 from ..symbol import contrib as symbol
 from ..symbol import contrib as sym
 from . import amp
-from . import autograd, io, tensorboard, text
+from . import autograd, io, onnx, tensorboard, text
 
-__all__ = ["ndarray", "nd", "symbol", "sym", "amp", "autograd", "io", "tensorboard", "text"]
+__all__ = ["ndarray", "nd", "symbol", "sym", "amp", "autograd", "io", "onnx", "tensorboard", "text"]

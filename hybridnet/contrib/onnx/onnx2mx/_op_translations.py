@@ -1,0 +1,1052 @@
+"""ONNX operators -> hybridnet registry operators (MXNet 1.9.1's ``_op_translations``).
+
+``CONVERT_MAP[op_type](g, node)`` returns one value per ONNX output: a Symbol, or a NumPy array
+when the result is a constant folded at import (shape arithmetic on static shapes, constants).
+``g`` is the ``GraphProto`` doing the import (tensor lookup, static shapes, parameters).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from ....symbol.symbol import Symbol
+from .import_onnx import MAX_TENSOR_ELEMENTS, np_dtype
+
+__all__ = ["CONVERT_MAP"]
+
+CONVERT_MAP: dict = {}
+_INT64_MAX = 2 ** 63 - 1
+
+
+def _reg(*names: str) -> Callable[[Callable], Callable]:
+    def deco(fn: Callable) -> Callable:
+        for n in names:
+            CONVERT_MAP[n] = fn
+        return fn
+    return deco
+
+
+def _checked_size(node: Any, shape: Sequence[int]) -> tuple:
+    shape = tuple(int(d) for d in shape)
+    if any(d < 0 for d in shape) or int(np.prod(shape, dtype=object)) > MAX_TENSOR_ELEMENTS:
+        raise node.error(f"would make a tensor of shape {shape}; the model is corrupt or hostile")
+    return shape
+
+
+def _need_const(g: Any, node: Any, i: int, what: str) -> np.ndarray:
+    t = node.input(i)
+    c = g.const(t) if t else None
+    if c is None:
+        raise node.error(f"input {i} ({what}) must be a constant (an initializer or computed from "
+                         f"static shapes); hybridnet imports only static {what}")
+    return c
+
+
+def _opt_const(g: Any, node: Any, i: int, what: str) -> Optional[np.ndarray]:
+    return _need_const(g, node, i, what) if node.input(i) else None
+
+
+def _ax(a: int, rank: int, node: Any) -> int:
+    if not -rank <= a < max(rank, 1):
+        raise node.error(f"axis {a} is out of range for rank {rank}")
+    return a + rank if a < 0 else a
+
+
+def _all_const(g: Any, node: Any) -> bool:
+    return all(g.is_const(t) for t in node.inputs if t)
+
+
+# ---- elementwise ----------------------------------------------------------------------------
+_UNARY = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Exp": "exp", "Log": "log",
+          "Sqrt": "sqrt", "Abs": "abs", "Neg": "negative", "Floor": "floor", "Ceil": "ceil",
+          "Sign": "sign", "Reciprocal": "reciprocal", "Sin": "sin", "Cos": "cos", "Tan": "tan",
+          "Asin": "arcsin", "Acos": "arccos", "Atan": "arctan", "Sinh": "sinh", "Cosh": "cosh",
+          "Asinh": "arcsinh", "Acosh": "arccosh", "Atanh": "arctanh", "Erf": "erf", "Round": "rint",
+          "Softsign": "softsign", "Not": "_npi_logical_not", "IsNaN": "_npi_isnan"}
+_NP_UNARY = {"Neg": np.negative, "Floor": np.floor, "Ceil": np.ceil, "Abs": np.abs, "Sqrt": np.sqrt,
+             "Not": np.logical_not, "Sign": np.sign, "Round": np.rint, "Exp": np.exp, "Log": np.log,
+             "Reciprocal": np.reciprocal}
+
+
+@_reg(*_UNARY)
+def _unary(g: Any, node: Any) -> list:
+    x = node.input(0)
+    fn = _NP_UNARY.get(node.op_type)
+    if fn is not None and g.is_const(x):
+        return [np.asarray(fn(g.const(x))).astype(g.const(x).dtype if node.op_type != "Not" else bool)]
+    return [g.op(_UNARY[node.op_type], [g.sym(x, node)], node.name)]
+
+
+@_reg("Identity", "Dropout")
+def _identity(g: Any, node: Any) -> list:
+    if node.op_type == "Dropout" and len([o for o in node.outputs if o]) > 1:
+        raise node.error("the mask output of Dropout is not supported (inference import)")
+    x = node.input(0)
+    if g.is_const(x):
+        return [g.const(x)]
+    return [g.sym(x, node)]
+
+
+@_reg("Softplus")
+def _softplus(g: Any, node: Any) -> list:
+    return [g.op("Activation", [g.sym(node.input(0), node)], node.name, act_type="softrelu")]
+
+
+@_reg("Elu", "Selu", "LeakyRelu", "Gelu", "Celu")
+def _leaky(g: Any, node: Any) -> list:
+    x = g.sym(node.input(0), node)
+    a = node.attrs
+    if node.op_type == "LeakyRelu":
+        return [g.op("LeakyReLU", [x], node.name, act_type="leaky", slope=a.float("alpha", 0.01))]
+    if node.op_type == "Elu":
+        return [g.op("LeakyReLU", [x], node.name, act_type="elu", slope=a.float("alpha", 1.0))]
+    if node.op_type == "Selu":
+        alpha, gamma = a.float("alpha", 1.67326319217681884765625), a.float("gamma", 1.05070102214813232421875)
+        if abs(alpha - 1.6732632) > 1e-6 or abs(gamma - 1.0507010) > 1e-6:
+            pos = g.op("relu", [x], node.name + "_pos")
+            neg = g.op("_mul_scalar", [g.op("expm1", [g.op("_minimum_scalar", [x], node.name + "_min", scalar=0.0)],
+                                              node.name + "_expm1")], node.name + "_neg", scalar=alpha)
+            return [g.op("_mul_scalar", [g.op("elemwise_add", [pos, neg], node.name + "_sum")], node.name,
+                         scalar=gamma)]
+        return [g.op("LeakyReLU", [x], node.name, act_type="selu")]
+    if node.op_type == "Celu":
+        alpha = a.float("alpha", 1.0)
+        pos = g.op("relu", [x], node.name + "_pos")
+        neg = g.op("_mul_scalar", [g.op("expm1", [g.op("_div_scalar", [g.op("_minimum_scalar", [x], node.name + "_min",
+                                                                         scalar=0.0)], node.name + "_div", scalar=alpha)],
+                                          node.name + "_expm1")], node.name + "_neg", scalar=alpha)
+        return [g.op("elemwise_add", [pos, neg], node.name)]
+    approx = a.str("approximate", "none")
+    if approx == "none":
+        return [g.op("LeakyReLU", [x], node.name, act_type="gelu")]
+    if approx != "tanh":
+        raise node.error(f"Gelu approximate={approx!r} is not 'none' or 'tanh'")
+    # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    cube = g.op("_mul_scalar", [g.op("_power_scalar", [x], node.name + "_cube", scalar=3.0)], node.name + "_c3",
+                scalar=0.044715)
+    inner = g.op("_mul_scalar", [g.op("elemwise_add", [x, cube], node.name + "_in")], node.name + "_sc",
+                 scalar=math.sqrt(2.0 / math.pi))
+    t = g.op("_plus_scalar", [g.op("tanh", [inner], node.name + "_tanh")], node.name + "_p1", scalar=1.0)
+    return [g.op("_mul_scalar", [g.op("elemwise_mul", [x, t], node.name + "_xt")], node.name, scalar=0.5)]
+
+
+@_reg("PRelu")
+def _prelu(g: Any, node: Any) -> list:
+    x = g.sym(node.input(0), node)
+    slope = g.sym(node.input(1), node)
+    pos = g.op("relu", [x], node.name + "_pos")
+    neg = g.op("_minimum_scalar", [x], node.name + "_negpart", scalar=0.0)
+    return [g.op("broadcast_add", [pos, g.op("broadcast_mul", [neg, slope], node.name + "_scaled")], node.name)]
+
+
+@_reg("HardSigmoid")
+def _hard_sigmoid(g: Any, node: Any) -> list:
+    return [g.op("hard_sigmoid", [g.sym(node.input(0), node)], node.name,
+                 alpha=node.attrs.float("alpha", 0.2), beta=node.attrs.float("beta", 0.5))]
+
+
+@_reg("HardSwish")
+def _hard_swish(g: Any, node: Any) -> list:
+    x = g.sym(node.input(0), node)
+    hs = g.op("hard_sigmoid", [x], node.name + "_hs", alpha=1.0 / 6, beta=0.5)
+    return [g.op("elemwise_mul", [x, hs], node.name)]
+
+
+@_reg("Clip")
+def _clip(g: Any, node: Any) -> list:
+    big = float(np.finfo(np.float32).max)
+    if g.opset_version < 11:
+        lo, hi = node.attrs.float("min", -big), node.attrs.float("max", big)
+    else:
+        cmin, cmax = _opt_const(g, node, 1, "min"), _opt_const(g, node, 2, "max")
+        lo = float(cmin.reshape(-1)[0]) if cmin is not None else -big
+        hi = float(cmax.reshape(-1)[0]) if cmax is not None else big
+    x = node.input(0)
+    if g.is_const(x):
+        return [np.clip(g.const(x), lo, hi).astype(g.const(x).dtype)]
+    return [g.op("clip", [g.sym(x, node)], node.name, a_min=lo, a_max=hi)]
+
+
+_BINARY = {"Add": ("broadcast_add", np.add), "Sub": ("broadcast_sub", np.subtract),
+           "Mul": ("broadcast_mul", np.multiply), "Div": ("broadcast_div", None),
+           "Pow": ("broadcast_power", np.power), "Equal": ("_npi_equal", np.equal),
+           "Greater": ("_npi_greater", np.greater), "Less": ("_npi_less", np.less),
+           "GreaterOrEqual": ("_npi_greater_equal", np.greater_equal),
+           "LessOrEqual": ("_npi_less_equal", np.less_equal),
+           "And": ("broadcast_logical_and", np.logical_and), "Or": ("broadcast_logical_or", np.logical_or),
+           "Xor": ("broadcast_logical_xor", np.logical_xor), "Mod": ("broadcast_mod", None),
+           "Max": ("broadcast_maximum", np.maximum), "Min": ("broadcast_minimum", np.minimum),
+           "Sum": ("broadcast_add", np.add), "Mean": ("broadcast_add", np.add)}
+# scalar forms: (x op c, c op x)
+_SCALAR = {"Add": ("_plus_scalar", "_plus_scalar"), "Sub": ("_minus_scalar", "_rminus_scalar"),
+           "Mul": ("_mul_scalar", "_mul_scalar"), "Div": ("_div_scalar", "_rdiv_scalar"),
+           "Pow": ("_power_scalar", "_rpower_scalar"), "Max": ("_maximum_scalar", "_maximum_scalar"),
+           "Min": ("_minimum_scalar", "_minimum_scalar")}
+_LOGICAL = ("And", "Or", "Xor")
+
+
+def _np_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if np.issubdtype(a.dtype, np.integer):
+        return np.trunc(a / b).astype(a.dtype)   # ONNX integer Div truncates
+    return np.divide(a, b).astype(a.dtype)
+
+
+@_reg(*_BINARY)
+def _binary(g: Any, node: Any) -> list:
+    ins = [t for t in node.inputs if t]
+    if not ins:
+        raise node.error("has no inputs")
+    opname, fn = _BINARY[node.op_type]
+    if node.op_type == "Mod":
+        fmod = node.attrs.int("fmod", 0)
+        fn = np.fmod if fmod else np.mod
+    if node.op_type == "Div":
+        fn = _np_div
+    if _all_const(g, node) and fn is not None:
+        vals = [g.const(t) for t in ins]
+        out = vals[0]
+        for v in vals[1:]:
+            out = np.asarray(fn(out, v))
+        if node.op_type == "Mean":
+            out = out / len(vals)
+        dt = bool if node.op_type in ("Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual") + _LOGICAL \
+            else vals[0].dtype
+        return [np.asarray(out).astype(dt)]
+    if node.op_type == "Mod" and node.attrs.int("fmod", 0):
+        raise node.error("Mod with fmod=1 (C fmod) is not supported on graph tensors")
+    if len(ins) == 1:
+        return [g.sym(ins[0], node)]
+    acc = _binary_pair(g, node, opname, ins[0], ins[1], node.name if len(ins) == 2 and node.op_type != "Mean"
+                       else node.name + "_0")
+    for k, t in enumerate(ins[2:], 1):
+        acc_name = node.name if k == len(ins) - 2 and node.op_type != "Mean" else f"{node.name}_{k}"
+        acc = g.op(opname, [acc, g.sym(t, node)], acc_name)
+    if node.op_type == "Mean":
+        acc = g.op("_div_scalar", [acc], node.name, scalar=float(len(ins)))
+    if node.op_type in _LOGICAL:
+        acc = g.op("Cast", [acc], node.name + "_bool", dtype="bool")
+    return [acc]
+
+
+def _binary_pair(g: Any, node: Any, opname: str, a: str, b: str, name: str) -> Symbol:
+    pair = _SCALAR.get(node.op_type)
+    if pair is not None:
+        for const_t, other, k in ((b, a, 0), (a, b, 1)):
+            c = g.const(const_t)
+            if c is None or g.is_const(other) or c.size != 1:
+                continue
+            oshape = g.maybe_shape(other)
+            if c.ndim > (len(oshape) if oshape is not None else 0):
+                continue
+            odt = g.dtype(other)
+            if np.issubdtype(odt, np.integer) and node.op_type in ("Div", "Pow"):
+                continue
+            scalar = c.reshape(()).item()
+            return g.op(pair[k], [g.sym(other, node)], name, scalar=float(scalar))
+    return g.op(opname, [g.sym(a, node), g.sym(b, node)], name)
+
+
+@_reg("Where")
+def _where(g: Any, node: Any) -> list:
+    if _all_const(g, node):
+        c, x, y = (g.const(t) for t in node.inputs[:3])
+        return [np.where(c, x, y)]
+    cond = g.sym(node.input(0), node)
+    if g.dtype(node.input(0)) != np.bool_:
+        cond = g.op("Cast", [cond], node.name + "_cond", dtype="bool")
+    return [g.op("_npi_where", [cond, g.sym(node.input(1), node), g.sym(node.input(2), node)], node.name)]
+
+
+# ---- linear algebra ---------------------------------------------------------------------------
+@_reg("MatMul")
+def _matmul(g: Any, node: Any) -> list:
+    a, b = node.input(0), node.input(1)
+    if g.is_const(a) and g.is_const(b):
+        return [np.matmul(g.const(a), g.const(b))]
+    return [g.op("_npi_matmul", [g.sym(a, node), g.sym(b, node)], node.name)]
+
+
+@_reg("Gemm")
+def _gemm(g: Any, node: Any) -> list:
+    at = node.attrs
+    alpha, beta = at.float("alpha", 1.0), at.float("beta", 1.0)
+    ta, tb = at.int("transA", 0), at.int("transB", 0)
+    a, b, c = node.input(0), node.input(1), node.input(2)
+    cb = g.const(b)
+    cc = g.const(c) if c else None
+    if not ta and cb is not None and cb.ndim == 2 and (not c or cc is not None):
+        n = cb.shape[0] if tb else cb.shape[1]
+        bias = None
+        if cc is not None:
+            if cc.size == 1:
+                bias = np.full((n,), cc.reshape(-1)[0] * beta, dtype=cc.dtype)
+            elif cc.shape in ((n,), (1, n)):
+                bias = cc.reshape(n) * beta if beta != 1.0 else cc.reshape(n)
+        if cc is None or bias is not None:
+            if tb and alpha == 1.0:
+                w = g.sym(b, node)
+            else:
+                wv = cb if tb else cb.T
+                w = g.param(wv * alpha if alpha != 1.0 else wv, b + ("_T" if not tb else "_scaled"))
+            ins = [g.sym(a, node), w]
+            if bias is not None and cc is not None:
+                ins.append(g.sym(c, node) if cc.shape == (n,) and beta == 1.0
+                           else g.param(bias.astype(cc.dtype), c + "_bias"))
+            return [g.op("FullyConnected", ins, node.name, num_hidden=int(n), no_bias=bias is None,
+                         flatten=True)]
+    y = g.op("dot", [g.sym(a, node), g.sym(b, node)], node.name + "_dot", transpose_a=bool(ta),
+             transpose_b=bool(tb))
+    if alpha != 1.0:
+        y = g.op("_mul_scalar", [y], node.name + "_alpha", scalar=alpha)
+    if c:
+        cs = g.sym(c, node)
+        if beta != 1.0:
+            cs = g.op("_mul_scalar", [cs], node.name + "_beta", scalar=beta)
+        y = g.op("broadcast_add", [y, cs], node.name)
+    return [y]
+
+
+@_reg("Einsum")
+def _einsum(g: Any, node: Any) -> list:
+    eq = node.attrs.str("equation")
+    if not eq:
+        raise node.error("Einsum without an equation")
+    return [g.op("_npi_einsum", [g.sym(t, node) for t in node.inputs], node.name,
+                 subscripts=eq.replace(" ", ""))]
+
+
+# ---- convolution, pooling, normalization --------------------------------------------------------
+def _conv_pads(g: Any, node: Any, x: str, kernel: tuple, stride: tuple, dilate: tuple) -> tuple:
+    """(symmetric pads, extra (begin, end) pads or None) from pads/auto_pad."""
+    nd = len(kernel)
+    auto = node.attrs.str("auto_pad", "NOTSET")
+    if auto in ("SAME_UPPER", "SAME_LOWER"):
+        shape = g.shape(x, node)[2:]
+        begin, end = [], []
+        for i in range(nd):
+            out = -(-shape[i] // stride[i])
+            total = max(0, (out - 1) * stride[i] + (kernel[i] - 1) * dilate[i] + 1 - shape[i])
+            small, large = total // 2, total - total // 2
+            begin.append(small if auto == "SAME_UPPER" else large)
+            end.append(large if auto == "SAME_UPPER" else small)
+    elif auto == "VALID":
+        begin, end = [0] * nd, [0] * nd
+    elif auto == "NOTSET":
+        pads = node.attrs.ints("pads", (0,) * (2 * nd))
+        if len(pads) != 2 * nd:
+            raise node.error(f"pads {pads} do not match a {nd}-D kernel")
+        begin, end = list(pads[:nd]), list(pads[nd:])
+    else:
+        raise node.error(f"auto_pad {auto!r} is not NOTSET, VALID, SAME_UPPER or SAME_LOWER")
+    if any(p < 0 for p in begin + end):
+        raise node.error("negative pads are not supported")
+    if begin == end:
+        return tuple(begin), None
+    sym = tuple(min(b, e) for b, e in zip(begin, end))
+    extra = [(b - s, e - s) for b, e, s in zip(begin, end, sym)]
+    return sym, extra
+
+
+def _pad_extra(g: Any, node: Any, x: Symbol, extra: list, value: float = 0.0) -> Symbol:
+    width = ((0, 0), (0, 0)) + tuple(tuple(p) for p in extra)
+    return g.op("_npi_pad", [x], node.name + "_pad", pad_width=width, mode="constant", constant_value=value)
+
+
+@_reg("Conv")
+def _conv(g: Any, node: Any) -> list:
+    w = node.input(1)
+    wshape = g.shape(w, node)
+    nd = len(wshape) - 2
+    if nd < 1 or nd > 3:
+        raise node.error(f"{nd}-D convolution is not supported (1-D to 3-D are)")
+    kernel = node.attrs.ints("kernel_shape", tuple(wshape[2:]))
+    stride = node.attrs.ints("strides", (1,) * nd)
+    dilate = node.attrs.ints("dilations", (1,) * nd)
+    group = node.attrs.int("group", 1)
+    pad, extra = _conv_pads(g, node, node.input(0), kernel, stride, dilate)
+    x = g.sym(node.input(0), node)
+    if extra is not None:
+        x = _pad_extra(g, node, x, extra)
+    ins = [x, g.sym(w, node)]
+    if node.input(2):
+        ins.append(g.sym(node.input(2), node))
+    return [g.op("Convolution", ins, node.name, kernel=tuple(kernel), stride=tuple(stride),
+                 dilate=tuple(dilate), pad=tuple(pad), num_filter=int(wshape[0]), num_group=group,
+                 no_bias=len(ins) == 2)]
+
+
+@_reg("ConvTranspose")
+def _deconv(g: Any, node: Any) -> list:
+    w = node.input(1)
+    wshape = g.shape(w, node)
+    nd = len(wshape) - 2
+    at = node.attrs
+    kernel = at.ints("kernel_shape", tuple(wshape[2:]))
+    stride = at.ints("strides", (1,) * nd)
+    dilate = at.ints("dilations", (1,) * nd)
+    group = at.int("group", 1)
+    adj = list(at.ints("output_padding", (0,) * nd))
+    if at.has("output_shape") or at.str("auto_pad", "NOTSET") != "NOTSET":
+        shape = g.shape(node.input(0), node)[2:]
+        out = at.ints("output_shape", None) or tuple(s * st for s, st in zip(shape, stride))
+        out = out[-nd:]
+        total = [st * (s - 1) + a + ((k - 1) * d + 1) - o
+                 for s, st, a, k, d, o in zip(shape, stride, adj, kernel, dilate, out)]
+        if at.str("auto_pad", "NOTSET") == "SAME_LOWER":
+            begin = [t - t // 2 for t in total]
+        else:
+            begin = [t // 2 for t in total]
+        end = [t - b for t, b in zip(total, begin)]
+    else:
+        pads = at.ints("pads", (0,) * (2 * nd))
+        begin, end = list(pads[:nd]), list(pads[nd:])
+    if any(p < 0 for p in begin + end):
+        raise node.error("negative pads are not supported")
+    pad = [min(b, e) for b, e in zip(begin, end)]
+    ins = [g.sym(node.input(0), node), g.sym(w, node)]
+    if node.input(2):
+        ins.append(g.sym(node.input(2), node))
+    y = g.op("Deconvolution", ins, node.name if begin == end else node.name + "_full",
+             kernel=tuple(kernel), stride=tuple(stride), dilate=tuple(dilate), pad=tuple(pad),
+             adj=tuple(adj), num_filter=int(wshape[1]) * group, num_group=group, no_bias=len(ins) == 2)
+    if begin != end:  # crop what the symmetric pad left on one side
+        for i, (b, e, p) in enumerate(zip(begin, end, pad)):
+            if b > p or e > p:
+                size = g.shape(node.input(0), node)
+                del size
+                y = g.op("slice_axis", [y], f"{node.name}_crop{i}", axis=i + 2, begin=b - p,
+                         end=(-(e - p)) if e > p else None)
+    return [y]
+
+
+@_reg("MaxPool", "AveragePool", "LpPool")
+def _pool(g: Any, node: Any) -> list:
+    if len([o for o in node.outputs if o]) > 1:
+        raise node.error("the Indices output of MaxPool is not supported")
+    at = node.attrs
+    kernel = at.ints("kernel_shape")
+    if not kernel:
+        raise node.error("kernel_shape is required")
+    nd = len(kernel)
+    stride = at.ints("strides", (1,) * nd)
+    dilate = at.ints("dilations", (1,) * nd)
+    if any(d != 1 for d in dilate):
+        raise node.error(f"dilations {dilate} are not supported for pooling")
+    pad, extra = _conv_pads(g, node, node.input(0), kernel, stride, dilate)
+    x = g.sym(node.input(0), node)
+    kind = {"MaxPool": "max", "AveragePool": "avg", "LpPool": "lp"}[node.op_type]
+    count_include_pad = bool(at.int("count_include_pad", 0))
+    if extra is not None:
+        if kind == "avg" and not count_include_pad:
+            raise node.error("asymmetric pads with count_include_pad=0 are not supported")
+        x = _pad_extra(g, node, x, extra, float("-inf") if kind == "max" else 0.0)
+    attrs: dict = dict(kernel=tuple(kernel), stride=tuple(stride), pad=tuple(pad), pool_type=kind,
+                       pooling_convention="full" if at.int("ceil_mode", 0) else "valid")
+    if kind == "avg":
+        attrs["count_include_pad"] = count_include_pad
+    if kind == "lp":
+        attrs["p_value"] = at.int("p", 2)
+    return [g.op("Pooling", [x], node.name, **attrs)]
+
+
+@_reg("GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool")
+def _global_pool(g: Any, node: Any) -> list:
+    rank = g.rank(node.input(0), node)
+    kind = {"GlobalAveragePool": "avg", "GlobalMaxPool": "max", "GlobalLpPool": "lp"}[node.op_type]
+    attrs: dict = dict(kernel=(1,) * (rank - 2), global_pool=True, pool_type=kind)
+    if kind == "lp":
+        attrs["p_value"] = node.attrs.int("p", 2)
+    return [g.op("Pooling", [g.sym(node.input(0), node)], node.name, **attrs)]
+
+
+@_reg("BatchNormalization")
+def _batchnorm(g: Any, node: Any) -> list:
+    if len([o for o in node.outputs if o]) > 1:
+        raise node.error("training outputs (running mean/var) are not supported")
+    ins = [g.sym(node.input(i), node) for i in range(5)]
+    return [g.op("BatchNorm", ins, node.name, eps=node.attrs.float("epsilon", 1e-5),
+                 momentum=node.attrs.float("momentum", 0.9), fix_gamma=False)]
+
+
+@_reg("InstanceNormalization")
+def _instancenorm(g: Any, node: Any) -> list:
+    ins = [g.sym(node.input(i), node) for i in range(3)]
+    return [g.op("InstanceNorm", ins, node.name, eps=node.attrs.float("epsilon", 1e-5))]
+
+
+@_reg("LayerNormalization")
+def _layernorm(g: Any, node: Any) -> list:
+    if len([o for o in node.outputs if o]) > 1:
+        raise node.error("the Mean/InvStdDev outputs are not supported")
+    x = node.input(0)
+    shape = g.shape(x, node)
+    axis = _ax(node.attrs.int("axis", -1), len(shape), node)
+    eps = node.attrs.float("epsilon", 1e-5)
+    scale = node.input(1)
+    norm_shape = shape[axis:]
+    n = int(np.prod(norm_shape))
+    gs = g.const(scale)
+    bias = node.input(2)
+    bc = g.const(bias) if bias else np.zeros(norm_shape, dtype=g.dtype(x))
+    if gs is None or bc is None or gs.size != n or bc.size != n:
+        raise node.error("Scale and B must be constants of the normalized shape")
+    gamma = g.sym(scale, node) if gs.shape == (n,) else g.param(gs.reshape(n), scale)
+    beta = g.sym(bias, node) if bias and bc.shape == (n,) else g.param(bc.reshape(n), (bias or node.name) + "_beta")
+    xs = g.sym(x, node)
+    if axis != len(shape) - 1:
+        xs = g.op("Reshape", [xs], node.name + "_flat", shape=tuple(shape[:axis]) + (n,))
+    y = g.op("LayerNorm", [xs, gamma, beta], node.name if axis == len(shape) - 1 else node.name + "_ln",
+             axis=-1, eps=eps)
+    if axis != len(shape) - 1:
+        y = g.op("Reshape", [y], node.name, shape=tuple(shape))
+    return [y]
+
+
+@_reg("LRN")
+def _lrn(g: Any, node: Any) -> list:
+    at = node.attrs
+    return [g.op("LRN", [g.sym(node.input(0), node)], node.name, alpha=at.float("alpha", 1e-4),
+                 beta=at.float("beta", 0.75), knorm=at.float("bias", 1.0), nsize=at.int("size"))]
+
+
+@_reg("Softmax", "LogSoftmax")
+def _softmax(g: Any, node: Any) -> list:
+    opname = "softmax" if node.op_type == "Softmax" else "log_softmax"
+    x = node.input(0)
+    if g.opset_version >= 13:
+        return [g.op(opname, [g.sym(x, node)], node.name, axis=node.attrs.int("axis", -1))]
+    rank = g.rank(x, node)
+    axis = _ax(node.attrs.int("axis", 1), rank, node)
+    if axis == rank - 1:
+        return [g.op(opname, [g.sym(x, node)], node.name, axis=-1)]
+    shape = g.shape(x, node)  # before opset 13: softmax over the dims from axis on, flattened
+    flat = g.op("Reshape", [g.sym(x, node)], node.name + "_flat",
+                shape=(int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))))
+    y = g.op(opname, [flat], node.name + "_2d", axis=-1)
+    return [g.op("Reshape", [y], node.name, shape=tuple(shape))]
+
+
+# ---- reductions ----------------------------------------------------------------------------
+_REDUCE = {"ReduceMean": "mean", "ReduceSum": "sum", "ReduceMax": "max", "ReduceMin": "min",
+           "ReduceProd": "prod", "ReduceL2": "norm", "ReduceL1": "norm", "ReduceSumSquare": "sum",
+           "ReduceLogSumExp": "sum", "ReduceLogSum": "sum"}
+_NP_REDUCE = {"ReduceMean": np.mean, "ReduceSum": np.sum, "ReduceMax": np.max, "ReduceMin": np.min,
+              "ReduceProd": np.prod}
+
+
+@_reg(*_REDUCE)
+def _reduce(g: Any, node: Any) -> list:
+    at = node.attrs
+    keep = bool(at.int("keepdims", 1))
+    axes_from_input = node.op_type == "ReduceSum" and g.opset_version >= 13 or g.opset_version >= 18
+    if axes_from_input:
+        c = _opt_const(g, node, 1, "axes")
+        axes = tuple(int(a) for a in c.reshape(-1)) if c is not None else None
+    else:
+        axes = at.ints("axes", None)
+    if not axes:
+        if at.int("noop_with_empty_axes", 0):
+            return _identity(g, node)
+        axes = None
+    x = node.input(0)
+    if g.is_const(x) and node.op_type in _NP_REDUCE:
+        return [np.asarray(_NP_REDUCE[node.op_type](g.const(x), axis=axes, keepdims=keep)).astype(g.const(x).dtype)]
+    xs = g.sym(x, node)
+    kw: dict = {"keepdims": keep}
+    if axes is not None:
+        kw["axis"] = tuple(axes)
+    if node.op_type in ("ReduceL2", "ReduceL1"):
+        return [g.op("norm", [xs], node.name, ord=2 if node.op_type == "ReduceL2" else 1, **kw)]
+    if node.op_type == "ReduceSumSquare":
+        return [g.op("sum", [g.op("square", [xs], node.name + "_sq")], node.name, **kw)]
+    if node.op_type == "ReduceLogSum":
+        return [g.op("log", [g.op("sum", [xs], node.name + "_sum", **kw)], node.name)]
+    if node.op_type == "ReduceLogSumExp":
+        m = g.op("max", [xs], node.name + "_max", axis=kw.get("axis"), keepdims=True) if axes is not None \
+            else g.op("max", [xs], node.name + "_max", keepdims=True)
+        e = g.op("exp", [g.op("broadcast_sub", [xs, m], node.name + "_shift")], node.name + "_exp")
+        s = g.op("log", [g.op("sum", [e], node.name + "_sum", keepdims=True, **({"axis": kw["axis"]} if axes else {}))],
+                 node.name + "_log")
+        y = g.op("elemwise_add", [s, m], node.name + ("_k" if not keep else ""))
+        if not keep:
+            y = g.op("squeeze", [y], node.name, axis=kw.get("axis"))
+        return [y]
+    return [g.op(_REDUCE[node.op_type], [xs], node.name, **kw)]
+
+
+@_reg("ArgMax", "ArgMin")
+def _argmax(g: Any, node: Any) -> list:
+    if node.attrs.int("select_last_index", 0):
+        raise node.error("select_last_index=1 is not supported")
+    y = g.op(node.op_type.lower(), [g.sym(node.input(0), node)], node.name + "_f",
+             axis=node.attrs.int("axis", 0), keepdims=bool(node.attrs.int("keepdims", 1)))
+    return [g.op("Cast", [y], node.name, dtype="int64")]
+
+
+@_reg("TopK")
+def _topk(g: Any, node: Any) -> list:
+    if g.opset_version >= 10:
+        k = int(_need_const(g, node, 1, "k").reshape(-1)[0])
+    else:
+        k = node.attrs.int("k")
+    if not node.attrs.int("sorted", 1):
+        pass  # sorted output is a valid unsorted output
+    y = g.op("topk", [g.sym(node.input(0), node)], node.name, k=k, axis=node.attrs.int("axis", -1),
+             ret_typ="both", is_ascend=not node.attrs.int("largest", 1), dtype="int64")
+    return [y[0], y[1]]
+
+
+@_reg("CumSum")
+def _cumsum(g: Any, node: Any) -> list:
+    if node.attrs.int("exclusive", 0) or node.attrs.int("reverse", 0):
+        raise node.error("exclusive/reverse CumSum is not supported")
+    axis = int(_need_const(g, node, 1, "axis").reshape(-1)[0])
+    return [g.op("_np_cumsum", [g.sym(node.input(0), node)], node.name, axis=axis)]
+
+
+# ---- shape manipulation (folded when the inputs are constants) -------------------------------
+@_reg("Constant")
+def _constant(g: Any, node: Any) -> list:
+    from .import_onnx import tensor_to_array
+    at = node.attrs
+    if at.has("value"):
+        return [tensor_to_array(at.tensor("value"), f"{node.where}: node {node.name!r}", g.base)]
+    for key, dt in (("value_float", np.float32), ("value_int", np.int64)):
+        if at.has(key):
+            return [np.asarray(at.float(key) if dt is np.float32 else at.int(key), dtype=dt)]
+    for key, dt in (("value_floats", np.float32), ("value_ints", np.int64)):
+        if at.has(key):
+            return [np.asarray(at.floats(key) if dt is np.float32 else at.ints(key), dtype=dt)]
+    raise node.error("Constant without a value (sparse_value and strings are not supported)")
+
+
+@_reg("Shape")
+def _shape(g: Any, node: Any) -> list:
+    shape = g.shape(node.input(0), node)
+    start, end = node.attrs.int("start", 0), node.attrs.int("end", None)
+    return [np.asarray(shape[slice(start, end)], dtype=np.int64)]
+
+
+@_reg("Size")
+def _size(g: Any, node: Any) -> list:
+    return [np.asarray(int(np.prod(g.shape(node.input(0), node))), dtype=np.int64)]
+
+
+@_reg("ConstantOfShape")
+def _constant_of_shape(g: Any, node: Any) -> list:
+    shape = _checked_size(node, _need_const(g, node, 0, "shape").reshape(-1))
+    v = node.attrs.tensor("value")
+    if v is not None:
+        from .import_onnx import tensor_to_array
+        val = tensor_to_array(v, f"{node.where}: node {node.name!r}")
+        if val.size != 1:
+            raise node.error("value must hold one element")
+        return [np.full(shape, val.reshape(-1)[0], dtype=val.dtype)]
+    return [np.zeros(shape, dtype=np.float32)]
+
+
+@_reg("Range")
+def _range(g: Any, node: Any) -> list:
+    start, limit, delta = (_need_const(g, node, i, what).reshape(()) for i, what in
+                           enumerate(("start", "limit", "delta")))
+    if delta == 0:
+        raise node.error("delta is 0")
+    n = max(int(math.ceil((float(limit) - float(start)) / float(delta))), 0)
+    _checked_size(node, (n,))
+    return [np.arange(start, limit, delta, dtype=start.dtype)[:n]]
+
+
+@_reg("Cast", "CastLike")
+def _cast(g: Any, node: Any) -> list:
+    if node.op_type == "Cast":
+        dt = np_dtype(node.attrs.int("to", 1), f"{node.where}: node {node.name!r}")
+    else:
+        dt = g.dtype(node.input(1))
+    x = node.input(0)
+    if g.is_const(x):
+        return [g.const(x).astype(dt)]
+    return [g.op("Cast", [g.sym(x, node)], node.name, dtype=dt.name)]
+
+
+@_reg("Reshape")
+def _reshape(g: Any, node: Any) -> list:
+    if g.opset_version < 5:
+        target = node.attrs.ints("shape")
+    else:
+        target = tuple(int(d) for d in _need_const(g, node, 1, "shape").reshape(-1))
+    x = node.input(0)
+    allowzero = node.attrs.int("allowzero", 0)
+    if allowzero and 0 in target:
+        raise node.error("allowzero=1 with a 0 in the shape (empty tensors) is not supported")
+    if any(d < -1 for d in target) or list(target).count(-1) > 1:
+        raise node.error(f"invalid shape {target}")
+    if g.is_const(x):
+        c = g.const(x)
+        full = [c.shape[i] if d == 0 else d for i, d in enumerate(target)]
+        return [c.reshape(full)]
+    return [g.op("Reshape", [g.sym(x, node)], node.name, shape=tuple(target))]
+
+
+@_reg("Flatten")
+def _flatten(g: Any, node: Any) -> list:
+    x = node.input(0)
+    axis = node.attrs.int("axis", 1)
+    if g.is_const(x):
+        c = g.const(x)
+        axis = _ax(axis, c.ndim + 1, node) if axis < 0 else axis
+        return [c.reshape(int(np.prod(c.shape[:axis])), -1)]
+    if axis == 1:
+        return [g.op("Flatten", [g.sym(x, node)], node.name)]
+    shape = g.shape(x, node)
+    axis = axis + len(shape) if axis < 0 else axis
+    return [g.op("Reshape", [g.sym(x, node)], node.name,
+                 shape=(int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))))]
+
+
+@_reg("Transpose")
+def _transpose(g: Any, node: Any) -> list:
+    perm = node.attrs.ints("perm", None)
+    x = node.input(0)
+    if g.is_const(x):
+        return [np.transpose(g.const(x), perm)]
+    if perm is not None and list(perm) == list(range(len(perm))):
+        return [g.sym(x, node)]
+    return [g.op("transpose", [g.sym(x, node)], node.name, axes=tuple(perm) if perm else ())]
+
+
+def _axes_arg(g: Any, node: Any) -> Optional[tuple]:
+    if g.opset_version >= 13:
+        c = _opt_const(g, node, 1, "axes")
+        return tuple(int(a) for a in c.reshape(-1)) if c is not None else None
+    return node.attrs.ints("axes", None)
+
+
+@_reg("Squeeze")
+def _squeeze(g: Any, node: Any) -> list:
+    axes = _axes_arg(g, node)
+    x = node.input(0)
+    if g.is_const(x):
+        return [np.squeeze(g.const(x), axis=axes)]
+    return [g.op("squeeze", [g.sym(x, node)], node.name, axis=tuple(axes) if axes else None)]
+
+
+@_reg("Unsqueeze")
+def _unsqueeze(g: Any, node: Any) -> list:
+    axes = _axes_arg(g, node)
+    if not axes:
+        raise node.error("axes are required")
+    x = node.input(0)
+    if g.is_const(x):
+        return [np.expand_dims(g.const(x), tuple(axes))]
+    out_rank = g.rank(x, node) + len(axes)
+    norm = sorted(_ax(a, out_rank, node) for a in axes)
+    y = g.sym(x, node)
+    for k, a in enumerate(norm):
+        y = g.op("expand_dims", [y], node.name if k == len(norm) - 1 else f"{node.name}_{k}", axis=a)
+    return [y]
+
+
+@_reg("Concat")
+def _concat(g: Any, node: Any) -> list:
+    ins = [t for t in node.inputs if t]
+    axis = node.attrs.int("axis")
+    if axis is None:
+        raise node.error("axis is required")
+    if _all_const(g, node):
+        return [np.concatenate([g.const(t) for t in ins], axis=axis)]
+    if axis < 0:
+        axis += g.rank(ins[0], node)
+    return [g.op("Concat", [g.sym(t, node) for t in ins], node.name, dim=axis)]
+
+
+@_reg("Split")
+def _split(g: Any, node: Any) -> list:
+    x = node.input(0)
+    axis = node.attrs.int("axis", 0)
+    nout = len(node.outputs)
+    if g.opset_version >= 13:
+        c = _opt_const(g, node, 1, "split")
+        split = tuple(int(s) for s in c.reshape(-1)) if c is not None else None
+    else:
+        split = node.attrs.ints("split", None)
+    shape = g.maybe_shape(x)
+    if split is None and node.attrs.int("num_outputs", None) and shape is not None:
+        n = node.attrs.int("num_outputs")
+        size = shape[axis]
+        step = -(-size // n)
+        split = tuple(min(step, size - i * step) for i in range(n))
+    if g.is_const(x):
+        c = g.const(x)
+        if split is None:
+            return list(np.split(c, nout, axis=axis))
+        return list(np.split(c, np.cumsum(split)[:-1], axis=axis))
+    xs = g.sym(x, node)
+    if split is None or len(set(split)) == 1:
+        if nout == 1:
+            return [xs]
+        y = g.op("SliceChannel", [xs], node.name, num_outputs=nout, axis=axis)
+        return [y[i] for i in range(nout)]
+    idx = (0,) + tuple(int(v) for v in np.cumsum(split)[:-1])
+    y = g.op("_split_v2", [xs], node.name, indices=idx, axis=axis)
+    return [y[i] for i in range(nout)]
+
+
+@_reg("Slice")
+def _slice(g: Any, node: Any) -> list:
+    if g.opset_version < 10:
+        starts, ends = node.attrs.ints("starts"), node.attrs.ints("ends")
+        axes = node.attrs.ints("axes", None)
+        steps = None
+    else:
+        starts = tuple(int(v) for v in _need_const(g, node, 1, "starts").reshape(-1))
+        ends = tuple(int(v) for v in _need_const(g, node, 2, "ends").reshape(-1))
+        c = _opt_const(g, node, 3, "axes")
+        axes = tuple(int(v) for v in c.reshape(-1)) if c is not None else None
+        c = _opt_const(g, node, 4, "steps")
+        steps = tuple(int(v) for v in c.reshape(-1)) if c is not None else None
+    x = node.input(0)
+    rank = g.rank(x, node)
+    axes = tuple(range(len(starts))) if axes is None else axes
+    steps = (1,) * len(starts) if steps is None else steps
+    if not len(starts) == len(ends) == len(axes) == len(steps):
+        raise node.error("starts, ends, axes and steps differ in length")
+    if any(s == 0 for s in steps):
+        raise node.error("a step is 0")
+    shape = g.maybe_shape(x)
+    sl = [slice(None)] * rank
+    for s, e, a, st in zip(starts, ends, axes, steps):
+        a = _ax(a, rank, node)
+        big = 2 ** 62
+        s2: Optional[int] = None if (st > 0 and s <= -big) or (st < 0 and s >= big) else s
+        e2: Optional[int] = None if abs(e) >= big else e
+        if shape is not None:   # clamp to the dim so begin/end stay in MXNet's range
+            d = shape[a]
+            s2, e2, _ = slice(s2, e2, st).indices(d)
+            if st < 0 and e2 < 0:
+                e2 = None
+        sl[a] = slice(s2, e2, st)
+    if g.is_const(x):
+        return [np.ascontiguousarray(g.const(x)[tuple(sl)])]
+    return [g.op("slice", [g.sym(x, node)], node.name, begin=tuple(s.start for s in sl),
+                 end=tuple(s.stop for s in sl), step=tuple(s.step for s in sl))]
+
+
+@_reg("Gather")
+def _gather(g: Any, node: Any) -> list:
+    data, idx = node.input(0), node.input(1)
+    axis = node.attrs.int("axis", 0)
+    if g.is_const(data) and g.is_const(idx):
+        return [np.take(g.const(data), g.const(idx), axis=axis)]
+    rank = g.rank(data, node)
+    axis = _ax(axis, rank, node)
+    ci = g.const(idx)
+    if ci is not None and ci.ndim == 0:   # one index: a slice, the axis dropped
+        i = int(ci)
+        xs = g.sym(data, node)
+        y = g.op("slice_axis", [xs], node.name + "_at", axis=axis, begin=i, end=(i + 1) or None)
+        return [g.op("squeeze", [y], node.name, axis=(axis,))]
+    return [g.op("take", [g.sym(data, node), g.sym(idx, node)], node.name, axis=axis, mode="wrap")]
+
+
+@_reg("GatherND")
+def _gather_nd(g: Any, node: Any) -> list:
+    if node.attrs.int("batch_dims", 0):
+        raise node.error("batch_dims other than 0 are not supported")
+    idx = node.input(1)
+    r = g.rank(idx, node)
+    ci = g.const(idx)
+    if ci is not None:
+        ind = g.param(np.moveaxis(ci, -1, 0), idx + "_T")
+    else:
+        ind = g.op("transpose", [g.sym(idx, node)], node.name + "_idx", axes=(r - 1,) + tuple(range(r - 1)))
+    return [g.op("gather_nd", [g.sym(node.input(0), node), ind], node.name)]
+
+
+@_reg("Expand")
+def _expand(g: Any, node: Any) -> list:
+    target = tuple(int(d) for d in _need_const(g, node, 1, "shape").reshape(-1))
+    x = node.input(0)
+    shape = g.shape(x, node)
+    try:
+        out = np.broadcast_shapes(shape, target)
+    except ValueError:
+        raise node.error(f"cannot broadcast {shape} to {target}") from None
+    _checked_size(node, out)
+    if g.is_const(x):
+        return [np.ascontiguousarray(np.broadcast_to(g.const(x), out))]
+    y = g.sym(x, node)
+    if len(shape) < len(out):
+        y = g.op("Reshape", [y], node.name + "_rank", shape=(1,) * (len(out) - len(shape)) + tuple(shape))
+    if tuple(out) == tuple(shape):
+        return [y]
+    return [g.op("broadcast_to", [y], node.name, shape=tuple(out))]
+
+
+@_reg("Tile")
+def _tile(g: Any, node: Any) -> list:
+    reps = tuple(int(r) for r in _need_const(g, node, 1, "repeats").reshape(-1))
+    x = node.input(0)
+    if g.is_const(x):
+        _checked_size(node, tuple(a * b for a, b in zip(g.const(x).shape, reps)))
+        return [np.tile(g.const(x), reps)]
+    return [g.op("tile", [g.sym(x, node)], node.name, reps=reps)]
+
+
+@_reg("Pad")
+def _pad(g: Any, node: Any) -> list:
+    mode = node.attrs.str("mode", "constant")
+    if mode not in ("constant", "reflect", "edge"):
+        raise node.error(f"mode {mode!r} is not constant, reflect or edge")
+    x = node.input(0)
+    rank = g.rank(x, node)
+    if g.opset_version < 11:
+        pads = node.attrs.ints("pads") or node.attrs.ints("paddings")
+        value = node.attrs.float("value", 0.0)
+        axes = None
+    else:
+        pads = tuple(int(p) for p in _need_const(g, node, 1, "pads").reshape(-1))
+        c = _opt_const(g, node, 2, "constant_value")
+        value = float(c.reshape(-1)[0]) if c is not None and c.size else 0.0
+        ca = _opt_const(g, node, 3, "axes")
+        axes = tuple(_ax(int(a), rank, node) for a in ca.reshape(-1)) if ca is not None else None
+    axes = tuple(range(rank)) if axes is None else axes
+    if len(pads) != 2 * len(axes):
+        raise node.error(f"pads {pads} do not match rank {rank}")
+    if any(p < 0 for p in pads):
+        raise node.error("negative pads (cropping) are not supported")
+    width = [[0, 0] for _ in range(rank)]
+    for k, a in enumerate(axes):
+        width[a] = [pads[k], pads[k + len(axes)]]
+    return [g.op("_npi_pad", [g.sym(x, node)], node.name, pad_width=tuple(tuple(w) for w in width),
+                 mode=mode, constant_value=value)]
+
+
+@_reg("DepthToSpace", "SpaceToDepth")
+def _depth_space(g: Any, node: Any) -> list:
+    b = node.attrs.int("blocksize")
+    x = g.sym(node.input(0), node)
+    if node.op_type == "SpaceToDepth":
+        return [g.op("space_to_depth", [x], node.name, block_size=b)]
+    if node.attrs.str("mode", "DCR") == "DCR":
+        return [g.op("depth_to_space", [x], node.name, block_size=b)]
+    n, c, h, w = g.shape(node.input(0), node)
+    y = g.op("Reshape", [x], node.name + "_r", shape=(n, c // (b * b), b, b, h, w))
+    y = g.op("transpose", [y], node.name + "_t", axes=(0, 1, 4, 2, 5, 3))
+    return [g.op("Reshape", [y], node.name, shape=(n, c // (b * b), h * b, w * b))]
+
+
+# ---- recurrent layers --------------------------------------------------------------------------
+_GATES = {"LSTM": (4, [0, 2, 3, 1]),   # ONNX i,o,f,c -> MXNet i,f,c,o
+          "GRU": (3, [1, 0, 2]),       # ONNX z,r,h -> MXNet r,z,n
+          "RNN": (1, [0])}
+
+
+@_reg("LSTM", "GRU", "RNN")
+def _rnn(g: Any, node: Any) -> list:
+    at = node.attrs
+    kind = node.op_type
+    if at.int("layout", 0):
+        raise node.error("layout=1 (batch first) is not supported; export with the default layout")
+    if at.float("clip", None) is not None or at.int("input_forget", 0):
+        raise node.error("clip and input_forget are not supported")
+    direction = at.str("direction", "forward")
+    if direction not in ("forward", "bidirectional"):
+        raise node.error(f"direction {direction!r} is not supported (forward, bidirectional)")
+    dirs = 2 if direction == "bidirectional" else 1
+    acts = at.strs("activations", None)
+    mode = {"LSTM": "lstm", "GRU": "gru"}.get(kind, "rnn_tanh")
+    defaults = {"LSTM": ("Sigmoid", "Tanh", "Tanh"), "GRU": ("Sigmoid", "Tanh"), "RNN": ("Tanh",)}[kind]
+    if acts:
+        if kind == "RNN" and all(a == "Relu" for a in acts):
+            mode = "rnn_relu"
+        elif tuple(acts) != defaults * (len(acts) // len(defaults)):
+            raise node.error(f"activations {acts} are not supported (default {defaults} are)")
+    if kind == "GRU" and not at.int("linear_before_reset", 0):
+        raise node.error("GRU with linear_before_reset=0 is not supported (MXNet's GRU applies the "
+                         "reset gate after the linear map: linear_before_reset=1, as torch exports)")
+    if node.input(4):
+        raise node.error("sequence_lens is not supported")
+    w = _need_const(g, node, 1, "W")
+    r = _need_const(g, node, 2, "R")
+    hidden = at.int("hidden_size", r.shape[-1])
+    ng, order = _GATES[kind]
+    if w.ndim != 3 or r.ndim != 3 or w.shape[0] != dirs or w.shape[1] != ng * hidden \
+            or r.shape != (dirs, ng * hidden, hidden):
+        raise node.error(f"W {w.shape} / R {r.shape} do not fit hidden_size {hidden}, {dirs} direction(s)")
+    b = _opt_const(g, node, 3, "B")
+    if b is None:
+        b = np.zeros((dirs, 2 * ng * hidden), dtype=w.dtype)
+    if b.shape != (dirs, 2 * ng * hidden):
+        raise node.error(f"B {b.shape} does not fit hidden_size {hidden}")
+
+    def reorder(m: np.ndarray) -> np.ndarray:
+        parts = np.split(m, ng, axis=0)
+        return np.concatenate([parts[i] for i in order], axis=0)
+
+    weights, biases = [], []
+    for d in range(dirs):
+        weights += [reorder(w[d]).reshape(-1), reorder(r[d]).reshape(-1)]
+        bw, br = b[d][:ng * hidden], b[d][ng * hidden:]
+        biases += [reorder(bw), reorder(br)]
+    flat = np.concatenate(weights + biases).astype(w.dtype)
+    x = node.input(0)
+    xs = g.sym(x, node)
+    params = g.param(flat, node.name + "_parameters")
+
+    def state(i: int, tag: str) -> Symbol:
+        if node.input(i):
+            return g.sym(node.input(i), node)
+        # zeros of (dirs, batch, hidden) from the data, so a dynamic batch works
+        z = g.op("zeros_like", [g.op("slice_axis", [xs], f"{node.name}_{tag}_x", axis=2, begin=0, end=1)],
+                 f"{node.name}_{tag}_z")
+        z = g.op("slice_axis", [z], f"{node.name}_{tag}_t", axis=0, begin=0, end=1)
+        return g.op("broadcast_axis", [z], f"{node.name}_{tag}", axis=(0, 2), size=(dirs, hidden))
+
+    ins = [xs, params, state(5, "h0")]
+    if kind == "LSTM":
+        ins.append(state(6, "c0"))
+    y = g.op("RNN", ins, node.name, state_size=hidden, num_layers=1, bidirectional=dirs == 2, mode=mode,
+             state_outputs=True)
+    out = g.op("Reshape", [y[0]], node.name + "_y4", shape=(0, 0, dirs, hidden))
+    out = g.op("transpose", [out], node.name + "_Y", axes=(0, 2, 1, 3))
+    res = [out, y[1]]
+    if kind == "LSTM":
+        res.append(y[2])
+    return res
+
+
+def supported() -> list:
+    """ONNX operator types the import reads (sorted)."""
+    return sorted(CONVERT_MAP)
+
+
+
+@_reg("GatherElements")
+def _gather_elements(g: Any, node: Any) -> list:
+    data, idx = node.input(0), node.input(1)
+    dshape, ishape = g.shape(data, node), g.shape(idx, node)
+    r = len(dshape)
+    axis = _ax(node.attrs.int("axis", 0), r, node)
+    if len(ishape) != r:
+        raise node.error(f"indices of rank {len(ishape)} for data of rank {r}")
+    if g.is_const(data) and g.is_const(idx):
+        return [np.take_along_axis(g.const(data), g.const(idx), axis=axis)]
+    # gather_nd over full coordinates: the static grid for every axis but ``axis``
+    grids = np.indices(ishape, dtype=np.int64)
+    ci = g.const(idx)
+    if ci is not None:
+        grids[axis] = np.where(ci < 0, ci + dshape[axis], ci)
+        return [g.op("gather_nd", [g.sym(data, node), g.param(grids, node.name + "_coords")], node.name)]
+    i = g.sym(idx, node)
+    if g.dtype(idx) != np.int64:
+        i = g.op("Cast", [i], node.name + "_i64", dtype="int64")
+    i = g.op("_mod_scalar", [g.op("_plus_scalar", [i], node.name + "_shift", scalar=float(dshape[axis]))],
+             node.name + "_wrap", scalar=float(dshape[axis]))
+    parts = []
+    for d in range(r):
+        src = i if d == axis else g.param(grids[d], f"{node.name}_grid{d}")
+        parts.append(g.op("expand_dims", [src], f"{node.name}_c{d}", axis=0))
+    coords = g.op("Concat", parts, node.name + "_coords", dim=0)
+    return [g.op("gather_nd", [g.sym(data, node), coords], node.name)]

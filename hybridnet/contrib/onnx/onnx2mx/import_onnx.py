@@ -1,0 +1,496 @@
+"""ONNX graph -> Symbol (MXNet 1.9.1's ``onnx2mx.import_onnx.GraphProto``).
+
+A model file is untrusted input: it is parsed by onnx's protobuf parser only (no
+``onnx.load`` path handling, no checker that runs code), then validated before anything is
+allocated: the opset of the default domain, every node's domain and operator, every attribute's
+type, every initializer's element type, dimensions and byte length (external data only from a
+plain file name beside the model, inside its bounds). Problems raise MXNetError naming the file,
+the node or tensor and what to do.
+
+Each ONNX node becomes registry operators through ``sym`` (``_op_translations``); constant
+inputs (initializers, ``Constant`` nodes and what is folded from them, such as ``Shape``
+subgraphs on static shapes) stay NumPy arrays until a node needs them as a graph input, where
+they become variables named after the tensor: their values are ``arg_params`` (``aux_params``
+for BatchNorm's moving statistics), as MXNet does.
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from ....base import MXNetError
+from ....symbol import symbol as _symbol
+from ....symbol.symbol import Symbol, sym_invoke
+
+__all__ = ["GraphProto", "load_model_proto", "OPSET_RANGE", "MAX_TENSOR_ELEMENTS"]
+
+OPSET_RANGE = (7, 22)               # default-domain opsets read
+MAX_TENSOR_ELEMENTS = 1 << 31       # one initializer or folded constant at most
+MAX_FILE_BYTES = 1 << 34
+
+# ONNX TensorProto element types hybridnet computes with
+_ELEM = {1: np.float32, 2: np.uint8, 3: np.int8, 5: np.int16, 6: np.int32, 7: np.int64,
+         9: np.bool_, 10: np.float16, 11: np.float64}
+_ELEM_NAMES = {1: "FLOAT", 2: "UINT8", 3: "INT8", 4: "UINT16", 5: "INT16", 6: "INT32", 7: "INT64",
+               8: "STRING", 9: "BOOL", 10: "FLOAT16", 11: "DOUBLE", 12: "UINT32", 13: "UINT64",
+               14: "COMPLEX64", 15: "COMPLEX128", 16: "BFLOAT16"}
+_TYPED_FIELD = {1: "float_data", 2: "int32_data", 3: "int32_data", 5: "int32_data", 6: "int32_data",
+                7: "int64_data", 9: "int32_data", 10: "int32_data", 11: "double_data"}
+
+# AttributeProto.type -> field
+_ATTR_FIELDS = {1: "f", 2: "i", 3: "s", 4: "t", 6: "floats", 7: "ints", 8: "strings"}
+_ATTR_KIND = {1: "float", 2: "int", 3: "string", 4: "tensor", 5: "graph", 6: "floats", 7: "ints",
+              8: "strings", 9: "tensors", 10: "graphs", 11: "sparse_tensor", 12: "sparse_tensors",
+              13: "type_proto", 14: "type_protos"}
+
+
+def np_dtype(elem_type: int, where: str) -> np.dtype:
+    if elem_type not in _ELEM:
+        raise MXNetError(f"{where}: element type {_ELEM_NAMES.get(elem_type, elem_type)} is not "
+                         f"supported (hybridnet reads {sorted(_ELEM_NAMES[k] for k in _ELEM)})")
+    return np.dtype(_ELEM[elem_type])
+
+
+def onnx_module() -> Any:
+    """The optional ``onnx`` package, imported only when a model is read."""
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        raise ImportError("ONNX import needs the 'onnx' package: pip install onnx") from None
+    return onnx
+
+
+def load_model_proto(model_file: Any) -> tuple:
+    """(ModelProto, directory of the file) from a path or bytes, by the protobuf parser only."""
+    onnx = onnx_module()
+    if isinstance(model_file, (bytes, bytearray)):
+        data, where, base = bytes(model_file), "<bytes>", None
+    else:
+        where = os.fspath(model_file)
+        try:
+            size = os.path.getsize(where)
+        except OSError as e:
+            raise MXNetError(f"ONNX import: cannot read {where!r}: {e.strerror}") from None
+        if size > MAX_FILE_BYTES:
+            raise MXNetError(f"ONNX import: {where!r} is {size} bytes, over the {MAX_FILE_BYTES} read")
+        with open(where, "rb") as f:
+            data = f.read()
+        base = os.path.dirname(os.path.abspath(where))
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except Exception as e:  # google.protobuf.message.DecodeError and kin
+        raise MXNetError(f"ONNX import: {where!r} is not an ONNX model (protobuf parse failed: {e}); "
+                         f"is the file truncated or of another format?") from None
+    if not model.HasField("graph"):
+        raise MXNetError(f"ONNX import: {where!r} holds no graph (empty, truncated or not an ONNX "
+                         f"model)")
+    return model, base, where
+
+
+def model_opset(model: Any, where: str) -> int:
+    """The default domain's opset, checked against what the importer reads."""
+    versions = [int(o.version) for o in model.opset_import if o.domain in ("", "ai.onnx")]
+    if not versions:
+        raise MXNetError(f"ONNX import: {where!r} declares no opset of the default ONNX domain")
+    v = max(versions)
+    lo, hi = OPSET_RANGE
+    if not lo <= v <= hi:
+        raise MXNetError(f"ONNX import: {where!r} uses opset {v}; hybridnet reads opsets {lo} to {hi} "
+                         f"(convert it with onnx.version_converter)")
+    return v
+
+
+# ---- attributes ----------------------------------------------------------------------------
+class Attrs:
+    """A node's attributes, typed; getters check the ONNX type and name the node on mismatch."""
+
+    def __init__(self, node: "OnnxNode", protos: Sequence) -> None:
+        self._node = node
+        self._v: dict = {}
+        for a in protos:
+            kind = int(a.type)
+            if kind == 0:  # old files leave type unset: take the one field that is set
+                kind = next((k for k, f in _ATTR_FIELDS.items()
+                             if (a.HasField(f) if f in ("f", "i", "s", "t") else len(getattr(a, f)))), 0)
+            if kind not in _ATTR_FIELDS:
+                what = _ATTR_KIND.get(kind, str(kind))
+                extra = " (subgraphs: If/Loop/Scan are not supported)" if what.startswith("graph") else ""
+                raise node.error(f"attribute {a.name!r} has type {what}, which hybridnet does not "
+                                 f"read{extra}")
+            val = getattr(a, _ATTR_FIELDS[kind])
+            if kind == 3:
+                val = val.decode("utf-8", "replace")
+            elif kind == 8:
+                val = tuple(s.decode("utf-8", "replace") for s in val)
+            elif kind in (6, 7):
+                val = tuple(val)
+            self._v[a.name] = (kind, val)
+
+    def has(self, name: str) -> bool:
+        return name in self._v
+
+    def _get(self, name: str, kinds: tuple, default: Any) -> Any:
+        if name not in self._v:
+            return default
+        kind, val = self._v[name]
+        if kind not in kinds:
+            raise self._node.error(f"attribute {name!r} is {_ATTR_KIND[kind]}, expected "
+                                   f"{' or '.join(_ATTR_KIND[k] for k in kinds)}")
+        return val
+
+    def int(self, name: str, default: Any = None) -> Any:
+        v = self._get(name, (2,), default)
+        return int(v) if v is not None else None
+
+    def float(self, name: str, default: Any = None) -> Any:
+        v = self._get(name, (1, 2), default)
+        return float(v) if v is not None else None
+
+    def str(self, name: str, default: Any = None) -> Any:
+        return self._get(name, (3,), default)
+
+    def ints(self, name: str, default: Any = None) -> Any:
+        v = self._get(name, (7, 2), default)
+        if isinstance(v, int):
+            return (v,)
+        return tuple(int(i) for i in v) if v is not None else None
+
+    def floats(self, name: str, default: Any = None) -> Any:
+        v = self._get(name, (6, 1), default)
+        if isinstance(v, float):
+            return (v,)
+        return tuple(float(i) for i in v) if v is not None else None
+
+    def strs(self, name: str, default: Any = None) -> Any:
+        return self._get(name, (8,), default)
+
+    def tensor(self, name: str) -> Any:
+        return self._get(name, (4,), None)
+
+
+class OnnxNode:
+    """One ONNX node as the translations see it."""
+
+    def __init__(self, proto: Any, index: int, where: str) -> None:
+        self.op_type = str(proto.op_type)
+        self.name = str(proto.name).strip() or f"{self.op_type.lower()}{index}"
+        self.where = where
+        self.inputs = [str(i) for i in proto.input]
+        self.outputs = [str(o) for o in proto.output]
+        self.attrs = Attrs(self, proto.attribute)
+
+    def error(self, what: str) -> MXNetError:
+        return MXNetError(f"ONNX import: {self.where}: node {self.name!r} ({self.op_type}): {what}")
+
+    def input(self, i: int) -> str:
+        """Input ``i``'s tensor name, '' when absent (optional inputs may be left off)."""
+        return self.inputs[i] if i < len(self.inputs) else ""
+
+
+# ---- tensors ---------------------------------------------------------------------------------
+def tensor_to_array(t: Any, where: str, base: Optional[str] = None) -> np.ndarray:
+    """A TensorProto as a NumPy array, validated before anything is allocated."""
+    name = t.name or "<unnamed>"
+    what = f"{where}: tensor {name!r}"
+    dt = np_dtype(int(t.data_type), what)
+    dims = [int(d) for d in t.dims]
+    if any(d < 0 for d in dims):
+        raise MXNetError(f"ONNX import: {what} has negative dimensions {dims}")
+    count = 1
+    for d in dims:
+        count *= d
+    if count > MAX_TENSOR_ELEMENTS:
+        raise MXNetError(f"ONNX import: {what} declares {count} elements (dims {dims}), over the "
+                         f"{MAX_TENSOR_ELEMENTS} hybridnet reads; the file is corrupt or hostile")
+    if t.HasField("segment"):
+        raise MXNetError(f"ONNX import: {what} is segmented, which hybridnet does not read")
+    nbytes = count * dt.itemsize
+    if int(t.data_location) == 1:  # EXTERNAL
+        raw = _external_bytes(t, what, base, nbytes)
+    elif t.HasField("raw_data"):
+        raw = t.raw_data
+        if len(raw) != nbytes:
+            raise MXNetError(f"ONNX import: {what} has {len(raw)} bytes of data for dims {dims} of "
+                             f"{dt.name} ({nbytes} expected); the file is truncated or corrupt")
+    else:
+        field = _TYPED_FIELD[int(t.data_type)]
+        vals = getattr(t, field)
+        if len(vals) != count:
+            raise MXNetError(f"ONNX import: {what} has {len(vals)} values for dims {dims} "
+                             f"({count} expected); the file is truncated or corrupt")
+        if int(t.data_type) == 10:  # float16 bits in int32_data
+            return np.asarray(vals, dtype=np.uint16).view(np.float16).reshape(dims)
+        return np.asarray(vals, dtype=dt).reshape(dims)
+    return np.frombuffer(bytes(raw), dtype=dt.newbyteorder("<")).astype(dt).reshape(dims)
+
+
+def _external_bytes(t: Any, what: str, base: Optional[str], nbytes: int) -> bytes:
+    info = {e.key: e.value for e in t.external_data}
+    loc = info.get("location", "")
+    if base is None:
+        raise MXNetError(f"ONNX import: {what} keeps its data in an external file; load the model "
+                         f"from its path, not from bytes")
+    if not loc or os.path.basename(loc) != loc or loc in (".", "..") or not re.fullmatch(r"[\w.\-+ ]+", loc):
+        raise MXNetError(f"ONNX import: {what}: external data location {loc!r} must be a plain file "
+                         f"name beside the model")
+    path = os.path.join(base, loc)
+    try:
+        offset = int(info.get("offset", "0"))
+        length = int(info["length"]) if "length" in info else nbytes
+    except ValueError:
+        raise MXNetError(f"ONNX import: {what}: external data offset/length are not integers") from None
+    if length != nbytes or offset < 0:
+        raise MXNetError(f"ONNX import: {what}: external data length {length} at offset {offset} does "
+                         f"not hold {nbytes} bytes")
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        raise MXNetError(f"ONNX import: {what}: external data file {loc!r} not found beside the model") from None
+    if offset + length > size:
+        raise MXNetError(f"ONNX import: {what}: external data {loc!r} has {size} bytes, the tensor needs "
+                         f"{offset + length}; the file is truncated")
+    with open(path, "rb") as f:
+        f.seek(offset)
+        return f.read(length)
+
+
+def _value_info_shape(vi: Any) -> tuple:
+    """(shape with None for unknown dims, elem_type) of a graph input/output."""
+    tt = vi.type.tensor_type
+    if not vi.type.HasField("tensor_type"):
+        return None, 0
+    if not tt.HasField("shape"):
+        return None, int(tt.elem_type)
+    dims = tuple(int(d.dim_value) if d.HasField("dim_value") and d.dim_value > 0 else None
+                 for d in tt.shape.dim)
+    return dims, int(tt.elem_type)
+
+
+_NAME_RE = re.compile(r"[^\w.\-/:]")
+
+
+class GraphProto:
+    """Translates an ONNX graph to a Symbol and its parameters (MXNet's GraphProto)."""
+
+    def __init__(self) -> None:
+        self._nodes: dict = {}        # tensor name -> Symbol (single output)
+        self._params: dict = {}       # tensor name -> np.ndarray (constant)
+        self._param_vars: dict = {}   # variable name -> np.ndarray (values of created variables)
+        self._const_var: dict = {}    # tensor name -> variable Symbol made for it
+        self._names: set = set()
+        self._shape_cache: dict = {}
+        self._var_shapes: dict = {}   # data input name -> static shape or None
+        self._var_dtypes: dict = {}
+        self.arg_dict: dict = {}
+        self.aux_dict: dict = {}
+        self.model_metadata: dict = {}
+        self.opset_version = 0
+        self.where = "<graph>"
+        self.base: Optional[str] = None
+
+    # -- helpers for translations
+    def unique(self, hint: str) -> str:
+        hint = _NAME_RE.sub("_", hint) or "node"
+        name, i = hint, 1
+        while name in self._names:
+            name = f"{hint}_{i}"
+            i += 1
+        self._names.add(name)
+        return name
+
+    def op(self, opname: str, inputs: Sequence[Symbol], name: str, **attrs: Any) -> Symbol:
+        """Record registry operator ``opname`` on ``inputs`` as a node named after ``name``."""
+        from ....ops import registry
+        return sym_invoke(registry.get(opname), list(inputs), attrs, name=self.unique(name))
+
+    def is_const(self, t: str) -> bool:
+        return t in self._params
+
+    def const(self, t: str) -> Optional[np.ndarray]:
+        return self._params.get(t)
+
+    def param(self, arr: np.ndarray, hint: str) -> Symbol:
+        """A new variable holding ``arr`` (a parameter of the imported model)."""
+        name = self.unique(hint)
+        arr = np.ascontiguousarray(arr)
+        self._param_vars[name] = arr
+        return _symbol.var(name, shape=arr.shape, dtype=arr.dtype)
+
+    def sym(self, t: str, node: Optional[OnnxNode] = None) -> Symbol:
+        """Tensor ``t`` as a Symbol (a constant becomes a variable named after the tensor)."""
+        if t in self._nodes:
+            return self._nodes[t]
+        if t in self._params:
+            v = self._const_var.get(t)
+            if v is None:
+                v = self.param(self._params[t], t)
+                self._const_var[t] = v
+            return v
+        raise (node.error(f"input {t!r} is not produced by any earlier node") if node is not None
+               else MXNetError(f"ONNX import: {self.where}: tensor {t!r} is undefined"))
+
+    def _infer(self, s: Symbol) -> None:
+        from ....compiler.infer import infer_graph
+        g = s._graph()
+        try:
+            res = infer_graph(g, {}, {})
+        except MXNetError:
+            return
+        for node in g.nodes:
+            shp = res.out_shapes.get(id(node)) or []
+            dts = res.out_dtypes.get(id(node)) or []
+            for k, sh in enumerate(shp):
+                known = sh is not None and all(d is not None and d >= 0 for d in sh)
+                dt = dts[k] if k < len(dts) else None
+                self._shape_cache[(id(node), k)] = (tuple(int(d) for d in sh) if known else None,
+                                                    np.dtype(dt) if dt else None)
+
+    def _facts(self, t: str) -> tuple:
+        if t in self._params:
+            a = self._params[t]
+            return a.shape, a.dtype
+        s = self.sym(t)
+        node, k = s._entries[0]
+        key = (id(node), k)
+        if key not in self._shape_cache:
+            if node.op is None:
+                arr = self._param_vars.get(node.name)
+                self._shape_cache[key] = ((arr.shape, arr.dtype) if arr is not None else
+                                          (self._var_shapes.get(node.name), self._var_dtypes.get(node.name)))
+            else:
+                self._infer(s)
+        return self._shape_cache.get(key, (None, None))
+
+    def shape(self, t: str, node: OnnxNode) -> tuple:
+        """The static shape of tensor ``t`` (MXNetError when it is not known at import)."""
+        shp = self._facts(t)[0]
+        if shp is None:
+            raise node.error(f"needs the static shape of {t!r}, which is not known at import (the "
+                             f"model has dynamic dimensions); export it with fixed input shapes")
+        return tuple(shp)
+
+    def maybe_shape(self, t: str) -> Optional[tuple]:
+        return self._facts(t)[0]
+
+    def rank(self, t: str, node: OnnxNode) -> int:
+        shp = self._facts(t)[0]
+        if shp is None:
+            raise node.error(f"needs the rank of {t!r}, which is not known at import")
+        return len(shp)
+
+    def dtype(self, t: str) -> np.dtype:
+        dt = self._facts(t)[1]
+        return np.dtype(dt) if dt is not None else np.dtype(np.float32)
+
+    # -- the translation
+    def from_onnx(self, graph: Any, opset_version: int) -> tuple:
+        """(sym, arg_params, aux_params) of ``graph`` (MXNet's GraphProto.from_onnx)."""
+        from . import _op_translations as tr
+        from ....ndarray import array as nd_array
+        self.opset_version = int(opset_version)
+        self.model_metadata = self.get_graph_metadata(graph)
+        for init in graph.initializer:
+            if not init.name.strip():
+                raise MXNetError(f"ONNX import: {self.where}: an initializer has no name")
+            self._params[init.name] = tensor_to_array(init, self.where, self.base)
+        for v in graph.sparse_initializer:
+            raise MXNetError(f"ONNX import: {self.where}: sparse initializer "
+                             f"{v.values.name!r} is not supported")
+        for i in graph.input:
+            if i.name in self._params:
+                continue
+            shape, elem = _value_info_shape(i)
+            dt = np_dtype(elem, f"{self.where}: input {i.name!r}") if elem else np.dtype(np.float32)
+            known = shape is not None and all(d is not None for d in shape)
+            self._names.add(i.name)
+            self._nodes[i.name] = _symbol.var(i.name, shape=shape if known else None, dtype=dt)
+            self._var_shapes[i.name] = tuple(shape) if known else None
+            self._var_dtypes[i.name] = dt
+        self._names.update(self._params)
+        nodes = [OnnxNode(p, k, self.where) for k, p in enumerate(graph.node)]
+        for n in nodes:
+            self._names.add(n.name)
+        for n, p in zip(nodes, graph.node):
+            if p.domain not in ("", "ai.onnx"):
+                raise n.error(f"operator domain {p.domain!r} is not supported (hybridnet reads the "
+                              f"default ONNX domain)")
+            handler = tr.CONVERT_MAP.get(n.op_type)
+            if handler is None:
+                raise n.error(f"operator {n.op_type} is not supported by hybridnet's ONNX import; "
+                              f"supported: {', '.join(sorted(tr.CONVERT_MAP))}")
+            for t in n.inputs:
+                if t and t not in self._nodes and t not in self._params:
+                    raise n.error(f"input {t!r} is not produced by any earlier node (the graph is "
+                                  f"not in topological order, or truncated)")
+            outs = handler(self, n)
+            if len(outs) < len([o for o in n.outputs if o]):
+                raise n.error(f"produces {len(n.outputs)} outputs; hybridnet's import gives only "
+                              f"the first {len(outs)}")
+            for t, v in zip(n.outputs, outs):
+                if not t:
+                    continue
+                if v is None:
+                    raise n.error(f"output {t!r} is not supported by hybridnet's import")
+                if not isinstance(v, Symbol):
+                    self._params[t] = np.asarray(v)
+                    self._nodes.pop(t, None)
+                else:
+                    self._nodes[t] = v
+        outs = []
+        for o in graph.output:
+            if o.name not in self._nodes and o.name not in self._params:
+                raise MXNetError(f"ONNX import: {self.where}: graph output {o.name!r} is not produced "
+                                 f"by any node (truncated file?)")
+            outs.append(self.sym(o.name))
+        if not outs:
+            raise MXNetError(f"ONNX import: {self.where}: the graph has no outputs")
+        out = _symbol.Group(outs) if len(outs) > 1 else outs[0]
+        args, auxs = set(out.list_arguments()), set(out.list_auxiliary_states())
+        for name, arr in self._param_vars.items():
+            if name in auxs:
+                self.aux_dict[name] = nd_array(arr, dtype=arr.dtype)
+            elif name in args:
+                self.arg_dict[name] = nd_array(arr, dtype=arr.dtype)
+        return out, self.arg_dict, self.aux_dict
+
+    def get_graph_metadata(self, graph: Any) -> dict:
+        """Input and output names and shapes (MXNet's get_graph_metadata: dynamic dims are 0;
+        inputs also carry their ONNX element type)."""
+        params = {t.name for t in graph.initializer}
+        input_data = []
+        for gi in graph.input:
+            if gi.name in params:
+                continue
+            shape = tuple(int(d.dim_value) for d in gi.type.tensor_type.shape.dim)
+            input_data.append((gi.name, shape, int(gi.type.tensor_type.elem_type)))
+        output_data = []
+        for go in graph.output:
+            shape = tuple(int(d.dim_value) for d in go.type.tensor_type.shape.dim)
+            output_data.append((go.name, shape))
+        return {"input_tensor_data": input_data, "output_tensor_data": output_data}
+
+    def graph_to_gluon(self, graph: Any, ctx: Any, opset_version: int) -> Any:
+        """A gluon SymbolBlock of ``graph`` with its parameters loaded on ``ctx``."""
+        from ....gluon.block import SymbolBlock
+        sym, arg_params, aux_params = self.from_onnx(graph, opset_version)
+        metadata = self.get_graph_metadata(graph)
+        data_names = [t[0] for t in metadata["input_tensor_data"]]
+        graph_vars = {v.name: v for v in sym._graph().variables()}
+        data_inputs = []
+        for n in data_names:
+            if n in graph_vars:
+                data_inputs.append(Symbol([(graph_vars[n], 0)]))
+            else:  # an input the outputs do not use
+                data_inputs.append(_symbol.var(n))
+        net = SymbolBlock(outputs=sym, inputs=data_inputs)
+        net_params = net.collect_params()
+        for name, arr in list(arg_params.items()) + list(aux_params.items()):
+            if name in net_params:
+                p = net_params[name]
+                p.shape = arr.shape
+                p._load_init(arr, ctx=ctx, cast_dtype=True, dtype_source="saved")
+        return net
