@@ -643,6 +643,9 @@ def check_numeric_gradient(sym: Any, location: Any, aux_states: Any = None, nume
     args_grad_npy = {k: np.random.normal(0, 0.01, size=location[k].shape) for k in grad_nodes}
     args_grad = {k: array(v, ctx=ctx, dtype=dtype) for k, v in args_grad_npy.items()
                  if full_req[k] != "null"}
+    for k, st in (grad_stype_dict or {}).items():  # sparse gradient arrays start empty, as MXNet's
+        if k in args_grad and st not in (None, "default"):
+            args_grad[k] = _sparse_zeros(st, args_grad[k])
     executor = sym.bind(ctx, args=dict(location), args_grad=args_grad, grad_req=full_req,
                         aux_states=aux)
     outputs = executor.forward(is_train=True)
@@ -674,6 +677,11 @@ def check_numeric_gradient(sym: Any, location: Any, aux_states: Any = None, nume
                 raise AssertionError(f"grad_req 'null' for {name} but a gradient array was bound")
         else:
             raise ValueError(f"Invalid grad_req {req} for argument {name}")
+
+
+def _sparse_zeros(stype: str, like: NDArray) -> NDArray:
+    from .ndarray import sparse as _sparse
+    return _sparse.zeros(stype, like.shape, ctx=like.context, dtype=like.dtype)
 
 
 def check_symbolic_forward(sym: Any, location: Any, expected: Any, rtol: Any = None, atol: Any = None,
@@ -712,6 +720,9 @@ def check_symbolic_backward(sym: Any, location: Any, out_grads: Any, expected: A
     for k, v in args_grad_npy.items():
         edt = np.asarray(_as_np(expected[k])).dtype if dtype == "asnumpy" else dtype
         args_grad[k] = array(v, ctx=ctx, dtype=edt)
+        st = (grad_stypes or {}).get(k)
+        if st not in (None, "default"):  # a sparse gradient array starts empty, as MXNet's
+            args_grad[k] = _sparse_zeros(st, args_grad[k])
     reqs = _grad_reqs(sym, grad_req)
     executor = sym.bind(ctx, args=dict(location), args_grad=args_grad, grad_req=reqs, aux_states=aux)
     executor.forward(is_train=True)

@@ -1437,9 +1437,12 @@ def _np_embedding(data, weight, input_dim=0, output_dim=0, **_):
     Sample((np.array([[0., 2.], [4., 1.]]), _R.randn(5, 3)), {"input_dim": 5, "output_dim": 3},
            ref=_np_embedding, grad_inputs=(1,))])
 def _contrib_SparseEmbedding(data: Tensor, weight: Tensor, *, input_dim: int, output_dim: int,
-                             dtype: Dtype = "float32", sparse_grad: bool = False) -> Tensor:
-    """Embedding lookup with (in MXNet) a row_sparse weight gradient; here the gradient is dense
-    and the result is exactly Embedding's."""
+                             dtype: Dtype = "float32", sparse_grad: bool = False,
+                             deterministic: bool = False) -> Tensor:
+    """Embedding lookup whose weight gradient is row_sparse (a graph's gradient storage says
+    so: ``ops.sparse``); the result is exactly Embedding's. ``deterministic`` (MXNet's choice of
+    a deterministic GPU gradient kernel) changes nothing here: gradients are always
+    deterministic."""
     return get("Embedding").kernel(data, weight, input_dim=input_dim, output_dim=output_dim,
                                    dtype=dtype, sparse_grad=sparse_grad)
 

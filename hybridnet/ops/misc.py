@@ -719,9 +719,11 @@ def _onehot_encode(lhs: Tensor, rhs: Tensor) -> Tensor:
     Sample((_rng.randn(3, 4),), {"stype": "default"}, ref=lambda x, stype: x)])
 def cast_storage(data: Tensor, *, stype: Literal["csr", "default", "row_sparse"]) -> Tensor:
     """The array in storage ``stype`` (see ``ops.storage``: dense -> row_sparse keeps the rows
-    with a non-zero, dense -> csr the non-zeros); always new memory."""
-    r = _storage.cast(data, stype)
-    return r.clone() if r is data else r
+    with a non-zero, dense -> csr the non-zeros); always new memory. Graphs and recorded
+    computations hold dense tensors, so this kernel gives the values densely: the storage is
+    changed by the operator's sparse rule (eager calls) and a graph's storage inference
+    (``compiler.storage``: a bound Symbol's output arrays)."""
+    return _storage.to_dense(data).clone()
 
 
 def _np_fill0(lhs, mhs, rhs):  # type: ignore[no-untyped-def]

@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence
 from ..base import MXNetError, NotGiven
 from .attrs import Attr, kind_of
 
-__all__ = ["OpDef", "Sample", "ActivationChoice", "ChannelAffine", "register", "add_alias", "sparse_rule", "get",
+__all__ = ["OpDef", "Sample", "ActivationChoice", "ChannelAffine", "register", "add_alias", "sparse_rule", "storage_rule", "get",
            "find", "all_ops", "names"]
 
 
@@ -150,6 +150,11 @@ class OpDef:
         self.sparse: Optional[Callable] = None
         # whether the sparse rule also runs for dense inputs (it may make sparse arrays of them)
         self.sparse_from_dense = False
+        # MXNet's FInferStorageType where the sparse rule cannot answer alone (see
+        # ``storage_rule``): (input stypes, attrs) -> output stypes; and, for the backward pass,
+        # (input stypes, attrs) -> each input's gradient stype under a dense head gradient
+        self.storage: Optional[Callable] = None
+        self.grad_storage: Optional[Callable] = None
         self.doc = doc if doc is not None else (inspect.getdoc(kernel) or "")
 
         sig = inspect.signature(kernel)
@@ -420,6 +425,21 @@ def sparse_rule(name: str, from_dense: bool = False) -> Callable[[Callable], Cal
             raise ValueError(f"operator {name} already has a sparse rule")
         op.sparse = fn
         op.sparse_from_dense = from_dense
+        return fn
+    return deco
+
+
+def storage_rule(name: str, grad: bool = False) -> Callable[[Callable], Callable]:
+    """Decorator: operator ``name``'s storage-type rule, read by graphs (``compiler.storage``).
+    It takes the input storage types (``'default'``, ``'row_sparse'``, ``'csr'``) and the
+    attributes and returns the output storage types (``grad``: each input's gradient storage
+    type for a dense head gradient); it may raise MXNetError for combinations MXNet refuses."""
+    def deco(fn: Callable) -> Callable:
+        op = get(name)
+        if grad:
+            op.grad_storage = fn
+        else:
+            op.storage = fn
         return fn
     return deco
 

@@ -10,17 +10,19 @@ f(0) = 0 keep the input's storage.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from ..base import MXNetError
+from ..base import MXNetError, dtype_torch
 from . import storage as S
-from .registry import Sample, get, register, sparse_rule
+from .attrs import Axis
+from .reduce import _reduce_shape
+from .registry import Sample, get, register, sparse_rule, storage_rule
 
-__all__: list = []
+__all__ = ["output_stypes", "input_grad_stypes"]
 
 _COO, _CSR, _STRIDED = torch.sparse_coo, torch.sparse_csr, torch.strided
 
@@ -318,3 +320,188 @@ def _getnnz_sparse(data: Tensor, *, axis: Optional[int] = None) -> Any:
     if axis in (1, -1):
         return (indptr[1:] - indptr[:-1]).to(torch.int64)
     return torch.bincount(indices, minlength=data.shape[1]).to(torch.int64)
+
+
+# ---- more operators of sparse arrays --------------------------------------------------------------
+def _np_square_sum(x: np.ndarray, axis: Any = None, keepdims: bool = False, exclude: bool = False) -> np.ndarray:
+    ax = None if axis is None else ((axis,) if np.isscalar(axis) else tuple(axis))
+    if exclude and ax is not None:
+        ax = tuple(i for i in range(x.ndim) if i not in tuple(a % x.ndim for a in ax))
+    out = np.asarray((x * x).sum(axis=ax, keepdims=keepdims)).astype(x.dtype)
+    return out.reshape(1) if out.ndim == 0 else out
+
+
+@register("_square_sum", infer_shape=_reduce_shape("_square_sum"), samples=lambda: [
+    Sample((np.random.RandomState(3).randn(4, 3),), {"axis": 1, "keepdims": True}, ref=_np_square_sum),
+    Sample((np.random.RandomState(4).randn(4, 3),), {"axis": 0}, ref=_np_square_sum),
+    Sample((np.random.RandomState(5).randn(2, 3, 2),), {}, ref=_np_square_sum)])
+def square_sum(data: Tensor, *, axis: Axis = None, keepdims: bool = False, exclude: bool = False) -> Tensor:
+    """``sum(data * data, axis)`` (MXNet's ``_square_sum``): a row_sparse input summed over
+    axis 1 with ``keepdims`` keeps its rows (a row_sparse result), as MXNet's kernel."""
+    return get("sum").kernel(data * data, axis=axis, keepdims=keepdims, exclude=exclude)
+
+
+def _axis_is_1(axis: Any, exclude: bool) -> bool:
+    ax = axis[0] if isinstance(axis, (tuple, list)) and len(axis) == 1 else axis
+    return not exclude and ax in (1, -1)
+
+
+@sparse_rule("_square_sum")
+def _square_sum_sparse(data: Tensor, *, axis: Any = None, keepdims: bool = False, exclude: bool = False) -> Any:
+    if data.layout is not _COO or data.dim() != 2:
+        return NotImplemented
+    values, rows = S.rsp_parts(S.to_rsp(data))
+    if _axis_is_1(axis, exclude) and keepdims:
+        return S.rsp((values * values).sum(dim=1, keepdim=True), rows, (data.shape[0], 1))
+    return square_sum(S.to_dense(data), axis=axis, keepdims=keepdims, exclude=exclude)
+
+
+@storage_rule("_square_sum", grad=True)
+def _square_sum_grad_storage(stypes: list, attrs: dict) -> list:
+    """The gradient of a row_sparse input is row_sparse (its rows only)."""
+    return ["row_sparse" if stypes[0] == "row_sparse" else "default"]
+
+
+@register("_scatter_elemwise_div", samples=lambda: [
+    Sample((np.random.RandomState(6).randn(3, 4), np.random.RandomState(7).uniform(0.5, 2.0, (3, 4))),
+           ref=lambda a, b: a / b)])
+def scatter_elemwise_div(lhs: Tensor, rhs: Tensor) -> Tensor:
+    """``lhs / rhs`` computed only where ``lhs`` stores values (MXNet's
+    ``_scatter_elemwise_div``): the result has ``lhs``'s storage and sparsity pattern."""
+    return lhs / rhs
+
+
+@sparse_rule("_scatter_elemwise_div")
+def _scatter_div_sparse(lhs: Tensor, rhs: Tensor) -> Any:
+    _same_shape("_scatter_elemwise_div", lhs, rhs)
+    if lhs.layout is _STRIDED:
+        return lhs / S.to_dense(rhs)
+    dense = S.to_dense(rhs)
+    if lhs.layout is _COO:
+        values, rows = S.rsp_parts(S.to_rsp(lhs))
+        return S.rsp(values / dense[rows], rows, lhs.shape)
+    values, indices, indptr = S.csr_parts(lhs)
+    rows = torch.repeat_interleave(torch.arange(lhs.shape[0], device=lhs.device), indptr[1:] - indptr[:-1])
+    return S.csr_tensor(indptr, indices, values / dense[rows, indices], tuple(lhs.shape))
+
+
+def _scatter_scalar(name: str, sign: float) -> None:
+    def kernel(data: Tensor, *, scalar: float = 1.0) -> Tensor:
+        return data + sign * scalar
+    kernel.__name__ = name
+    kernel.__doc__ = (f"``data {'+' if sign > 0 else '-'} scalar`` on the stored values only (MXNet's "
+                      f"``{name}``): a sparse input keeps its storage and pattern.")
+    register(name, samples=lambda: [Sample((np.random.RandomState(8).randn(3, 4),), {"scalar": 2.5},
+                                           ref=lambda x, scalar=1.0: x + sign * scalar)])(kernel)
+
+    def rule(data: Tensor, *, scalar: float = 1.0) -> Any:
+        if data.layout is _STRIDED:
+            return NotImplemented
+        return S.map_values(data, lambda v: v + sign * scalar)
+    rule.__name__ = f"{name}_sparse"
+    sparse_rule(name)(rule)
+
+
+_scatter_scalar("_scatter_plus_scalar", 1.0)
+_scatter_scalar("_scatter_minus_scalar", -1.0)
+
+
+@sparse_rule("_contrib_quadratic")
+def _quadratic_sparse(data: Tensor, *, a: float = 0.0, b: float = 0.0, c: float = 0.0) -> Any:
+    """With ``c == 0`` zeros stay zeros: a sparse input keeps its storage (MXNet's kernel)."""
+    if data.layout is _STRIDED or c != 0:
+        return NotImplemented
+    return S.map_values(data, lambda v: a * v * v + b * v)
+
+
+@sparse_rule("FullyConnected")
+def _fc_sparse(data: Tensor, weight: Tensor, bias: Optional[Tensor] = None, *, num_hidden: int,
+               no_bias: bool = False, flatten: bool = True) -> Any:
+    """FullyConnected with csr data or row_sparse weight/bias gives a dense result (MXNet's
+    FComputeEx and fallback); a csr input multiplies sparsely. A bias may be (num_hidden, 1)."""
+    w = S.to_dense(weight)
+    b = None if no_bias or bias is None else S.to_dense(bias).reshape(-1)
+    if data.layout is _CSR:
+        if w.shape[0] != num_hidden:
+            raise MXNetError(f"FullyConnected: weight has shape {tuple(w.shape)}, but num_hidden="
+                             f"{num_hidden} needs {num_hidden} rows")
+        out = torch.sparse.mm(data, w.t().contiguous())
+        return out + b if b is not None else out
+    return get("FullyConnected").kernel(S.to_dense(data), w, b, num_hidden=num_hidden, no_bias=no_bias,
+                                        flatten=flatten)
+
+
+# ---- storage-type inference (MXNet's FInferStorageType) -----------------------------------------
+@storage_rule("cast_storage")
+def _cast_storage_storage(stypes: list, attrs: dict) -> list:
+    return [attrs["stype"]]
+
+
+def _batchnorm_storage(stypes: list, attrs: dict) -> list:
+    if attrs.get("fix_gamma", True) and any(s not in (None, "default") for s in stypes):
+        raise MXNetError("BatchNorm: fix_gamma=True is not supported for sparse inputs (as in MXNet "
+                         "1.9.1); pass fix_gamma=False or dense arrays")
+    return ["default"] * get("BatchNorm").num_outputs(attrs)
+
+
+storage_rule("BatchNorm")(_batchnorm_storage)
+
+
+@storage_rule("Embedding", grad=True)
+def _embedding_grad_storage(stypes: list, attrs: dict) -> list:
+    return ["default", "row_sparse" if attrs.get("sparse_grad") else "default"]
+
+
+@storage_rule("_contrib_SparseEmbedding", grad=True)
+def _sparse_embedding_grad_storage(stypes: list, attrs: dict) -> list:
+    return ["default", "row_sparse"]
+
+
+@storage_rule("dot", grad=True)
+def _dot_grad_storage(stypes: list, attrs: dict) -> list:
+    """dot(csr, rhs)'s rhs gradient is dot(csr.T, head) = row_sparse (MXNet's backward)."""
+    if stypes[0] == "csr" and not attrs.get("transpose_a") and not attrs.get("transpose_b"):
+        return ["default", "row_sparse"]
+    return ["default", "default"]
+
+
+def output_stypes(op: Any, stypes: Sequence[Optional[str]], shapes: Sequence[Any], dtypes: Sequence[Any],
+                  attrs: dict) -> list:
+    """The storage types of an operator's outputs for inputs of storage ``stypes`` (None: an
+    absent optional input), as MXNet's storage inference gives them: the operator's
+    ``storage`` fact where it has one, else what its sparse rule returns for inputs of these
+    storage types that store nothing (no rule, or NotImplemented: dense, MXNet's fallback)."""
+    n = op.num_outputs(attrs)
+    if op.storage is not None:
+        return list(op.storage(list(stypes), attrs))
+    sparse_in = any(s not in (None, "default") for s in stypes)
+    if op.sparse is None or not (sparse_in or op.sparse_from_dense):
+        return ["default"] * n
+    tensors = []
+    for s, shape, dt in zip(stypes, shapes, dtypes):
+        if s is None:
+            tensors.append(None)
+            continue
+        if shape is None or any(d < 0 for d in shape):
+            return ["default"] * n
+        tensors.append(S.zeros(s, shape, dtype_torch(dt or "float32")))
+    kattrs = dict(attrs)
+    if op.train_aware:
+        kattrs["is_train"] = False
+    try:
+        with torch.no_grad():
+            res = op.sparse(*tensors, **kattrs)
+    except (MXNetError, RuntimeError, ValueError, TypeError, IndexError, NotImplementedError):
+        return ["default"] * n
+    if res is NotImplemented:
+        return ["default"] * n
+    res = list(res) if isinstance(res, (list, tuple)) else [res]
+    return [S.stype_of(r) for r in res]
+
+
+def input_grad_stypes(op: Any, stypes: Sequence[Optional[str]], attrs: dict) -> list:
+    """The storage type of each input's gradient under a dense head gradient (MXNet's backward
+    storage inference): the operator's ``grad_storage`` fact, else dense."""
+    if op.grad_storage is not None:
+        return list(op.grad_storage(list(stypes), attrs))
+    return ["default"] * len(stypes)

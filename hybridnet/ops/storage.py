@@ -22,7 +22,7 @@ from torch import Tensor
 from ..base import MXNetError
 
 __all__ = ["StorageFormatError", "check_rsp", "check_csr", "STYPES", "csr_tensor", "stype_of", "is_sparse", "rsp", "csr", "to_rsp", "to_csr", "to_dense", "cast",
-           "rsp_parts", "csr_parts", "full_rows", "rows_view", "map_values"]
+           "rsp_parts", "csr_parts", "full_rows", "rows_view", "map_values", "zeros"]
 
 # torch labels its csr support "beta" on first use; the kernels used here are the stable ones
 warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta state", category=UserWarning)
@@ -211,3 +211,21 @@ def map_values(t: Tensor, fn) -> Tensor:  # type: ignore[no-untyped-def]
         return torch.sparse_coo_tensor(idx.reshape(1, -1), fn(data), tuple(t.shape), is_coalesced=True, check_invariants=False)
     data, indices, indptr = csr_parts(t)
     return csr_tensor(indptr, indices, fn(data), tuple(t.shape))
+
+
+def zeros(stype: str, shape: Sequence[int], dtype: torch.dtype, device: "torch.device | str" = "cpu") -> Tensor:
+    """An all-zero tensor of storage ``stype`` (sparse ones store nothing)."""
+    shape = tuple(int(d) for d in shape)
+    if stype == "default":
+        return torch.zeros(shape, dtype=dtype, device=device)
+    if stype == "row_sparse":
+        if not shape:
+            raise StorageFormatError("row_sparse arrays need at least one dimension")
+        return rsp(torch.zeros((0,) + shape[1:], dtype=dtype, device=device),
+                   torch.zeros(0, dtype=torch.int64, device=device), shape)
+    if stype == "csr":
+        if len(shape) != 2:
+            raise StorageFormatError(f"csr arrays are 2-D, got shape {shape}")
+        z = torch.zeros(shape[0] + 1, dtype=torch.int64, device=device)
+        return csr_tensor(z, z[:0], torch.zeros(0, dtype=dtype, device=device), shape)
+    raise StorageFormatError(f"unknown storage type {stype!r}; expected one of {list(STYPES)}")

@@ -29,6 +29,7 @@ from ..ndarray.ndarray import NDArray
 from ..ops import storage as _storage
 from ..profiler import recorder as _profiler
 from ..compiler.infer import infer_graph, resolve_creation_shapes
+from ..compiler.storage import infer_storage, storage_may_change, variable_stype
 from .symbol import Symbol
 
 __all__ = ["Executor", "simple_bind"]
@@ -92,6 +93,21 @@ def _write(buf: NDArray, g: torch.Tensor, add: bool) -> None:
     store_into(buf, _dense(buf._t) + g if add else g)
 
 
+def _output_stypes(g: Graph, bound: list) -> Optional[list]:
+    """The storage types of the graph's outputs for the bound (name, array) pairs (MXNet's
+    storage inference), or None when they are all dense (decided without inference when no
+    bound array is sparse and no operator makes sparse arrays of dense ones)."""
+    stypes = {n: getattr(a, "stype", "default") for n, a in bound}
+    if all(st == "default" for st in stypes.values()) and not storage_may_change(g):
+        return None
+    try:
+        res = infer_graph(g, {n: a.shape for n, a in bound}, {n: a.dtype for n, a in bound})
+    except MXNetError:
+        res = None
+    out = infer_storage(g, stypes, res).outputs
+    return out if any(st != "default" for st in out) else None
+
+
 class Executor:
     """Runs a Symbol with bound argument, gradient and auxiliary arrays."""
 
@@ -115,6 +131,7 @@ class Executor:
         g = training_graph(g, PassContext(bound=True,
                                           eliminate_common=os.environ.get("MXNET_ELIMINATE_COMMON_EXPR", "1") != "0"))
         self._graph = g
+        self._out_stypes = _output_stypes(g, bound)
         reqs = _grad_reqs(grad_req, self._arg_names)
         self.grad_arrays = _as_list(args_grad, self._arg_names, "args_grad", allow_missing=True)
         # an argument without a gradient array gets no gradient, whatever grad_req says
@@ -147,6 +164,10 @@ class Executor:
                 return []
             outs.append(NDArray(torch.zeros(s, dtype=dtype_torch(d or "float32"),
                                             device=self._ctx.torch_device)))
+        if self._out_stypes is not None:
+            from ..ndarray.sparse import wrap
+            outs = [o if st == "default" else wrap(_storage.cast(o._t, st))
+                    for o, st in zip(outs, self._out_stypes)]
         return outs
 
     @property
@@ -225,7 +246,15 @@ class Executor:
         self._last_train = is_train
         self._out_tensors = outs if need_grad else None
         held = self._outputs
-        if held is not None and len(held) == len(outs) and all(
+        if self._out_stypes is not None:  # outputs MXNet holds in sparse storage
+            from ..ndarray.sparse import store_into, wrap
+            if held is None or len(held) != len(outs) or any(o.shape != t.shape for o, t in zip(held, outs)):
+                held = self._outputs = [wrap(_storage.cast(torch.zeros_like(t.detach()), st))
+                                        for t, st in zip(outs, self._out_stypes)]
+            with torch.no_grad():
+                for o, t in zip(held, outs):
+                    store_into(o, t.detach().to(o._t.dtype))
+        elif held is not None and len(held) == len(outs) and all(
                 o.shape == t.shape and o.dtype == t.dtype for o, t in zip(held, outs)):
             with torch.no_grad():
                 for o, t in zip(held, outs):
@@ -378,8 +407,11 @@ class Executor:
         return new
 
 
-def simple_bind(sym: Any, ctx: Optional[Context], grad_req: Any, type_dict: Optional[dict], shapes: dict) -> Executor:
-    """Allocate arguments (zeros), gradients and aux states from inferred shapes, then bind."""
+def simple_bind(sym: Any, ctx: Optional[Context], grad_req: Any, type_dict: Optional[dict], shapes: dict,
+                stype_dict: Optional[dict] = None) -> Executor:
+    """Allocate arguments (zeros), gradients and aux states from inferred shapes, then bind.
+    Arguments get the storage type ``stype_dict`` or their Variable declares, gradients the one
+    storage inference gives them (an ``Embedding(sparse_grad=True)`` weight's is row_sparse)."""
     ctx = ctx or current_context()
     g = sym._graph()
     # keyword arguments that are not shapes are ignored, as MXNet's simple_bind does
@@ -398,4 +430,13 @@ def simple_bind(sym: Any, ctx: Optional[Context], grad_req: Any, type_dict: Opti
     aux = {v.name: alloc(v) for v in g.aux_variables()}
     reqs = _grad_reqs(grad_req, list(args))
     grads = {n: NDArray(torch.zeros_like(a._t)) for n, a in args.items() if reqs[n] != "null"}
+    declared = {v.name: variable_stype(v) for v in g.arguments()}
+    declared.update(stype_dict or {})
+    if any(st != "default" for st in declared.values()):
+        from ..ndarray.sparse import wrap
+        storage = infer_storage(g, declared, res)
+        args = {n: a if declared.get(n, "default") == "default" else wrap(_storage.cast(a._t, declared[n]))
+                for n, a in args.items()}
+        grads = {n: a if storage.grads.get(n, "default") == "default" else
+                 wrap(_storage.cast(a._t, storage.grads[n])) for n, a in grads.items()}
     return Executor(sym, ctx, args, grads, reqs, aux)

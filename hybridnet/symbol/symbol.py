@@ -434,7 +434,7 @@ class Symbol:
                     stype_dict: Any = None, group2ctx: Any = None, shared_arg_names: Any = None,
                     shared_exec: Any = None, shared_buffer: Any = None, **kwargs: Any) -> Any:
         from .executor import simple_bind
-        return simple_bind(self, ctx, grad_req, type_dict, kwargs)
+        return simple_bind(self, ctx, grad_req, type_dict, kwargs, stype_dict)
 
     def eval(self, ctx: Any = None, **kwargs: Any) -> list:
         exe = self.bind(ctx, kwargs)
