@@ -175,3 +175,12 @@ NpSymbol.reshape = _reshape  # type: ignore[assignment]
 NpSymbol.transpose = _transpose  # type: ignore[assignment]
 NpSymbol.astype = _astype  # type: ignore[assignment]
 NpSymbol.flatten = lambda self, order="C": np.reshape(self, (-1,))  # type: ignore[attr-defined,assignment]
+
+
+def _sym_as_np_ndarray(self: Symbol) -> NpSymbol:
+    """``Symbol.as_np_ndarray``: the same graph outputs as an NpSymbol (MXNet's ``mx.sym.np._Symbol``),
+    whose operators and indexing are the NumPy interface's (a new handle; ``self`` stays classic)."""
+    return as_np_symbol(Symbol(self._entries))  # type: ignore[no-any-return]
+
+
+Symbol.as_np_ndarray = _sym_as_np_ndarray  # type: ignore[assignment]
