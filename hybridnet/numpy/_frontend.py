@@ -23,6 +23,21 @@ from ..ops.frontend import make_function
 
 __all__ = ["placement", "generate", "Frontend"]
 
+# The sequence types the running NumPy returns (lists in NumPy 1, tuples and named tuples in
+# NumPy 2), so that mx.np's results compare equal in type to official NumPy's.
+_SEQ_BROADCAST = type(_onp.broadcast_arrays(_onp.zeros(1), _onp.zeros(1)))
+_SEQ_ATLEAST = type(_onp.atleast_1d(0, 0))
+_SEQ_MESHGRID = type(_onp.meshgrid(_onp.zeros(1), _onp.zeros(1)))
+_EIG_RESULT = type(_onp.linalg.eig(_onp.eye(1)))
+_EIGH_RESULT = type(_onp.linalg.eigh(_onp.eye(1)))
+
+
+def _as_seq(kind: type, items: Any) -> Any:
+    """``items`` as the sequence type ``kind`` (a named tuple takes them positionally)."""
+    if hasattr(kind, "_fields"):
+        return kind(*items)
+    return kind(items)
+
 # operators MXNet's front-end places in a sub-namespace (not by their prefix)
 _SUBSPACE = {
     "_npi_uniform": ("random", "uniform"), "_npi_normal": ("random", "normal"),
@@ -213,6 +228,9 @@ class Frontend:
 
         def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> Any:
             """NumPy's ``split``: equal sections (an int) or at the given indices; a list."""
+            if isinstance(indices_or_sections, int) and fe.eager and ary.shape[axis] % indices_or_sections:
+                raise ValueError(f"split: array split does not result in an equal division (axis {axis} of "
+                                 f"size {ary.shape[axis]} into {indices_or_sections} sections; use array_split)")
             return _split_op("_split_v2", ary, indices_or_sections, axis)
 
         def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> Any:
@@ -519,8 +537,11 @@ class Frontend:
             reads it off the data, so a traced array needs no shape)."""
             return _split_op("_npi_hsplit", ary, indices_or_sections, 1)
 
-        def _splitter(nm: str, axis_of: Callable[[Any], int]) -> Callable:
+        def _splitter(nm: str, axis_of: Callable[[Any], int], min_ndim: int) -> Callable:
             def fn(ary: Any, indices_or_sections: Any) -> Any:
+                if fe.eager and len(ary.shape) < min_ndim:
+                    raise ValueError(f"{nm} only works on arrays of {min_ndim} or more dimensions "
+                                     f"(got shape {tuple(ary.shape)})")
                 return split(ary, indices_or_sections, axis_of(ary))
             fn.__name__ = nm
             fn.__doc__ = f"NumPy's ``{nm}``: ``split`` along its axis."
@@ -549,7 +570,7 @@ class Frontend:
                                2: shape + (1,)}[len(shape)] if n > 1 else (1,)
                         a = reshape(a, new[:n] if n > 1 else new)
                     res.append(a)
-                return res[0] if len(res) == 1 else res
+                return res[0] if len(res) == 1 else _as_seq(_SEQ_ATLEAST, res)
             fn.__name__ = f"atleast_{n}d"
             fn.__doc__ = f"NumPy's ``atleast_{n}d``: views with at least {n} dimensions."
             return fn
@@ -585,8 +606,9 @@ class Frontend:
             ax = axis % nd_
             for _ in range(n):
                 m = a.shape[ax]
-                hi = fe.call("_npi_slice", (a,), {"begin": tuple([None] * ax + [1]), "end": tuple([None] * ax + [m])})
-                lo = fe.call("_npi_slice", (a,), {"begin": tuple([None] * ax + [0]), "end": tuple([None] * ax + [m - 1])})
+                h0, l1 = (1, m - 1) if m > 1 else (0, 0)  # a length-1 (or empty) axis differences to empty
+                hi = fe.call("_npi_slice", (a,), {"begin": tuple([None] * ax + [h0]), "end": tuple([None] * ax + [max(m, h0)])})
+                lo = fe.call("_npi_slice", (a,), {"begin": tuple([None] * ax + [0]), "end": tuple([None] * ax + [l1])})
                 a = top["subtract"](hi, lo)
             return a
 
@@ -624,18 +646,18 @@ class Frontend:
                 view = [1] * n
                 view[ax] = x.shape[0]
                 out.append(broadcast_to(reshape(x, tuple(view)), tuple(shape)))
-            return out
+            return _as_seq(_SEQ_MESHGRID, out)
 
         def broadcast_arrays(*args: Any) -> Any:
             """NumPy's ``broadcast_arrays`` (copies)."""
             shape = tuple(_onp.broadcast_shapes(*[tuple(a.shape) for a in args]))
-            return [broadcast_to(a, shape) for a in args]
+            return _as_seq(_SEQ_BROADCAST, [broadcast_to(a, shape) for a in args])
 
         top.update(fabs=_alias("fabs", "_npi_absolute"), deg2rad=_alias("deg2rad", "_npi_radians"),
                    rad2deg=_alias("rad2deg", "_npi_degrees"), bitwise_not=_alias("bitwise_not", "_npi_bitwise_not"),
                    fliplr=fliplr, flipud=flipud,
                    hsplit=hsplit,
-                   vsplit=_splitter("vsplit", lambda a: 0), dsplit=_splitter("dsplit", lambda a: 2),
+                   vsplit=_splitter("vsplit", lambda a: 0, 2), dsplit=_splitter("dsplit", lambda a: 2, 3),
                    inner=inner, outer=outer, vdot=vdot, atleast_1d=atleast(1), atleast_2d=atleast(2),
                    atleast_3d=atleast(3), append=append, average=average, diagflat=diagflat, diff=diff,
                    rot90=rot90, logspace=logspace, meshgrid=meshgrid, broadcast_arrays=broadcast_arrays)
@@ -646,23 +668,47 @@ class Frontend:
         linalg: dict = {}
 
         def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
-            """``np.linalg.norm``: vector norms along one axis, the Frobenius/2-norm otherwise."""
+            """``np.linalg.norm``: NumPy's vector and matrix norms (``ord`` None, a number, inf,
+            'fro', 'nuc'; ``axis`` None, an int or two ints), with MXNet's ``_npi_norm`` flags."""
+            if axis is not None and not isinstance(axis, (int, tuple, list)):
+                raise TypeError("'axis' must be None, an integer or a tuple of integers.")
             attrs: dict = {"keepdims": keepdims}
-            if ord is not None and ord != "fro":
-                attrs["ord"] = float(ord)
             if axis is not None:
                 attrs["axis"] = (axis,) if isinstance(axis, int) else tuple(axis)
+            if isinstance(ord, str) and ord in ("inf", "-inf"):
+                ord = float(ord)  # noqa: A001 - MXNet accepts the strings
+            if ord is None:
+                attrs.update(ord=2.0, flag=-2 if axis is None else 1)
+            elif isinstance(ord, str):
+                if ord not in ("fro", "f", "nuc"):
+                    raise ValueError(f"norm: invalid norm order {ord!r} (numbers, inf, 'fro' or 'nuc')")
+                attrs.update(ord=2.0, flag=2 if ord == "nuc" else 1)
+            else:
+                two = axis is not None and len(attrs["axis"]) == 2 and ord in (2, -2)
+                attrs.update(ord=float(ord), flag=0 if two else -1)
             return fe.call("_npi_norm", (x,), attrs)
 
         def pinv(a: Any, rcond: float = 1e-15, hermitian: bool = False) -> Any:
-            """``np.linalg.pinv`` (a scalar ``rcond``)."""
+            """``np.linalg.pinv`` (``rcond`` a scalar or an array, one per matrix)."""
+            if fe.is_array(rcond) and (not fe.eager or rcond.ndim > 0):
+                return fe.call("_npi_pinv", (a, rcond), {"hermitian": hermitian})
             return fe.call("_npi_pinv_scalar_rcond", (a,), {"rcond": float(rcond), "hermitian": hermitian})
 
         def tensorsolve(a: Any, b: Any, axes: Any = None) -> Any:
             """``np.linalg.tensorsolve``."""
             return fe.call("_npi_tensorsolve", (a, b), {} if axes is None else {"a_axes": tuple(axes)})
 
-        linalg.update(norm=norm, pinv=pinv, tensorsolve=tensorsolve)
+        def eig(a: Any) -> Any:
+            """``np.linalg.eig`` of matrices with real eigenvalues: (eigenvalues, eigenvectors)."""
+            res = fe.call("_npi_eig", (a,), {})
+            return _as_seq(_EIG_RESULT, res) if isinstance(res, (list, tuple)) else res
+
+        def eigh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803 - NumPy's name
+            """``np.linalg.eigh`` of symmetric matrices: (ascending eigenvalues, eigenvectors)."""
+            res = fe.call("_npi_eigh", (a,), {"UPLO": UPLO})
+            return _as_seq(_EIGH_RESULT, res) if isinstance(res, (list, tuple)) else res
+
+        linalg.update(norm=norm, pinv=pinv, tensorsolve=tensorsolve, eig=eig, eigh=eigh)
 
         # -- np.random ------------------------------------------------------------------------------
         random: dict = {}

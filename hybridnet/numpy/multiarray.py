@@ -16,6 +16,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as _onp
 import torch
 
+from ..autograd_engine import is_recording
 from ..base import MXNetError, dtype_torch
 from ..context import Context
 from ..np_semantics import is_np_default_dtype
@@ -73,6 +74,53 @@ def np_invoke(op: _reg.OpDef, inputs: Sequence, attrs: dict, out: Any = None, na
 
 _INT_GRAD_WARNED = False  # attach_grad on an integer array warned once (see ndarray.attach_grad)
 
+# NumPy's dispatch protocols (filled by hybridnet.numpy_dispatch_protocol, MXNet's lists):
+# {official NumPy function: mx.np function} for __array_function__, {ufunc name: mx.np function}
+# for __array_ufunc__.
+_NUMPY_ARRAY_FUNCTION_DICT: dict = {}
+_NUMPY_ARRAY_UFUNC_DICT: dict = {}
+
+
+def _as_onp_args(obj: Any) -> tuple:
+    """``obj`` with every ``mx.np.ndarray`` (also inside lists/tuples) as official NumPy, and the
+    context of the first array found (None if none)."""
+    if isinstance(obj, NDArray):
+        return obj.asnumpy(), obj.context
+    if isinstance(obj, (list, tuple)):
+        ctx, items = None, []
+        for v in obj:
+            v, c = _as_onp_args(v)
+            items.append(v)
+            ctx = ctx or c
+        return obj.__class__(items), ctx
+    return obj, None
+
+
+def _as_mx_np_result(obj: Any, ctx: Optional[Context]) -> Any:
+    """An official NumPy result as ``mx.np``: arrays (and NumPy bools) become ``mx.np.ndarray`` on
+    ``ctx``, lists/tuples element-wise, Python and NumPy numbers and anything else unchanged."""
+    if isinstance(obj, _onp.ndarray):
+        return as_np(_ndm.array(_onp.ascontiguousarray(obj), ctx=ctx, dtype=obj.dtype))
+    if isinstance(obj, _onp.bool_):
+        return as_np(_ndm.array(_onp.asarray(obj), ctx=ctx, dtype=_onp.bool_))
+    if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
+        return obj.__class__(_as_mx_np_result(v, ctx) for v in obj)
+    return obj
+
+
+def _official_numpy(func: Callable, what: str, args: Any, kwargs: dict) -> Any:
+    """MXNet's fallback for official NumPy functions it has no ``mx.np`` version of: run ``func``
+    on the arrays' values, results back as ``mx.np.ndarray`` (no gradient)."""
+    if is_recording():
+        raise ValueError(f"Falling back to NumPy operator {what} with autograd active is not supported. "
+                         "Please consider moving the operator to the outside of the autograd scope.")
+    new_args, ctx = _as_onp_args(args)
+    new_kwargs = {}
+    for k, v in kwargs.items():
+        new_kwargs[k], c = _as_onp_args(v)
+        ctx = ctx or c
+    return _as_mx_np_result(func(*new_args, **new_kwargs), ctx)
+
 def array(obj: Any, dtype: Any = None, ctx: Optional[Context] = None, copy: bool = True) -> "ndarray":
     """``mx.np.array``: a new array from ``obj``. As in MXNet 1.9.1, NumPy arrays and
     ``mx.np.ndarray``s keep their dtype, anything else (nested lists, scalars) defaults to float32
@@ -86,7 +134,10 @@ def array(obj: Any, dtype: Any = None, ctx: Optional[Context] = None, copy: bool
     if dtype is None:
         dtype = obj.dtype if hasattr(obj, "dtype") else default_float()
     try:
-        src = _onp.array(obj, dtype=dtype)
+        try:
+            src = _onp.array(obj, dtype=dtype)
+        except OverflowError:  # NumPy 2 refuses out-of-range Python ints; MXNet's NumPy 1 wrapped them
+            src = _onp.array(obj).astype(dtype)
     except (TypeError, ValueError) as e:
         raise TypeError(f"mx.np.array: cannot make an array of {dtype} from {obj!r:.60}: {e}") from None
     return as_np(_ndm.array(src, ctx=ctx, dtype=src.dtype))
@@ -98,6 +149,35 @@ class ndarray(NDArray):
     __slots__ = ()
     _numpy_indexing = True
     __hash__ = NDArray.__hash__
+
+    # -- NumPy's dispatch protocols (NEP 13, NEP 18) -------------------------------------------
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """Official NumPy ufuncs on ``mx.np`` arrays (``onp.add(a, b)``, ``onp_array * a``) run
+        the ``mx.np`` function of the same name (MXNet 1.9.1's list,
+        ``mx.numpy_dispatch_protocol``); other ufuncs run on the values (MXNet's fallback)."""
+        if method != "__call__":
+            return NotImplemented
+        if "out" in kwargs:
+            out = kwargs["out"]
+            if isinstance(out, tuple):
+                if len(out) != 1:
+                    raise ValueError("The `out` parameter must have exactly one ndarray")
+                kwargs["out"] = out[0]
+        fn = _NUMPY_ARRAY_UFUNC_DICT.get(ufunc.__name__)
+        if fn is None:
+            return _official_numpy(ufunc, ufunc.__name__, inputs, kwargs)
+        return fn(*inputs, **kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        """Official NumPy functions on ``mx.np`` arrays (``onp.sum(a)``, ``onp.concatenate``) run
+        their ``mx.np`` version where MXNet 1.9.1 lists one (``mx.numpy_dispatch_protocol``);
+        others run on the values and give ``mx.np`` arrays back (MXNet's fallback)."""
+        fn = _NUMPY_ARRAY_FUNCTION_DICT.get(func)
+        if fn is None:
+            return _official_numpy(func, getattr(func, "__name__", repr(func)), args, kwargs)
+        if not all(issubclass(t, ndarray) for t in types):
+            return NotImplemented
+        return fn(*args, **kwargs)
 
     # -- conversions ------------------------------------------------------------------------
     def as_nd_ndarray(self) -> NDArray:

@@ -152,6 +152,8 @@ def parse_value(text: str, kind: str, choices: tuple = (), where: str = "?") -> 
         raise MXNetError(f"attribute {where}: invalid boolean {text!r}; expected True or False")
     if kind in ("optint", "optfloat", "axis") and s == "None":
         return None
+    if kind in ("float", "optfloat") and s.lower().lstrip("+-") in ("inf", "infinity", "nan"):
+        return float(s)  # strtod's spellings, as MXNet's parameter parser reads them (str(float('inf')))
     value = _literal(s, where)
     if kind in ("int", "optint"):
         if isinstance(value, bool) or not isinstance(value, int):

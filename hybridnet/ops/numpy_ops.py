@@ -825,15 +825,26 @@ def _npi_flip(a, *, axis: Axis = None):  # type: ignore[no-untyped-def]
 
 @register("_np_roll", samples=lambda: [
     Sample((_u(-1, 1, (2, 3)),), {"shift": 1, "axis": 1}, ref=lambda a, shift, axis: np.roll(a, shift, axis)),
-    Sample((_u(-1, 1, (2, 3)),), {"shift": 2}, ref=lambda a, shift: np.roll(a, shift))])
+    Sample((_u(-1, 1, (2, 3)),), {"shift": 2}, ref=lambda a, shift: np.roll(a, shift)),
+    Sample((_u(-1, 1, (2, 3)),), {"shift": 1, "axis": (0, 1)}, ref=lambda a, shift, axis: np.roll(a, shift, axis)),
+    Sample((_u(-1, 1, (2, 3)),), {"shift": (1, -1), "axis": (0, 1)},
+           ref=lambda a, shift, axis: np.roll(a, shift, axis))])
 def _np_roll(a, *, shift: Axis = None, axis: Axis = None):  # type: ignore[no-untyped-def]
-    """NumPy's ``roll`` (no axis: the flattened array, reshaped back)."""
+    """NumPy's ``roll`` (no axis: the flattened array, reshaped back; one shift for several axes
+    rolls each by it)."""
     if shift is None:
         raise MXNetError("roll: shift is required")
     if axis is None:
         return torch.roll(a.reshape(-1), shifts=shift if isinstance(shift, int) else tuple(shift)).reshape(a.shape)
-    return torch.roll(a, shifts=shift if isinstance(shift, int) else tuple(shift),
-                      dims=axis if isinstance(axis, int) else tuple(axis))
+    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
+    dims = (axis,) if isinstance(axis, int) else tuple(axis)
+    if len(shifts) == 1 and len(dims) > 1:
+        shifts = shifts * len(dims)
+    elif len(dims) == 1 and len(shifts) > 1:
+        dims = dims * len(shifts)
+    if len(shifts) != len(dims):
+        raise MXNetError(f"roll: shift {shift} and axis {axis} must have the same length (or one of them one)")
+    return torch.roll(a, shifts=shifts, dims=dims)
 
 
 @register("_np_copy", samples=lambda: [Sample((_u(-1, 1, (2, 3)),), ref=np.copy)])
@@ -1131,25 +1142,49 @@ def _spd(n: int) -> np.ndarray:
     Sample((_u(-1, 1, (3, 4)),), {}, ref=lambda x: np.linalg.norm(x)),
     Sample((_u(-1, 1, (3, 4)),), {"ord": 1.0, "axis": (1,)}, ref=lambda x, ord, axis: np.linalg.norm(x, ord, axis[0])),
     Sample((_u(-1, 1, (3, 4)),), {"axis": (0,), "keepdims": True},
-           ref=lambda x, axis, keepdims: np.linalg.norm(x, axis=axis[0], keepdims=keepdims))])
-def _npi_norm(x, *, ord: OptFloat = None, axis: Axis = None, keepdims: bool = False):  # type: ignore[no-untyped-def]
-    """``np.linalg.norm`` for vectors (one axis, any ``ord``) and the Frobenius norm (no ``ord``,
-    any axes); matrix 2-norms go through ``svd``."""
+           ref=lambda x, axis, keepdims: np.linalg.norm(x, axis=axis[0], keepdims=keepdims)),
+    Sample((_u(-1, 1, (3, 4)),), {"ord": 2.0, "flag": -1}, ref=lambda x, ord, flag: np.linalg.norm(x, 2)),
+    Sample((_u(-1, 1, (3, 4)),), {"ord": -2.0, "flag": -1}, ref=lambda x, ord, flag: np.linalg.norm(x, -2)),
+    Sample((_u(-1, 1, (3, 4)),), {"ord": 1.0, "flag": -1}, ref=lambda x, ord, flag: np.linalg.norm(x, 1)),
+    Sample((_u(-1, 1, (3, 4)),), {"ord": float("inf"), "flag": -1},
+           ref=lambda x, ord, flag: np.linalg.norm(x, np.inf)),
+    Sample((_u(-1, 1, (2, 3, 4)),), {"ord": 2.0, "axis": (2, 0), "flag": 0, "keepdims": True},
+           ref=lambda x, ord, axis, flag, keepdims: np.linalg.norm(x, 2, axis, keepdims)),
+    Sample((_u(-1, 1, (3, 4)),), {"ord": 2.0, "flag": 2}, ref=lambda x, ord, flag: np.linalg.norm(x, "nuc")),
+    Sample((_u(-1, 1, (2, 3, 4)),), {"ord": 2.0, "axis": (0, 2), "flag": 1},
+           ref=lambda x, ord, axis, flag: np.linalg.norm(x, "fro", axis))])
+def _npi_norm(x, *, ord: OptFloat = None, axis: Axis = None, keepdims: bool = False,  # type: ignore[no-untyped-def]
+              flag: int = -1):
+    """``np.linalg.norm`` with MXNet's ``flag``: -2 (no ord, no axis) and 1 ('fro') give the
+    Frobenius norm over ``axis`` (all axes when None), 2 the nuclear norm, 0 and -1 the norm of
+    order ``ord`` as NumPy picks it: a vector norm over one axis, a matrix norm (2/-2 by singular
+    values, 1/-1/inf/-inf by column/row sums) over two; no axis means all axes of a 1-D or 2-D
+    array. ``ord`` absent (older files) is the Frobenius norm."""
     axes = _axes(axis, x.dim())
     xf = _float_in(x)
-    if ord is None:
+    if flag in (-2, 1) or (ord is None and flag != 2):
         if axes is None:
             r = torch.sqrt(torch.sum(xf * xf))
             return r.reshape((1,) * x.dim()) if keepdims else r
         return torch.sqrt(torch.sum(xf * xf, dim=axes, keepdim=keepdims))
     if axes is None:
-        if x.dim() != 1:
-            raise MXNetError(f"norm: ord={ord} needs axis= for an array of {x.dim()} dimensions")
-        axes = (0,)
-    if len(axes) != 1:
-        raise MXNetError(f"norm: ord={ord} over axes {axes} (matrix norms other than Frobenius) is not "
-                         "supported; use ord=None")
-    return torch.linalg.vector_norm(xf, ord=ord, dim=axes[0], keepdim=keepdims)
+        if x.dim() not in (1, 2):
+            raise MXNetError(f"norm: an order (ord={ord}) without axis needs a 1-D or 2-D array, got "
+                             f"{x.dim()} dimensions; pass axis=")
+        axes = tuple(range(x.dim()))
+    if flag == 2:
+        if len(axes) != 2:
+            raise MXNetError(f"norm: the nuclear norm needs two axes, got axis={axis}")
+        return torch.linalg.matrix_norm(xf, ord="nuc", dim=axes, keepdim=keepdims)
+    if len(axes) == 1:
+        return torch.linalg.vector_norm(xf, ord=ord, dim=axes[0], keepdim=keepdims)
+    if len(axes) != 2:
+        raise MXNetError(f"norm: axis={axis} names {len(axes)} axes; a norm takes one (vector) or two (matrix)")
+    if axes[0] == axes[1]:
+        raise MXNetError(f"norm: duplicate axes given: {axis}")
+    if ord not in (1.0, -1.0, 2.0, -2.0, float("inf"), float("-inf")):
+        raise MXNetError(f"norm: invalid norm order {ord} for matrices (1, -1, 2, -2, inf, -inf, 'fro', 'nuc')")
+    return torch.linalg.matrix_norm(xf, ord=ord, dim=axes, keepdim=keepdims)
 
 
 @register("_npi_svd", num_outputs=3, samples=lambda: [
@@ -1172,6 +1207,14 @@ def _npi_cholesky(A, *, lower: bool = True):  # type: ignore[no-untyped-def]
 def _npi_solve(a, b):  # type: ignore[no-untyped-def]
     """``np.linalg.solve``: x with ``a @ x = b``."""
     return torch.linalg.solve(a, b)
+
+
+@register("_npi_pinv", samples=lambda: [
+    Sample((_u(-1, 1, (2, 3, 4)), np.array([0.01, 0.05], dtype=np.float32)), {},
+           ref=lambda a, r: np.linalg.pinv(a, r), grad=False)])
+def _npi_pinv(A, rcond, *, hermitian: bool = False):  # type: ignore[no-untyped-def]
+    """``np.linalg.pinv`` with an array ``rcond`` (one cut-off per matrix of the batch)."""
+    return torch.linalg.pinv(A, rtol=rcond.to(A.dtype), hermitian=hermitian)
 
 
 @register("_npi_pinv_scalar_rcond", samples=lambda: [
@@ -1216,10 +1259,23 @@ def _npi_tensorinv(a, *, ind: int = 2):  # type: ignore[no-untyped-def]
 
 @register("_npi_tensorsolve", samples=lambda: [
     Sample((_spd(4).reshape(2, 2, 4), _u(-1, 1, (2, 2))), {}, ref=lambda a, b: np.linalg.tensorsolve(a, b),
-           grad=False)])
+           grad=False),
+    Sample((_spd(4).reshape(2, 2, 2, 2), _u(-1, 1, (2, 2))), {"a_axes": (0, 2)},
+           ref=lambda a, b, a_axes: np.linalg.tensorsolve(a, b, a_axes), grad=False),
+    Sample((_spd(1), _u(-1, 1, (1, 1))), {}, ref=lambda a, b: np.linalg.tensorsolve(a, b), grad=False)])
 def _npi_tensorsolve(a, b, *, a_axes: Shape = ()):  # type: ignore[no-untyped-def]
-    """``np.linalg.tensorsolve``."""
-    return torch.linalg.tensorsolve(a, b, dims=tuple(a_axes) or None)
+    """``np.linalg.tensorsolve`` as NumPy computes it: ``a_axes`` moved last, x of shape
+    ``a.shape[-(a.ndim - b.ndim):]`` (all of ``a.shape`` when the ranks are equal, NumPy's -0
+    slice), one square solve."""
+    if a_axes:
+        rest = [k for k in range(a.dim()) if k not in tuple(ax % a.dim() for ax in a_axes)]
+        a = a.permute(*rest, *(ax % a.dim() for ax in a_axes))
+    xshape = tuple(a.shape[-(a.dim() - b.dim()):])
+    n = math.prod(xshape)
+    if a.numel() != n * n:
+        raise MXNetError(f"tensorsolve: the shapes {tuple(a.shape)} and {tuple(b.shape)} must satisfy "
+                         "prod(a.shape[b.ndim:]) == prod(a.shape[:b.ndim])")
+    return torch.linalg.solve(a.reshape(n, n), b.reshape(n)).reshape(xshape)
 
 
 @register("_npi_eig", num_outputs=2, differentiable=False, samples=lambda: [Sample((_spd(3),), {}, ref=None, grad=False)])
