@@ -16,5 +16,8 @@ from ..symbol import contrib as symbol
 from ..symbol import contrib as sym
 from . import amp
 from . import autograd, io, onnx, tensorboard, text
+from . import quantization
+from . import quantization as quant
 
-__all__ = ["ndarray", "nd", "symbol", "sym", "amp", "autograd", "io", "onnx", "tensorboard", "text"]
+__all__ = ["ndarray", "nd", "symbol", "sym", "amp", "autograd", "io", "onnx", "tensorboard", "text",
+           "quantization", "quant"]
