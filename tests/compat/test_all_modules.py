@@ -10,8 +10,6 @@ MODULE_LIST = os.path.join(os.path.dirname(__file__), "mxnet_1_9_1_modules.txt")
 # Modules whose implementation is other, concurrent work (issue 25: ONNX import, quantization).
 # Remove an entry when it lands; the test then holds it to importing.
 PENDING_ELSEWHERE = {
-    "mxnet.contrib.onnx", "mxnet.contrib.onnx.onnx2mx", "mxnet.contrib.onnx.onnx2mx.import_model",
-    "mxnet.contrib.onnx.onnx2mx.import_onnx", "mxnet.contrib.onnx.onnx2mx.import_to_gluon",
     "mxnet.contrib.quantization",
 }
 

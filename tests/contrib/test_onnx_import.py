@@ -1,0 +1,535 @@
+"""ONNX import (mx.contrib.onnx, MXNet 1.9.1's onnx2mx): what hybridnet exports and what
+torch.onnx.export writes import back into registry operators and reproduce onnxruntime's outputs
+(and the original block's); import_to_gluon gives a SymbolBlock that hybridizes; hostile files
+raise MXNetError. onnx and onnxruntime are optional: these tests skip cleanly without them.
+"""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import hybridnet as mx
+from hybridnet import gluon, nd
+from hybridnet import onnx as mxonnx
+from hybridnet.base import MXNetError
+from hybridnet.contrib import onnx as onnx_mxnet
+from hybridnet.gluon import nn
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from fixture_paths import MXNET as FIXTURES  # noqa: E402
+from fixture_paths import load_case  # noqa: E402
+
+CASES = sorted(os.listdir(FIXTURES)) if os.path.isdir(FIXTURES) else []
+RTOL, ATOL = 1e-4, 1e-5
+MAX_DIFF: dict = {}   # model -> largest |import - onnxruntime| (printed with -s)
+
+
+@pytest.fixture(scope="module")
+def rt():
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    return onnx, ort
+
+
+def _ort(rt, path, feeds):
+    so = rt[1].SessionOptions()
+    so.log_severity_level = 3
+    sess = rt[1].InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)
+
+
+def _outs(y):
+    return [o.asnumpy() for o in (y if isinstance(y, (list, tuple)) else [y])]
+
+
+def _import_and_compare(rt, path, feeds, tag, rtol=RTOL, atol=ATOL, hybridize=True):
+    """import_to_gluon vs onnxruntime (eager and hybridized), import_model by bind; returns the
+    imported outputs."""
+    ref = _ort(rt, path, feeds)
+    net = onnx_mxnet.import_to_gluon(path, mx.cpu())
+    xs = [nd.array(v, dtype=v.dtype) for v in feeds.values()]
+    eager = _outs(net(*xs))
+    assert len(eager) == len(ref)
+    worst = 0.0
+    for a, r in zip(eager, ref):
+        assert a.shape == r.shape and a.dtype == r.dtype, (tag, a.shape, r.shape, a.dtype, r.dtype)
+        np.testing.assert_allclose(a, r, rtol=rtol, atol=atol, err_msg=tag)
+        worst = max(worst, float(np.abs(a.astype(np.float64) - r).max()) if a.size else 0.0)
+    MAX_DIFF[tag] = worst
+    if hybridize:
+        net.hybridize()
+        for _ in range(2):
+            for a, h in zip(eager, _outs(net(*xs))):
+                np.testing.assert_array_equal(a, h)
+    sym, arg, aux = onnx_mxnet.import_model(path)
+    args = {k: nd.array(v, dtype=v.dtype) for k, v in feeds.items() if k in sym.list_arguments()}
+    args.update(arg)
+    ex = sym.bind(mx.cpu(), args, aux_states=aux)
+    for a, b in zip(eager, _outs(ex.forward())):
+        np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-6)
+    return eager
+
+
+def _randomize_bn(net, seed=0):
+    r = np.random.RandomState(seed)
+    for name, p in net.collect_params().items():
+        if name.endswith("running_mean") or name.endswith("beta"):
+            p.set_data(nd.array(r.uniform(-0.5, 0.5, p.shape)))
+        elif name.endswith("running_var") or name.endswith("gamma"):
+            p.set_data(nd.array(r.uniform(0.5, 1.5, p.shape)))
+
+
+# ---- (a) what hybridnet exports imports back ---------------------------------------------------
+@pytest.mark.parametrize("model", ["resnet18_v1", "mobilenet0_25"])
+def test_model_zoo_round_trip(rt, tmp_path, model):
+    from hybridnet.gluon.model_zoo import vision
+    mx.random.seed(0)
+    net = getattr(vision, model)(classes=10)
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    x = np.random.RandomState(1).uniform(-1, 1, (2, 3, 32, 32)).astype(np.float32)
+    net(nd.array(x))
+    _randomize_bn(net)
+    want = net(nd.array(x)).asnumpy()
+    path = mxonnx.export_model(net, None, onnx_file_path=str(tmp_path / f"{model}.onnx"))
+    got = _import_and_compare(rt, path, {"data": x}, model)
+    np.testing.assert_allclose(got[0], want, rtol=RTOL, atol=ATOL)
+    # BatchNorm's moving statistics are auxiliary states, as MXNet's import gives them
+    _, arg, aux = onnx_mxnet.import_model(path)
+    assert aux and all("running" in k for k in aux) and not any("running" in k for k in arg)
+
+
+class _Mixed(gluon.HybridBlock):
+    """Ops the exporter lowers to Gather/Slice/Concat/Split/Where/reductions/LayerNorm..."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        with self.name_scope():
+            self.emb = nn.Embedding(20, 8)
+            self.ln = nn.LayerNorm()
+            self.fc = nn.Dense(6, flatten=False)
+            self.conv = nn.Conv1D(4, 3, padding=1)
+
+    def hybrid_forward(self, F, tok, x):
+        e = self.ln(self.emb(tok))                        # (2, 5, 8)
+        a, b = F.split(e, num_outputs=2, axis=2)
+        y = F.concat(F.relu(a), F.sigmoid(b), dim=1)      # (2, 10, 4)
+        y = F.slice_axis(y, axis=1, begin=1, end=9)
+        z = self.fc(F.transpose(y, axes=(0, 2, 1)))       # (2, 4, 6)
+        w = F.where(z > 0, z, F.exp(z) - 1)
+        c = self.conv(x)                                  # (2, 4, 7)
+        s = F.softmax(F.batch_dot(w, F.slice_axis(c, axis=2, begin=0, end=6), transpose_b=True), axis=-1)
+        return F.sum(s * 2, axis=1), F.max(c, axis=(1, 2), keepdims=True), F.argmax(z, axis=2)
+
+
+def test_mixed_block_round_trip(rt, tmp_path):
+    mx.random.seed(0)
+    net = _Mixed()
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    r = np.random.RandomState(2)
+    tok = r.randint(0, 20, (2, 5)).astype(np.float32)
+    x = r.uniform(-1, 1, (2, 3, 7)).astype(np.float32)
+    want = _outs(net(nd.array(tok), nd.array(x)))
+    path = mxonnx.export_model(net, None, onnx_file_path=str(tmp_path / "mixed.onnx"))
+    got = _import_and_compare(rt, path, {"data0": tok, "data1": x}, "mixed_block")
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.skipif(not CASES, reason="shared/fixtures/mxnet not found")
+@pytest.mark.parametrize("name", CASES)
+def test_mxnet_fixtures_round_trip(rt, tmp_path, name):
+    d, case, xs, ys = load_case(name)
+    sym_file, params_file = os.path.join(d, "model-symbol.json"), os.path.join(d, "model-0000.params")
+    path = mxonnx.export_model(sym_file, params_file, [x.shape for x in xs], [x.dtype for x in xs],
+                               str(tmp_path / f"{name}.onnx"))
+    meta = onnx_mxnet.get_model_metadata(path)
+    feeds = {n: x for (n, _, _), x in zip(meta["input_tensor_data"], xs)}
+    got = _import_and_compare(rt, path, feeds, f"fixture {name}")
+    tol = case.get("suggested_tolerance", {})
+    for g, y in zip(got, ys):   # and against real MXNet's outputs
+        np.testing.assert_allclose(g, y, rtol=tol.get("rtol", RTOL), atol=tol.get("atol", ATOL))
+
+
+def _registry_sample_models():
+    """One exported single-operator model per lowered registry operator (first sample)."""
+    from hybridnet.formats import onnx as fo
+    from hybridnet.ir.graph import Graph, Node
+    from hybridnet.ops import registry
+    out = []
+    for op in registry.all_ops():
+        if fo.lowering_for(op) is None or op.samples is None:
+            continue
+        for smp in op.samples():
+            if smp.train:
+                continue
+            ins = [np.asarray(a) for a in smp.inputs]
+            ins = [a.astype(np.float32) if a.dtype == np.float64 else a for a in ins]
+            vs = [Node(None, f"in{i}") for i in range(len(ins))]
+            node = Node(op, "node", dict(smp.attrs), [(v, 0) for v in vs])
+            g = Graph([(node, k) for k in range(node.num_outputs())])
+            try:
+                model = mxonnx.graph_to_model(g, {}, {f"in{i}": a.shape for i, a in enumerate(ins)},
+                                              {f"in{i}": a.dtype for i, a in enumerate(ins)})
+            except MXNetError:
+                continue
+            out.append((op.name, model, ins))
+            break
+    return out
+
+
+def test_every_exported_operator_imports(rt):
+    """Each operator hybridnet's exporter lowers (one registry sample each) imports back and
+    equals onnxruntime on the exported model, dtypes included."""
+    so = rt[1].SessionOptions()
+    so.log_severity_level = 3
+    models = _registry_sample_models()
+    assert len(models) > 150
+    seen, skipped = set(), []
+    for name, model, ins in models:
+        data = model.SerializeToString()
+        sess = rt[1].InferenceSession(data, so, providers=["CPUExecutionProvider"])
+        feeds = {i.name: ins[int(i.name[2:])] for i in sess.get_inputs()}
+        ref = sess.run(None, feeds)
+        if any(n.op_type == "ScatterElements" for n in model.graph.node):
+            with pytest.raises(MXNetError, match="ScatterElements"):
+                onnx_mxnet.import_model(data)
+            skipped.append(name)
+            continue
+        sym, arg, aux = onnx_mxnet.import_model(data)
+        arrays = {k: nd.array(v, dtype=v.dtype) for k, v in feeds.items()}
+        ex = sym.bind(mx.cpu(), {**{k: v for k, v in arrays.items() if k in sym.list_arguments()}, **arg},
+                      aux_states={**{k: v for k, v in arrays.items() if k in sym.list_auxiliary_states()}, **aux})
+        got = _outs(ex.forward())
+        assert len(got) == len(ref), name
+        for a, r in zip(got, ref):
+            assert a.shape == r.shape and a.dtype == r.dtype, (name, a.shape, r.shape, a.dtype, r.dtype)
+            np.testing.assert_allclose(a.astype(np.float64), r.astype(np.float64), rtol=RTOL, atol=ATOL,
+                                       err_msg=name)
+        seen.update(n.op_type for n in model.graph.node)
+    assert len(skipped) <= 2, skipped
+    assert len(seen) >= 80, sorted(seen)
+
+
+# ---- (b) torch.onnx.export --------------------------------------------------------------------
+def _torch_export(tmp_path, module, args, name, **kw):
+    torch = pytest.importorskip("torch")
+    import warnings
+    module.eval()
+    path = str(tmp_path / f"{name}.onnx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            torch.onnx.export(module, args, path, dynamo=False, **kw)
+        except TypeError:  # a torch without the dynamo switch
+            torch.onnx.export(module, args, path, **kw)
+    return path
+
+
+def _torch_conv_net():
+    import torch
+
+    class ConvNet(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.bn = torch.nn.BatchNorm2d(8)
+            self.c2 = torch.nn.Conv2d(8, 8, 3, stride=2, groups=2)
+            self.up = torch.nn.ConvTranspose2d(8, 4, 2, stride=2)
+            self.fc = torch.nn.Linear(4, 10)
+
+        def forward(self, x):
+            x = torch.relu(self.bn(self.c1(x)))
+            x = torch.nn.functional.max_pool2d(x, 2, ceil_mode=True)
+            x = torch.nn.functional.leaky_relu(self.c2(x), 0.1)
+            x = torch.nn.functional.avg_pool2d(self.up(x), 2)
+            x = torch.nn.functional.adaptive_avg_pool2d(x, 1).flatten(1)
+            return torch.log_softmax(self.fc(x), -1)
+
+    torch.manual_seed(0)
+    net = ConvNet()
+    with torch.no_grad():
+        net.bn.running_mean.uniform_(-0.5, 0.5)
+        net.bn.running_var.uniform_(0.5, 1.5)
+    return net
+
+
+def _torch_rnn_net():
+    import torch
+
+    class Recurrent(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = torch.nn.LSTM(6, 5, num_layers=2, batch_first=True, bidirectional=True)
+            self.gru = torch.nn.GRU(10, 4)
+
+        def forward(self, x):
+            y, (h, c) = self.lstm(x)
+            z, hz = self.gru(y)
+            return z, h, c, hz
+
+    torch.manual_seed(0)
+    return Recurrent()
+
+
+def _torch_encoder():
+    import math
+
+    import torch
+
+    class Encoder(torch.nn.Module):
+        """A transformer encoder layer written out (token embedding, positions, masked MHA,
+        LayerNorm, GELU MLP): MatMul, Softmax, Where, Gather, Reshape/Transpose/Slice, Erf..."""
+
+        def __init__(self, d=16, h=4, vocab=20):
+            super().__init__()
+            self.h = h
+            self.emb = torch.nn.Embedding(vocab, d)
+            self.pos = torch.nn.Parameter(torch.randn(32, d) * 0.1)
+            self.qkv = torch.nn.Linear(d, 3 * d)
+            self.o = torch.nn.Linear(d, d)
+            self.n1, self.n2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+            self.f1, self.f2 = torch.nn.Linear(d, 2 * d), torch.nn.Linear(2 * d, d)
+
+        def forward(self, tok):
+            b, t = tok.shape
+            x = self.emb(tok) + self.pos[:t]
+            q, k, v = self.qkv(x).chunk(3, -1)
+            q, k, v = (u.reshape(b, t, self.h, -1).transpose(1, 2) for u in (q, k, v))
+            a = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+            a = torch.where((tok == 0)[:, None, None, :], torch.full_like(a, -1e4), a).softmax(-1)
+            y = (a @ v).transpose(1, 2).reshape(b, t, -1)
+            x = self.n1(x + self.o(y))
+            x = self.n2(x + self.f2(torch.nn.functional.gelu(self.f1(x))))
+            return x.mean(1)
+
+    torch.manual_seed(0)
+    return Encoder()
+
+
+def test_torch_conv_net(rt, tmp_path):
+    torch = pytest.importorskip("torch")
+    net = _torch_conv_net()
+    x = torch.randn(2, 3, 16, 16)
+    path = _torch_export(tmp_path, net, (x,), "conv", input_names=["x"], opset_version=17)
+    got = _import_and_compare(rt, path, {"x": x.numpy()}, "torch conv net")
+    with torch.no_grad():
+        np.testing.assert_allclose(got[0], net(x).numpy(), rtol=RTOL, atol=ATOL)
+
+
+def test_torch_lstm_gru(rt, tmp_path):
+    torch = pytest.importorskip("torch")
+    net = _torch_rnn_net()
+    x = torch.randn(2, 7, 6)
+    path = _torch_export(tmp_path, net, (x,), "rnn", input_names=["x"], opset_version=14)
+    model = rt[0].load(path)
+    assert {"LSTM", "GRU"} <= {n.op_type for n in model.graph.node}
+    got = _import_and_compare(rt, path, {"x": x.numpy()}, "torch LSTM+GRU")
+    with torch.no_grad():
+        for g, w in zip(got, net(x)):
+            np.testing.assert_allclose(g, w.numpy(), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("opset", [13, 17])
+def test_torch_transformer_encoder(rt, tmp_path, opset):
+    torch = pytest.importorskip("torch")
+    net = _torch_encoder()
+    tok = torch.randint(1, 20, (2, 5))
+    tok[0, 3:] = 0
+    path = _torch_export(tmp_path, net, (tok,), f"enc{opset}", input_names=["tok"], opset_version=opset,
+                         do_constant_folding=opset == 13)
+    kinds = {n.op_type for n in rt[0].load(path).graph.node}
+    assert {"MatMul", "Softmax", "Where", "Gather", "Erf"} <= kinds
+    assert ("LayerNormalization" in kinds) == (opset >= 17)
+    got = _import_and_compare(rt, path, {"tok": tok.numpy()}, f"torch encoder opset {opset}")
+    with torch.no_grad():
+        np.testing.assert_allclose(got[0], net(tok).numpy(), rtol=RTOL, atol=1e-5)
+
+
+def test_dynamic_shapes_are_named(rt, tmp_path):
+    torch = pytest.importorskip("torch")
+    tok = torch.randint(1, 20, (2, 5))
+    path = _torch_export(tmp_path, _torch_encoder(), (tok,), "encdyn", input_names=["tok"],
+                         opset_version=17, dynamic_axes={"tok": {0: "batch"}})
+    assert onnx_mxnet.get_model_metadata(path)["input_tensor_data"] == [("tok", (0, 5), 7)]
+    with pytest.raises(MXNetError, match=r"static shape of 'tok'.*fixed input shapes"):
+        onnx_mxnet.import_model(path)
+
+
+# ---- (c) import_to_gluon ---------------------------------------------------------------------------
+def test_import_to_gluon_symbolblock(rt, tmp_path):
+    torch = pytest.importorskip("torch")
+    net = _torch_conv_net()
+    x = torch.randn(3, 3, 16, 16)
+    path = _torch_export(tmp_path, net, (x,), "conv", input_names=["x"], opset_version=13)
+    block = onnx_mxnet.import_to_gluon(path, ctx=mx.cpu())
+    assert isinstance(block, gluon.SymbolBlock)
+    params = block.collect_params()
+    assert "fc.weight" in params and params["fc.weight"].shape == (10, 4)   # initializer names kept
+    xs = nd.array(x.numpy())
+    eager = block(xs).asnumpy()
+    block.hybridize(static_alloc=True, static_shape=True)
+    np.testing.assert_array_equal(block(xs).asnumpy(), eager)
+    np.testing.assert_array_equal(block(xs).asnumpy(), eager)
+    # fine-tuning works: gradients reach the imported weights
+    with mx.autograd.record():
+        loss = block(xs).sum()
+    loss.backward()
+    assert float(nd.abs(params["fc.weight"].grad()).sum().asscalar()) > 0
+    # and the block exports again in MXNet's formats
+    block.export(str(tmp_path / "again"))
+    again = gluon.SymbolBlock.imports(str(tmp_path / "again-symbol.json"), ["x"],
+                                      str(tmp_path / "again-0000.params"))
+    np.testing.assert_allclose(again(xs).asnumpy(), eager, rtol=1e-6, atol=1e-6)
+
+
+# ---- (d) metadata -------------------------------------------------------------------------------
+def test_get_model_metadata(rt, tmp_path):
+    net = nn.HybridSequential()
+    net.add(nn.Dense(4, in_units=3))
+    net.initialize()
+    net.hybridize()
+    net(nd.ones((2, 3)))
+    path = mxonnx.export_model(net, None, onnx_file_path=str(tmp_path / "m.onnx"))
+    meta = onnx_mxnet.get_model_metadata(path)
+    assert meta == {"input_tensor_data": [("data", (2, 3), 1)],
+                    "output_tensor_data": [(meta["output_tensor_data"][0][0], (2, 4))]}
+    sym, arg, aux = onnx_mxnet.import_model(path)
+    assert sym.list_outputs()[0].startswith(meta["output_tensor_data"][0][0]) or len(sym.list_outputs()) == 1
+    assert set(arg) == set(net.collect_params()) and aux == {}
+
+
+def test_module_paths_and_supported_ops():
+    import importlib
+    for m in ("onnx2mx", "onnx2mx.import_model", "onnx2mx.import_onnx", "onnx2mx.import_to_gluon"):
+        importlib.import_module(f"hybridnet.contrib.onnx.{m}")
+    assert onnx_mxnet.onnx2mx.import_model.import_model is onnx_mxnet.import_model
+    assert mx.contrib.onnx is onnx_mxnet
+    ops = onnx_mxnet.supported_ops()
+    assert {"Conv", "LSTM", "GRU", "Gemm", "LayerNormalization", "Gelu", "Where"} <= set(ops)
+    assert len(ops) >= 110
+
+
+def test_missing_onnx_package_is_a_clear_import_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "onnx", None)   # import onnx now raises ImportError
+    for fn in (onnx_mxnet.import_model, onnx_mxnet.get_model_metadata, onnx_mxnet.import_to_gluon):
+        with pytest.raises(ImportError, match="pip install onnx"):
+            fn("model.onnx")
+
+
+# ---- (e) hostile files -----------------------------------------------------------------------------
+def _small_model(rt, tmp_path):
+    net = nn.HybridSequential()
+    net.add(nn.Dense(4, in_units=3), nn.Activation("relu"))
+    net.initialize()
+    net.hybridize()
+    net(nd.ones((2, 3)))
+    return mxonnx.export_model(net, None, onnx_file_path=str(tmp_path / "small.onnx"))
+
+
+def _write(tmp_path, name, model_or_bytes):
+    data = model_or_bytes if isinstance(model_or_bytes, bytes) else model_or_bytes.SerializeToString()
+    p = tmp_path / name
+    p.write_bytes(data)
+    return str(p)
+
+
+def _tensor(elem, dims, raw, name="w"):
+    from onnx import TensorProto
+    t = TensorProto()
+    t.name, t.data_type, t.raw_data = name, elem, raw
+    t.dims.extend(dims)
+    return t
+
+
+def test_hostile_files(rt, tmp_path):
+    onnx = rt[0]
+    from onnx import TensorProto, helper
+    good = _small_model(rt, tmp_path)
+    raw = open(good, "rb").read()
+    # truncated at many points: MXNetError or (rarely, at a field boundary) a smaller valid model
+    for cut in (1, 7, len(raw) // 3, len(raw) // 2, len(raw) - 5):
+        try:
+            onnx_mxnet.import_model(_write(tmp_path, f"cut{cut}.onnx", raw[:cut]))
+        except MXNetError:
+            pass
+    with pytest.raises(MXNetError, match="not an ONNX model|holds no graph"):
+        onnx_mxnet.import_model(_write(tmp_path, "junk.onnx", b"\xff\xfe junk" * 10))
+    with pytest.raises(MXNetError, match="cannot read"):
+        onnx_mxnet.import_model(str(tmp_path / "absent.onnx"))
+
+    def model(nodes, inits=(), opset=13, outputs=("y",)):
+        g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs],
+                              initializer=list(inits))
+        return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+    cases = [
+        (model([helper.make_node("FancyOp", ["x"], ["y"], name="n1")]),
+         r"node 'n1' \(FancyOp\): operator FancyOp is not supported.*supported: Abs"),
+        (model([helper.make_node("Relu", ["x"], ["y"])], opset=3), r"opset 3; hybridnet reads opsets"),
+        (model([helper.make_node("Relu", ["nowhere"], ["y"], name="r")]), r"'nowhere' is not produced"),
+        (model([helper.make_node("Relu", ["x"], ["z"])]), r"graph output 'y' is not produced"),
+        (model([helper.make_node("Add", ["x", "w"], ["y"])],
+               [_tensor(TensorProto.FLOAT, [1 << 40, 1 << 40], b"")]),
+         r"tensor 'w' declares \d+ elements"),
+        (model([helper.make_node("Add", ["x", "w"], ["y"])],
+               [_tensor(TensorProto.FLOAT, [1000, 1000], b"\0" * 16)]),
+         r"tensor 'w' has 16 bytes of data for dims \[1000, 1000\]"),
+        (model([helper.make_node("Add", ["x", "w"], ["y"])],
+               [_tensor(TensorProto.STRING, [1], b"a")]),
+         r"element type STRING is not supported"),
+        (model([helper.make_node("Relu", ["x"], ["y"], domain="com.evil", name="r")]),
+         r"domain 'com.evil' is not supported"),
+        (model([helper.make_node("Softmax", ["x"], ["y"], name="s", axis="one")]),
+         r"node 's' \(Softmax\): attribute 'axis' is string, expected int"),
+        (model([helper.make_node("If", ["x"], ["y"], name="i",
+                                 then_branch=helper.make_graph([], "t", [], []),
+                                 else_branch=helper.make_graph([], "e", [], []))]),
+         r"subgraphs"),
+        (model([helper.make_node("ConstantOfShape", ["s"], ["c"], name="c"),
+                helper.make_node("Add", ["x", "c"], ["y"])],
+               [helper.make_tensor("s", TensorProto.INT64, [2], [1 << 30, 1 << 30])]),
+         r"node 'c' \(ConstantOfShape\): would make a tensor of shape"),
+        (model([helper.make_node("Reshape", ["x", "x"], ["y"], name="rs")]),
+         r"node 'rs' \(Reshape\): input 1 \(shape\) must be a constant"),
+    ]
+    for k, (m, pattern) in enumerate(cases):
+        p = _write(tmp_path, f"bad{k}.onnx", m)
+        with pytest.raises(MXNetError, match=pattern):
+            onnx_mxnet.import_model(p)
+        with pytest.raises(MXNetError):
+            onnx_mxnet.import_to_gluon(p, mx.cpu())
+    # external data must be a plain file beside the model, inside its bounds
+    t = helper.make_tensor("w", TensorProto.FLOAT, [2, 3], [0.0] * 6)
+    t.ClearField("float_data")
+    t.data_location = TensorProto.EXTERNAL
+    for loc, pattern in (("../../etc/passwd", "plain file name"), ("w.bin", "not found"),
+                         ("small.onnx", "truncated|does not hold")):
+        del t.external_data[:]
+        t.external_data.add(key="location", value=loc)
+        t.external_data.add(key="length", value="24" if loc != "small.onnx" else str(10 ** 9))
+        with pytest.raises(MXNetError, match=pattern):
+            onnx_mxnet.import_model(_write(tmp_path, "ext.onnx", model([helper.make_node("Add", ["x", "w"], ["y"])], [t])))
+    assert onnx is not None
+
+
+def test_large_model_external_data_round_trip(rt, tmp_path):
+    net = nn.HybridSequential()
+    net.add(nn.Dense(300, in_units=5), nn.Activation("tanh"), nn.Dense(2))   # over 1 KiB: external
+    net.initialize()
+    net.hybridize()
+    x = np.random.RandomState(0).uniform(-1, 1, (3, 5)).astype(np.float32)
+    want = net(nd.array(x)).asnumpy()
+    path = mxonnx.export_model(net, None, onnx_file_path=str(tmp_path / "big.onnx"), large_model=True)
+    assert os.path.exists(str(tmp_path / "big.onnx.data"))
+    got = _import_and_compare(rt, path, {"data": x}, "large_model")
+    np.testing.assert_allclose(got[0], want, rtol=RTOL, atol=ATOL)
+
+
+def test_zz_report_max_differences():
+    """Prints the largest |import - onnxruntime| per model (run with -s)."""
+    for k, v in sorted(MAX_DIFF.items()):
+        print(f"ONNX import max abs diff {k}: {v:.3g}")
