@@ -313,9 +313,10 @@ class GraphProto:
     def const(self, t: str) -> Optional[np.ndarray]:
         return self._params.get(t)
 
-    def param(self, arr: np.ndarray, hint: str) -> Symbol:
-        """A new variable holding ``arr`` (a parameter of the imported model)."""
-        name = self.unique(hint)
+    def param(self, arr: np.ndarray, hint: str, exact: bool = False) -> Symbol:
+        """A new variable holding ``arr`` (a parameter of the imported model); ``exact`` keeps
+        ``hint`` as the name (a constant tensor's own name, reserved for it)."""
+        name = hint if exact else self.unique(hint)
         arr = np.ascontiguousarray(arr)
         self._param_vars[name] = arr
         return _symbol.var(name, shape=arr.shape, dtype=arr.dtype)
@@ -327,7 +328,7 @@ class GraphProto:
         if t in self._params:
             v = self._const_var.get(t)
             if v is None:
-                v = self.param(self._params[t], t)
+                v = self.param(self._params[t], t, exact=t not in self._param_vars)
                 self._const_var[t] = v
             return v
         raise (node.error(f"input {t!r} is not produced by any earlier node") if node is not None
