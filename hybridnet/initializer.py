@@ -190,6 +190,13 @@ class Initializer:
     # -- dispatch -------------------------------------------------------------------------
     def __call__(self, desc: Any, arr: Any) -> None:
         """Initialize ``arr`` in place according to ``desc`` (MXNet's dispatch rules)."""
+        if isinstance(arr, NDArray) and arr._t.layout is not torch.strided:
+            # a sparse array (a row_sparse weight) is filled densely, then keeps its storage
+            from .ndarray.sparse import store_into
+            dense = NDArray(torch.zeros(arr.shape, dtype=arr._t.dtype, device=arr._t.device))
+            self(desc, dense)
+            store_into(arr, dense._t)
+            return
         if not isinstance(desc, InitDesc):
             self._legacy_init(desc, arr)
             return

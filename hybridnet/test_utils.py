@@ -243,6 +243,8 @@ def same(a: Any, b: Any) -> bool:
 def same_array(array1: NDArray, array2: NDArray) -> bool:
     """Whether two NDArrays share their memory (the same elements at the same addresses)."""
     t1, t2 = array1._t, array2._t
+    if array1.stype != "default" or array2.stype != "default":  # sparse: the same storage
+        return t1 is t2
     return t1.data_ptr() == t2.data_ptr() and t1.shape == t2.shape and t1.stride() == t2.stride()
 
 

@@ -371,6 +371,12 @@ class NDArrayIter(DataIter):
                              f"got {last_batch_handle!r}")
         self.data = _utils._init_data(data, allow_empty=False, default_name=data_name)
         self.label = _utils._init_data(label, allow_empty=True, default_name=label_name)
+        from ..ndarray.sparse import CSRNDArray
+        if (_utils._has_instance(self.data, CSRNDArray) or _utils._has_instance(self.label, CSRNDArray)) \
+                and last_batch_handle != "discard":
+            raise NotImplementedError("NDArrayIter only supports CSRNDArray (or scipy.sparse.csr_matrix) "
+                                      "sources with last_batch_handle='discard'; got "
+                                      f"last_batch_handle={last_batch_handle!r}")
         n = self.data[0][1].shape[0]
         for k, v in self.data + self.label:
             if v.shape[0] < n:

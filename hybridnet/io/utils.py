@@ -46,7 +46,10 @@ def _init_data(data: Any, allow_empty: bool, default_name: str, who: str = "NDAr
     for k, v in items.items():
         if not isinstance(k, str):
             raise TypeError(f"{who}: dict keys must be str names, got {k!r}")
-        if not isinstance(v, NDArray):
+        if type(v).__module__.startswith("scipy.sparse"):
+            from ..ndarray.sparse import csr_matrix
+            items[k] = csr_matrix(v)  # a scipy.sparse matrix is a CSRNDArray source, as in MXNet
+        elif not isinstance(v, NDArray):
             try:
                 items[k] = _nd_array(v)
             except (TypeError, ValueError) as e:
@@ -65,4 +68,17 @@ def _has_instance(data: Source, dtype: type) -> bool:
 def _getdata_by_idx(data: Source, idx: np.ndarray) -> Source:
     """Rows of every source taken in the order ``idx``; like MXNet, the result is rebuilt with
     ``nd.array`` from NumPy, hence float32 whatever the input dtype."""
-    return [(k, _nd_array(v.asnumpy()[idx], ctx=v.context)) for k, v in data]
+    from ..ndarray.sparse import CSRNDArray, csr_matrix
+    return [(k, csr_matrix(*_csr_rows(v, idx), ctx=v.context) if isinstance(v, CSRNDArray)
+             else _nd_array(v.asnumpy()[idx], ctx=v.context)) for k, v in data]
+
+
+def _csr_rows(v: Any, idx: np.ndarray) -> tuple:
+    """(data, indices, indptr, shape) of the rows ``idx`` of a CSRNDArray (shuffling keeps it
+    sparse, as MXNet's scipy round trip does)."""
+    data, indices, indptr = v.data.asnumpy(), v.indices.asnumpy(), v.indptr.asnumpy()
+    starts, ends = indptr[idx], indptr[np.asarray(idx) + 1]
+    take = np.concatenate([np.arange(a, b) for a, b in zip(starts, ends)]) if len(idx) else \
+        np.zeros(0, dtype=np.int64)
+    new_ptr = np.concatenate([[0], np.cumsum(ends - starts)]).astype(np.int64)
+    return (data[take], indices[take], new_ptr), (len(idx), v.shape[1])

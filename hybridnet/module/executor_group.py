@@ -21,7 +21,10 @@ import torch
 from ..base import MXNetError, dtype_from_flag, dtype_np, dtype_torch
 from ..context import Context
 from ..io import DataDesc
+from ..compiler.storage import infer_storage, variable_stype
 from ..ndarray.ndarray import NDArray
+from ..ndarray.sparse import BaseSparseNDArray, CSRNDArray, store_into, wrap
+from ..ops import storage as _storage
 from ..symbol.executor import Executor
 
 __all__ = ["DataParallelExecutorGroup", "split_input_slice"]
@@ -55,7 +58,16 @@ def _tensor(x: Any) -> torch.Tensor:
 
 
 def _copy_slice(src: Any, dst: NDArray, axis: int, sl: slice) -> None:
-    """Copy ``src`` (or its ``sl`` part along ``axis``) into ``dst``."""
+    """Copy ``src`` (or its ``sl`` part along ``axis``) into ``dst`` (of any storage type)."""
+    if isinstance(src, BaseSparseNDArray) or isinstance(dst, BaseSparseNDArray):
+        if axis >= 0 and (sl.start != 0 or src.shape[axis] != sl.stop):
+            src = src[sl] if isinstance(src, CSRNDArray) and axis == 0 else \
+                NDArray(_storage.to_dense(_tensor(src))).slice_axis(axis=axis, begin=sl.start, end=sl.stop)
+        if tuple(src.shape) != tuple(dst.shape):
+            raise MXNetError(f"executor group: input of shape {tuple(src.shape)} does not fit the bound "
+                             f"shape {tuple(dst.shape)}; reshape the module for the new shapes")
+        store_into(dst, _tensor(src).to(device=dst._t.device, dtype=dst._t.dtype))
+        return
     t = _tensor(src)
     if axis >= 0 and (sl.start != 0 or t.shape[axis] != sl.stop):
         t = t.narrow(axis, sl.start, sl.stop - sl.start)
@@ -268,10 +280,19 @@ class DataParallelExecutorGroup:
             raise MXNetError(f"bind: cannot infer the argument shapes of the symbol from the inputs "
                              f"{input_shapes}")
 
-        def fresh(shape: tuple, dtype: Any) -> NDArray:
+        # storage types: an argument's declared one (Variable(stype=...)), a gradient's inferred
+        graph = self.symbol._graph()
+        arg_stypes = {v.name: variable_stype(v) for v in graph.arguments()}
+        grad_stypes = infer_storage(graph, arg_stypes).grads
+
+        def fresh(shape: tuple, dtype: Any, stype: str = "default") -> NDArray:
+            if stype != "default":
+                return wrap(_storage.zeros(stype, shape, dtype_torch(dtype or np.float32), device))
             return NDArray(torch.zeros(shape, dtype=dtype_torch(dtype or np.float32), device=device))
 
         def from_buffer(name: str, shape: tuple, dtype: Any) -> NDArray:
+            if arg_stypes.get(name, "default") != "default":
+                return fresh(shape, dtype, arg_stypes[name])
             have = buffer.get(name)
             want = torch.Size(shape)
             if have is not None and have._t.dtype == dtype_torch(dtype or np.float32):
@@ -294,7 +315,7 @@ class DataParallelExecutorGroup:
             if shared and tuple(like.arg_dict[name].shape) == shape:
                 args[name] = like.arg_dict[name]
             elif name in self.param_names:
-                args[name] = fresh(shape, dtype)
+                args[name] = fresh(shape, dtype, arg_stypes.get(name, "default"))
             else:
                 args[name] = from_buffer(name, shape, dtype)
             if self.grad_req[name] == "null":
@@ -303,7 +324,7 @@ class DataParallelExecutorGroup:
                     tuple(like.grad_dict[name].shape) == shape:
                 grads[name] = like.grad_dict[name]
             else:
-                grads[name] = fresh(shape, dtype)
+                grads[name] = fresh(shape, dtype, grad_stypes.get(name, "default"))
         aux: Dict[str, NDArray] = {}
         for name, shape, dtype in zip(self.aux_names, aux_shapes, aux_types):
             if like is not None and name in like.aux_dict and tuple(like.aux_dict[name].shape) == tuple(shape):
@@ -356,7 +377,10 @@ class DataParallelExecutorGroup:
         """Write the device average of each parameter and aux state into the given dicts."""
         with torch.no_grad():
             for name, block in zip(self.param_names, self.param_arrays):
-                avg = sum(w._t.to("cpu", torch.float64) for w in block) / len(block)
+                avg = sum(_storage.to_dense(w._t).to("cpu", torch.float64) for w in block) / len(block)
+                if isinstance(arg_params[name], BaseSparseNDArray):
+                    store_into(arg_params[name], avg.to(arg_params[name]._t.dtype))
+                    continue
                 arg_params[name]._t.copy_(avg.to(arg_params[name]._t.dtype))
             for name, block in zip(self.aux_names, self.aux_arrays):
                 avg = sum(w._t.to("cpu", torch.float64) for w in block) / len(block)

@@ -19,6 +19,8 @@ from ..io import DataDesc
 from ..model import (_create_kvstore, _initialize_kvstore, _update_params, _update_params_on_kvstore,
                      load_checkpoint)
 from ..ndarray.ndarray import NDArray
+from ..ndarray.sparse import store_into, wrap
+from ..ops import storage as _storage
 from ..ndarray.write_guard import new_guard, set_guard
 from ..optimizer._states_check import check_against_params
 from ..optimizer.optimizer import decode_states
@@ -34,6 +36,12 @@ def _name_list(names: Any) -> List[str]:
     if isinstance(names, str):
         return [names]
     return list(names)
+
+
+def _zeros_like_cpu(a: NDArray) -> NDArray:
+    """A zero CPU array of ``a``'s shape, dtype and storage type (a row_sparse weight's
+    ``arg_params`` entry is row_sparse, as in MXNet)."""
+    return wrap(_storage.zeros(a.stype, a.shape, a._t.dtype, "cpu"))
 
 
 class Module(BaseModule):
@@ -193,7 +201,10 @@ class Module(BaseModule):
                             if tuple(t.shape) != tuple(arr.shape):
                                 raise MXNetError(f"init_params: {name!r} has shape {tuple(t.shape)}, the "
                                                  f"module expects {tuple(arr.shape)}")
-                            arr._t.copy_(t.to(arr._t.dtype))
+                            if arr.stype != "default" or t.layout is not torch.strided:
+                                store_into(arr, t.to(arr._t.dtype))
+                            else:
+                                arr._t.copy_(t.to(arr._t.dtype))
                     return
                 if not allow_missing:
                     raise RuntimeError(f"{name} is not presented")
@@ -271,7 +282,7 @@ class Module(BaseModule):
                     raise
                 raise MXNetError(f"{self._params_file}: {e}") from None
         else:
-            self._arg_params = {name: NDArray(torch.zeros_like(block[0]._t, device="cpu"))
+            self._arg_params = {name: _zeros_like_cpu(block[0])
                                 for name, block in zip(self._param_names, self._exec_group.param_arrays)}
             self._aux_params = {name: NDArray(torch.zeros_like(block[0]._t, device="cpu"))
                                 for name, block in zip(self._aux_names, self._exec_group.aux_arrays)}

@@ -3,7 +3,11 @@
 MXNet semantics kept here: output arrays exist from bind on and are updated in place by every
 forward; ``backward`` works after ``forward(is_train=False)`` or even without a forward (it
 runs the graph itself); gradients follow ``grad_req`` per argument ('write', 'add', 'null'),
-and arguments whose outputs do not depend on them get zero gradients under 'write'.
+and arguments whose outputs do not depend on them get zero gradients under 'write'. An
+operator that fails on its values (``base.DeferredError``: ``take(mode='raise')`` out of range, a
+sampler's invalid parameter) does not make ``forward`` raise: the outputs, and the gradients of
+a following ``backward``, hold the error and the first read raises it (MXNet's asynchronous
+engine; see ``ndarray.ndarray``).
 Forward runs the graph's generated function; backward uses torch autograd through it. Outputs
 own their memory (an output that is an argument, or a view of one, is copied; see
 ``compiler.aliasing``).
@@ -17,7 +21,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 import torch
 
-from ..base import MXNetError, dtype_torch
+from ..base import DeferredError, MXNetError, dtype_torch
 from ..compiler.aliasing import OutputOwnership
 from ..compiler.cached_op import compile_predict_function
 from ..compiler.codegen import CompiledGraph, compile_graph
@@ -25,6 +29,7 @@ from ..compiler.memory import planned_bytes
 from ..compiler.pipeline import PassContext, Serve, serving_order, training_graph
 from ..context import Context, current_context
 from ..ir.graph import Graph
+from ..ndarray import ndarray as _nd
 from ..ndarray.ndarray import NDArray
 from ..ops import storage as _storage
 from ..profiler import recorder as _profiler
@@ -145,6 +150,7 @@ class Executor:
         self._out_tensors: Optional[tuple] = None
         self._leaves: list = []
         self._monitor: Optional[tuple] = None
+        self._failed: Any = None  # the error the last forward's outputs hold (ndarray._Pending)
 
     def _allocate_outputs(self) -> list:
         """Zero output arrays of the inferred shapes (MXNet's executor owns them from bind)."""
@@ -239,11 +245,18 @@ class Executor:
                 self._leaves.append((n, t))
             args.append(t)
         args += [_dense(a._t) for a in self.aux_arrays]
-        with torch.set_grad_enabled(need_grad):
-            outs = self._function(is_train, need_grad)(*args, _train=is_train)
-            if self._ownership:
-                outs = self._ownership.apply(outs, args)
+        self._failed = None
+        try:
+            with torch.set_grad_enabled(need_grad):
+                outs = self._function(is_train, need_grad)(*args, _train=is_train)
+                if self._ownership:
+                    outs = self._ownership.apply(outs, args)
+        except DeferredError as e:
+            return self._fail(e, is_train)
         self._last_train = is_train
+        if _nd._PENDING:  # a bound array still holds an operator's error: the outputs inherit it
+            self._failed = next((b for b in (_nd._pending_of(a._t) for a in self.arg_arrays + self.aux_arrays)
+                                 if b is not None), None)
         self._out_tensors = outs if need_grad else None
         held = self._outputs
         if self._out_stypes is not None:  # outputs MXNet holds in sparse storage
@@ -261,9 +274,20 @@ class Executor:
                     o._t.copy_(t.detach())
         else:
             self._outputs = [NDArray(t.detach()) for t in outs]
+        if self._failed is not None:
+            _nd._hold_error([o._t for o in self._outputs or ()], self._failed)
         if self._monitor is not None:
             self._run_monitor(args, is_train)
         return outs
+
+    def _fail(self, err: DeferredError, is_train: bool) -> tuple:
+        """A forward whose graph failed on its values: the outputs keep their shapes and hold
+        the error until read."""
+        self._last_train = is_train
+        self._out_tensors = None
+        box = self._failed = _nd._new_pending(MXNetError(f"forward failed: {err}"))
+        _nd._hold_error([o._t for o in self.outputs], box)
+        return ()
 
     def _function(self, is_train: bool, need_grad: bool) -> Callable[..., tuple]:
         """The function a forward runs (``pipeline.serving_order``; a forward that keeps
@@ -331,8 +355,12 @@ class Executor:
         arrays; runs the graph first when the last forward kept no record of it."""
         if not any(r != "null" for r in self._grad_req.values()):
             return
-        if self._out_tensors is None:
+        if self._out_tensors is None and self._failed is None:
             self._run(self._last_train, True)
+        if self._failed is not None:  # the gradients depend on a failed forward: they hold its error
+            _nd._hold_error([g._t for g in self.grad_arrays if g is not None], self._failed)
+            if self._out_tensors is None:
+                return
         outs = list(self._out_tensors or ())
         if out_grads is None:
             grads = [torch.ones_like(o) for o in outs]
@@ -383,6 +411,14 @@ class Executor:
                         raise MXNetError(f"copy_params_from: {name!r} is not an {kind} of the executor")
                     continue
                 dst = arrays[name]
+                if dst._t.layout is not torch.strided:  # a sparse parameter keeps its storage
+                    from ..ndarray.sparse import store_into
+                    src_t = arr._t if isinstance(arr, NDArray) else torch.as_tensor(np.asarray(arr))
+                    if tuple(src_t.shape) != tuple(dst.shape):
+                        raise MXNetError(f"copy_params_from: {kind} {name!r} has shape {tuple(src_t.shape)}, "
+                                         f"but the bound graph expects {tuple(dst.shape)}")
+                    store_into(dst, src_t.to(device=dst._t.device, dtype=dst._t.dtype))
+                    continue
                 src = _tensor(arr, dst._t)
                 if tuple(src.shape) != tuple(dst.shape):
                     raise MXNetError(f"copy_params_from: {kind} {name!r} has shape {tuple(src.shape)}, "
@@ -432,9 +468,9 @@ def simple_bind(sym: Any, ctx: Optional[Context], grad_req: Any, type_dict: Opti
     grads = {n: NDArray(torch.zeros_like(a._t)) for n, a in args.items() if reqs[n] != "null"}
     declared = {v.name: variable_stype(v) for v in g.arguments()}
     declared.update(stype_dict or {})
-    if any(st != "default" for st in declared.values()):
+    storage = infer_storage(g, declared, res)
+    if any(st != "default" for st in list(declared.values()) + list(storage.grads.values())):
         from ..ndarray.sparse import wrap
-        storage = infer_storage(g, declared, res)
         args = {n: a if declared.get(n, "default") == "default" else wrap(_storage.cast(a._t, declared[n]))
                 for n, a in args.items()}
         grads = {n: a if storage.grads.get(n, "default") == "default" else

@@ -573,8 +573,8 @@ def var(name: str, attr: Optional[dict] = None, shape: Any = None, lr_mult: Opti
     if not isinstance(name, str):
         raise TypeError("Expect a string for variable `name`")
     attrs = _hidden(attr)
-    if shape is not None:
-        attrs["__shape__"] = str(tuple(shape))
+    if shape is not None:  # an int is a 1-D shape (MXNet stores str(shape) and parses "1" so)
+        attrs["__shape__"] = str((int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape))
     if lr_mult is not None:
         attrs["__lr_mult__"] = str(lr_mult)
     if wd_mult is not None:
