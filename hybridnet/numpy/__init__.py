@@ -197,6 +197,14 @@ for _m in ("all any argmax argmin argsort clip cumsum dot max mean min prod repe
     setattr(ndarray, _m, _method(_m))
 
 
+def _clip(self: ndarray, min: Any = None, max: Any = None, out: Any = None) -> ndarray:  # noqa: A002
+    """MXNet's ``a.clip(min=None, max=None, out=None)`` (the method names its bounds min/max)."""
+    return _this.clip(self, min, max, out=out)  # type: ignore[attr-defined,no-any-return]
+
+
+ndarray.clip = _clip  # type: ignore[assignment]
+
+
 def _round(self: ndarray, decimals: int = 0, out: Any = None) -> ndarray:
     return _this.around(self, decimals, out)  # type: ignore[attr-defined]
 

@@ -839,7 +839,19 @@ class Frontend:
             return _two_param("_npi_gamma", ("shape", "scale"), "gamma", False)(shape, scale, size, dtype, ctx, out)
 
         def _one_param(opname: str, pname: str, nm: str, default: Any) -> Callable:
-            def fn(p: Any = default, size: Any = None, dtype: Any = None, ctx: Any = None, out: Any = None) -> Any:
+            def fn(*args: Any, **kwargs: Any) -> Any:
+                order = (pname, "size", "dtype", "ctx", "out")
+                if len(args) > len(order):
+                    raise TypeError(f"{nm}() takes at most {len(order)} positional arguments")
+                given = dict(zip(order, args))
+                for k, v in kwargs.items():
+                    if k not in order or k in given:
+                        raise TypeError(f"{nm}() got an unexpected or repeated keyword argument {k!r}")
+                    given[k] = v
+                p = given.get(pname, default)
+                if p is None:
+                    raise TypeError(f"{nm}() missing required argument {pname!r}")
+                size, dtype, ctx, out = (given.get(k) for k in order[1:])
                 arr = fe.is_array(p)
                 attrs = {"size": _size(size), "dtype": dtype or fe.default_float(), **fe._ctx(ctx),
                          pname: None if arr else float(p)}

@@ -118,6 +118,7 @@ _internal = types.ModuleType("hybridnet.symbol.numpy._internal", "mx.sym.np._int
 for _k, _f in _GEN["_internal"].items():
     setattr(_internal, _k, _f)
 np._internal = _internal  # type: ignore[attr-defined]
+np._Symbol = NpSymbol  # type: ignore[attr-defined]  # MXNet's name of the np-mode Symbol class
 
 
 def _binary(fname: str, reflected: bool = False) -> Any:

@@ -54,7 +54,15 @@ for _n in [n for n in getattr(_mx_image, "__all__", dir(_mx_image)) if not n.sta
     if _obj is None or hasattr(image, _n) or isinstance(_obj, types.ModuleType):
         continue
     setattr(image, _n, _obj if isinstance(_obj, type) or not callable(_obj) else _np_results(_obj))
-random.seed = _mx_random.seed  # type: ignore[attr-defined]
+
+
+def _seed(seed: int, ctx: Any = "all") -> None:
+    """``npx.random.seed(seed, ctx='all')``: seeds the random number generators (MXNet's
+    ``mx.random.seed``, whose first parameter npx names ``seed``)."""
+    _mx_random.seed(seed, ctx)
+
+
+random.seed = _seed  # type: ignore[attr-defined]
 _fill(random, _FUNCS["npx.random"], _GENERATED["npx.random"])
 
 

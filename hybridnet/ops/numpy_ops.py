@@ -960,6 +960,20 @@ def _param(x: Optional[torch.Tensor], v: Optional[float], what: str, op: str) ->
     return v
 
 
+class DistributionParameterError(MXNetError, ValueError):
+    """A sampler's parameter out of its domain (a negative scale, a probability above 1): MXNet
+    1.9.1 raises ValueError for these (its error registry maps them); catchable as MXNetError too."""
+
+
+def _check_domain(v: Any, ok: Callable[[Any], Any], op: str, what: str) -> None:
+    """Raise DistributionParameterError unless ``ok(v)`` holds for the scalar or every element."""
+    if isinstance(v, torch.Tensor) and v.device.type == "meta":
+        return  # shape inference: no values to check
+    good = bool(ok(v).all()) if isinstance(v, torch.Tensor) else bool(ok(v))
+    if not good:
+        raise DistributionParameterError(f"np.random.{op}: {what} (got {v if not isinstance(v, torch.Tensor) else 'an array'})")
+
+
 def _rand_shape(size: tuple, *params: Any) -> tuple:
     if size:
         return size
@@ -990,49 +1004,71 @@ def _npi_normal(input1=None, input2=None, *, loc: OptFloat = 0.0, scale: OptFloa
     """``np.random.normal``: samples from N(loc, scale^2); scalars or arrays that broadcast."""
     mu = _param(input1, loc, "loc", "normal")
     sd = _param(input2, scale, "scale", "normal")
+    _check_domain(sd, lambda v: v >= 0, "normal", "scale must be non-negative")
     dt = _draw_dtype(dtype)
     shape = _rand_shape(_size(size), mu, sd)
     dev = input1.device if input1 is not None else device_of(ctx)
     return _normal(mu, sd, shape, torch.float64 if dt == torch.float64 else torch.float32, dev).to(dt)
 
 
-# NumPy's samplers with scalar parameters, each by the inverse CDF of one uniform draw (torch's
-# seeded generator, as every random operator): name -> (parameters, transform(u, p...))
+# NumPy's samplers, each by the inverse CDF of one uniform draw (torch's seeded generator, as every
+# random operator), so that array parameters get reparameterization gradients as in MXNet:
+# name -> (parameters, transform(u, p...), the parameters' domain check)
+_positive = (lambda v: v > 0, "must be positive")
+_nonneg = (lambda v: v >= 0, "must be non-negative")
 _INVERSE_CDF: dict = {
-    "exponential": (("scale",), lambda u, scale: -scale * torch.log1p(-u)),
-    "gumbel": (("loc", "scale"), lambda u, loc, scale: loc - scale * torch.log(-torch.log(u))),
-    "logistic": (("loc", "scale"), lambda u, loc, scale: loc + scale * torch.log(u / (1 - u))),
-    "pareto": (("a",), lambda u, a: torch.pow(1 - u, -1.0 / a) - 1),
-    "powerd": (("a",), lambda u, a: torch.pow(u, 1.0 / a)),  # np.random.power (MXNet's _npi_powerd)
-    "rayleigh": (("scale",), lambda u, scale: scale * torch.sqrt(-2.0 * torch.log1p(-u))),
-    "weibull": (("a",), lambda u, a: torch.pow(-torch.log1p(-u), 1.0 / a)),
+    "exponential": (("scale",), lambda u, scale: -scale * torch.log1p(-u), {"scale": _nonneg}),
+    "gumbel": (("loc", "scale"), lambda u, loc, scale: loc - scale * torch.log(-torch.log(u)), {"scale": _nonneg}),
+    "logistic": (("loc", "scale"), lambda u, loc, scale: loc + scale * torch.log(u / (1 - u)), {"scale": _nonneg}),
+    "pareto": (("a",), lambda u, a: torch.pow(1 - u, -1.0 / a) - 1, {"a": _positive}),
+    # np.random.power (MXNet's _npi_powerd)
+    "powerd": (("a",), lambda u, a: torch.pow(u, 1.0 / a), {"a": _positive}),
+    "rayleigh": (("scale",), lambda u, scale: scale * torch.sqrt(-2.0 * torch.log1p(-u)), {"scale": _nonneg}),
+    "weibull": (("a",), lambda u, a: torch.pow(-torch.log1p(-u), 1.0 / a), {"a": _positive}),
 }
 
 
-def _make_sampler(dist: str, params: tuple, transform: Callable) -> None:
-    def kernel(input1=None, *, size: Axis = None, ctx: str = "", dtype: Dtype = "float32",  # type: ignore[no-untyped-def]
+def _make_sampler(dist: str, params: tuple, transform: Callable, domain: dict) -> None:
+    def kernel(*arrays: Any, size: Axis = None, ctx: str = "", dtype: Dtype = "float32",  # type: ignore[no-untyped-def]
                **p: Any):
-        vals = [input1 if input1 is not None and i == 0 else float(p.get(n, 1.0)) for i, n in enumerate(params)]
+        # the parameters given as arrays (attribute None) take the inputs, in order
+        given = [a for a in arrays if a is not None]
+        vals: list = []
+        for n in params:
+            v = given.pop(0) if p.get(n) is None and given else p.get(n)
+            if v is None:
+                raise MXNetError(f"np.random.{dist}: {n} is required (a scalar attribute or an array input)")
+            vals.append(v if isinstance(v, torch.Tensor) else float(v))
+            if n in domain:
+                _check_domain(vals[-1], domain[n][0], dist.rstrip("d") if dist == "powerd" else dist,
+                              f"{n} {domain[n][1]}")
         dt = _draw_dtype(dtype)
         shape = _rand_shape(_size(size), *vals)
-        dev = input1.device if input1 is not None else device_of(ctx)
+        tensors = [v for v in vals if isinstance(v, torch.Tensor)]
+        dev = tensors[0].device if tensors else device_of(ctx)
         u = torch.rand(shape, dtype=torch.float64 if dt == torch.float64 else torch.float32, device=dev)
         u = u.clamp(min=torch.finfo(u.dtype).tiny, max=1 - torch.finfo(u.dtype).eps)
         return transform(u, *vals).to(dt)
-    # the keyword-only parameters are spelled out so the registry knows the attributes
-    src = (f"def _npi_{dist}(input1=None, *, " + ", ".join(f"{n}: OptFloat = 1.0" for n in params)
+    # the inputs and keyword-only parameters are spelled out so the registry knows them
+    ins = ", ".join(f"input{i + 1}=None" for i in range(len(params)))
+    src = (f"def _npi_{dist}({ins}, *, " + ", ".join(f"{n}: OptFloat = 1.0" for n in params)
            + ", size: Axis = None, ctx: str = '', dtype: Dtype = 'float32'):\n"
-           + f"    return _k(input1, size=size, ctx=ctx, dtype=dtype, " + ", ".join(f"{n}={n}" for n in params) + ")\n")
+           + f"    return _k({ins.replace('=None', '')}, size=size, ctx=ctx, dtype=dtype, "
+           + ", ".join(f"{n}={n}" for n in params) + ")\n")
     ns: dict = {"_k": kernel, "OptFloat": OptFloat, "Axis": Axis, "Dtype": Dtype}
     exec(compile(src, f"<numpy sampler {dist}>", "exec"), ns)  # noqa: S102 - fixed text, names from this table
     fn = ns[f"_npi_{dist}"]
-    fn.__doc__ = f"``np.random.{dist.rstrip('d') if dist == 'powerd' else dist}`` with parameters {', '.join(params)} (scalars; the first may be an array)."
-    register(f"_npi_{dist}", random=True, differentiable=False, samples=lambda: [
-        Sample((), {"size": (3, 4)}, ref=lambda **k: np.zeros((3, 4), np.float32), grad=False)])(fn)
+    fn.__doc__ = (f"``np.random.{dist.rstrip('d') if dist == 'powerd' else dist}`` with parameters "
+                  f"{', '.join(params)} (scalar attributes, or arrays that broadcast, in order, for the "
+                  "parameters whose attribute is None; differentiable in the array parameters).")
+    register(f"_npi_{dist}", random=True, samples=lambda: [
+        Sample((), {"size": (3, 4)}, ref=lambda **k: np.zeros((3, 4), np.float32), grad=False),
+        Sample(tuple(_u(0.5, 2, (3, 1)) for _ in params), {"size": (3, 4), **{n: None for n in params}},
+               ref=lambda *a, **k: np.zeros((3, 4), np.float32), grad=False)])(fn)
 
 
-for _dist, (_params, _tf) in _INVERSE_CDF.items():
-    _make_sampler(_dist, _params, _tf)
+for _dist, (_params, _tf, _dom) in _INVERSE_CDF.items():
+    _make_sampler(_dist, _params, _tf, _dom)
 
 
 @register("_npi_gamma", random=True, differentiable=False, samples=lambda: [
@@ -1042,6 +1078,8 @@ def _npi_gamma(input1=None, input2=None, *, shape: OptFloat = 1.0, scale: OptFlo
     """``np.random.gamma(shape, scale, size)`` (torch's seeded gamma sampler)."""
     k = _param(input1, shape, "shape", "gamma")
     th = _param(input2, scale, "scale", "gamma")
+    _check_domain(k, lambda v: v > 0, "gamma", "shape must be positive")
+    _check_domain(th, lambda v: v > 0, "gamma", "scale must be positive")
     dt = _draw_dtype(dtype)
     out_shape = _rand_shape(_size(size), k, th)
     dev = input1.device if input1 is not None else device_of(ctx)
@@ -1060,6 +1098,9 @@ def _npi_bernoulli(input1=None, *, prob: OptFloat = None, logit: OptFloat = None
         raise MXNetError("bernoulli: give prob= or logit=")
     if is_logit:
         p = torch.sigmoid(p) if isinstance(p, torch.Tensor) else 1.0 / (1.0 + math.exp(-p))
+    else:
+        _check_domain(p, lambda v: (v >= 0) & (v <= 1) if isinstance(v, torch.Tensor) else 0 <= v <= 1,
+                      "bernoulli", "prob must be in [0, 1]")
     shape = _rand_shape(_size(size), p)
     dev = input1.device if input1 is not None else device_of(ctx)
     return (torch.rand(shape, device=dev) < p).to(dtype_torch(dtype or "float32"))
