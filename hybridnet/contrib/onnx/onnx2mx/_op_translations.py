@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from ....symbol.symbol import Symbol
-from .import_onnx import MAX_TENSOR_ELEMENTS, np_dtype
+from ._tensors import MAX_TENSOR_ELEMENTS, np_dtype, tensor_to_array
 
 __all__ = ["CONVERT_MAP"]
 
@@ -198,7 +198,8 @@ def _binary(g: Any, node: Any) -> list:
     ins = [t for t in node.inputs if t]
     if not ins:
         raise node.error("has no inputs")
-    opname, fn = _BINARY[node.op_type]
+    opname, fn0 = _BINARY[node.op_type]
+    fn: Optional[Callable] = fn0
     if node.op_type == "Mod":
         fmod = node.attrs.int("fmod", 0)
         fn = np.fmod if fmod else np.mod
@@ -532,7 +533,7 @@ def _softmax(g: Any, node: Any) -> list:
 _REDUCE = {"ReduceMean": "mean", "ReduceSum": "sum", "ReduceMax": "max", "ReduceMin": "min",
            "ReduceProd": "prod", "ReduceL2": "norm", "ReduceL1": "norm", "ReduceSumSquare": "sum",
            "ReduceLogSumExp": "sum", "ReduceLogSum": "sum"}
-_NP_REDUCE = {"ReduceMean": np.mean, "ReduceSum": np.sum, "ReduceMax": np.max, "ReduceMin": np.min,
+_NP_REDUCE: dict = {"ReduceMean": np.mean, "ReduceSum": np.sum, "ReduceMax": np.max, "ReduceMin": np.min,
               "ReduceProd": np.prod}
 
 
@@ -552,7 +553,8 @@ def _reduce(g: Any, node: Any) -> list:
         axes = None
     x = node.input(0)
     if g.is_const(x) and node.op_type in _NP_REDUCE:
-        return [np.asarray(_NP_REDUCE[node.op_type](g.const(x), axis=axes, keepdims=keep)).astype(g.const(x).dtype)]
+        reducer: Callable = _NP_REDUCE[node.op_type]
+        return [np.asarray(reducer(g.const(x), axis=axes, keepdims=keep)).astype(g.const(x).dtype)]
     xs = g.sym(x, node)
     kw: dict = {"keepdims": keep}
     if axes is not None:
@@ -609,7 +611,6 @@ def _cumsum(g: Any, node: Any) -> list:
 # ---- shape manipulation (folded when the inputs are constants) -------------------------------
 @_reg("Constant")
 def _constant(g: Any, node: Any) -> list:
-    from .import_onnx import tensor_to_array
     at = node.attrs
     if at.has("value"):
         return [tensor_to_array(at.tensor("value"), f"{node.where}: node {node.name!r}", g.base)]
@@ -636,10 +637,9 @@ def _size(g: Any, node: Any) -> list:
 
 @_reg("ConstantOfShape")
 def _constant_of_shape(g: Any, node: Any) -> list:
-    shape = _checked_size(node, _need_const(g, node, 0, "shape").reshape(-1))
+    shape = _checked_size(node, [int(d) for d in _need_const(g, node, 0, "shape").reshape(-1)])
     v = node.attrs.tensor("value")
     if v is not None:
-        from .import_onnx import tensor_to_array
         val = tensor_to_array(v, f"{node.where}: node {node.name!r}")
         if val.size != 1:
             raise node.error("value must hold one element")
@@ -655,7 +655,8 @@ def _range(g: Any, node: Any) -> list:
         raise node.error("delta is 0")
     n = max(int(math.ceil((float(limit) - float(start)) / float(delta))), 0)
     _checked_size(node, (n,))
-    return [np.arange(start, limit, delta, dtype=start.dtype)[:n]]
+    return [(start + np.arange(n, dtype=np.float64 if start.dtype.kind == "f" else np.int64) * delta)
+            .astype(start.dtype)]
 
 
 @_reg("Cast", "CastLike")
