@@ -7,11 +7,31 @@ from typing import Any, Callable, List, Optional, Sequence
 import numpy as np
 
 from ...base import dtype_name
+from ...np_semantics import is_np_array
 from ... import ndarray as _nd
 from ...ndarray import NDArray
 from ...ndarray import array as _nd_array
 
 __all__ = ["Stack", "Pad", "Append", "Group", "Tuple", "AsList", "stack_arrays"]
+
+
+def np_mode_batch(batch: Any) -> Any:
+    """A batch as MXNet's batchify functions give it under ``npx.set_np()``: every dense NDArray
+    (also inside lists, tuples and dicts) as an ``mx.np.ndarray`` over the same memory; the batch
+    unchanged otherwise."""
+    if not is_np_array():
+        return batch
+    return _to_np(batch)
+
+
+def _to_np(x: Any) -> Any:
+    if isinstance(x, NDArray):
+        return x.as_np_ndarray() if x.stype == "default" else x
+    if isinstance(x, (list, tuple)):
+        return x.__class__(_to_np(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _to_np(v) for k, v in x.items()}
+    return x
 
 
 def stack_arrays(arrays: Sequence[NDArray]) -> NDArray:
@@ -25,7 +45,7 @@ def stack_arrays(arrays: Sequence[NDArray]) -> NDArray:
             raise ValueError(f"batchify: cannot stack samples of different shapes: sample 0 has "
                              f"shape {first.shape}, sample {i} has {a.shape}; resize them in a "
                              f"transform, or use batchify.Pad / batchify.Append")
-    return _nd.stack(*arrays)
+    return np_mode_batch(_nd.stack(*arrays))
 
 
 def _np_batch(data: Sequence) -> NDArray:
@@ -37,7 +57,7 @@ def _np_batch(data: Sequence) -> NDArray:
     if arr.dtype.name not in ("float32", "float64", "float16", "uint8", "int32", "int8", "int64",
                               "bool", "int16"):
         arr = arr.astype(np.int64 if arr.dtype.kind in "iu" else np.float32)
-    return _nd_array(arr, dtype=arr.dtype)
+    return np_mode_batch(_nd_array(arr, dtype=arr.dtype))
 
 
 def _is_record(sample: Any) -> bool:
@@ -117,10 +137,10 @@ class Pad:
         out = np.full([len(arrs)] + shape, self._pad_val, dtype=dtype)
         for i, a in enumerate(arrs):
             out[(i,) + tuple(slice(0, s) for s in a.shape)] = a
-        padded = _nd_array(out, dtype=out.dtype)
+        padded = np_mode_batch(_nd_array(out, dtype=out.dtype))
         if self._ret_length:
             lengths = np.array([a.shape[axis] for a in arrs], dtype=np.int32)
-            return padded, _nd_array(lengths, dtype="int32")
+            return padded, np_mode_batch(_nd_array(lengths, dtype="int32"))
         return padded
 
 
@@ -138,7 +158,7 @@ class Append:
                for x in data]
         if self._expand:
             out = [NDArray(x._t.unsqueeze(self._batch_axis)) for x in out]
-        return out
+        return np_mode_batch(out)  # type: ignore[no-any-return]
 
 
 class Group:

@@ -30,7 +30,7 @@ from ...ndarray.worker_transport import pin as _pin
 from ...ndarray.worker_transport import seed_worker as _seed_worker
 from ...ndarray.worker_transport import to_wire as _to_wire
 from . import sampler as _sampler
-from .batchify import _is_record, _np_batch, stack_arrays
+from .batchify import _is_record, _np_batch, np_mode_batch, stack_arrays
 
 __all__ = ["DataLoader", "default_batchify_fn", "default_mp_batchify_fn"]
 
@@ -152,9 +152,10 @@ class _MultiWorkerIter:
             kind = "thread" if ld._thread_pool else "process"
             raise MXNetError(f"DataLoader worker {kind} failed while making batch {self._rcvd}; "
                              f"worker traceback:\n{payload}")
-        batch = payload if ld._thread_pool else _from_wire(payload)
+        # workers run without this thread's np switch: under npx.set_np() batches are mx.np arrays
+        batch = np_mode_batch(payload if ld._thread_pool else _from_wire(payload))
         if ld._pin_memory:
-            batch = _pin(batch, ld._pin_device_id)
+            batch = np_mode_batch(_pin(batch, ld._pin_device_id))
         self._rcvd += 1
         return batch
 
@@ -252,7 +253,7 @@ class DataLoader:
         for batch in self._batch_sampler:
             ret = self._batchify_fn([self._dataset[idx] for idx in batch])
             if self._pin_memory:
-                ret = _pin(ret, self._pin_device_id)
+                ret = np_mode_batch(_pin(ret, self._pin_device_id))
             yield ret
 
     def __len__(self) -> int:
