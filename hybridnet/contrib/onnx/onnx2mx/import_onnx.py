@@ -250,37 +250,67 @@ class GraphProto:
         raise (node.error(f"input {t!r} is not produced by any earlier node") if node is not None
                else MXNetError(f"ONNX import: {self.where}: tensor {t!r} is undefined"))
 
-    def _infer(self, s: Symbol) -> None:
+    def _var_facts(self, node: Any) -> tuple:
+        arr = self._param_vars.get(node.name)
+        if arr is not None:
+            return arr.shape, arr.dtype
+        return self._var_shapes.get(node.name), self._var_dtypes.get(node.name)
+
+    def _infer_node(self, node: Any) -> None:
+        """Infer one node's outputs from its inputs' cached facts (a one-node graph, so the
+        import stays linear in the graph size)."""
         from ....compiler.infer import infer_graph
-        g = s._graph()
+        from ....ir.graph import Graph, Node
+        shapes, dtypes, ins = {}, {}, []
+        for j, (src, k) in enumerate(node.inputs):
+            shp, dt = self._shape_cache.get((id(src), k), (None, None))
+            v = Node(None, f"in{j}")
+            ins.append((v, 0))
+            if shp is not None:
+                shapes[v.name] = shp
+            if dt is not None:
+                dtypes[v.name] = dt
+        tmp = Node(node.op, node.name, dict(node.attrs), ins, node.subgraphs)
+        n_out = tmp.num_outputs()
+        facts: list = [(None, None)] * n_out
         try:
-            res = infer_graph(g, {}, {})
-        except MXNetError:
-            return
-        for node in g.nodes:
-            shp = res.out_shapes.get(id(node)) or []
-            dts = res.out_dtypes.get(id(node)) or []
-            for k, sh in enumerate(shp):
+            res = infer_graph(Graph([(tmp, k) for k in range(n_out)]), shapes, dtypes)
+            shp_l = res.out_shapes.get(id(tmp)) or []
+            dts = res.out_dtypes.get(id(tmp)) or []
+            for k in range(n_out):
+                sh = shp_l[k] if k < len(shp_l) else None
                 known = sh is not None and all(d is not None and d >= 0 for d in sh)
                 dt = dts[k] if k < len(dts) else None
-                self._shape_cache[(id(node), k)] = (tuple(int(d) for d in sh) if known else None,
-                                                    np.dtype(dt) if dt else None)
+                facts[k] = (tuple(int(d) for d in sh) if known else None, np.dtype(dt) if dt else None)
+        except MXNetError:
+            pass
+        for k in range(n_out):
+            self._shape_cache[(id(node), k)] = facts[k]
 
     def _facts(self, t: str) -> tuple:
         if t in self._params:
             a = self._params[t]
             return a.shape, a.dtype
-        s = self.sym(t)
-        node, k = s._entries[0]
-        key = (id(node), k)
-        if key not in self._shape_cache:
-            if node.op is None:
-                arr = self._param_vars.get(node.name)
-                self._shape_cache[key] = ((arr.shape, arr.dtype) if arr is not None else
-                                          (self._var_shapes.get(node.name), self._var_dtypes.get(node.name)))
-            else:
-                self._infer(s)
-        return self._shape_cache.get(key, (None, None))
+        node, k = self.sym(t)._entries[0]
+        if (id(node), k) not in self._shape_cache:
+            # the uncached ancestors, inputs first (iterative: graphs can be deep)
+            order, stack, seen = [], [(node, False)], set()
+            while stack:
+                n, done = stack.pop()
+                if done:
+                    order.append(n)
+                    continue
+                if id(n) in seen or (id(n), 0) in self._shape_cache:
+                    continue
+                seen.add(id(n))
+                stack.append((n, True))
+                stack.extend((src, False) for src, _ in n.inputs)
+            for n in order:
+                if n.op is None:
+                    self._shape_cache[(id(n), 0)] = self._var_facts(n)
+                else:
+                    self._infer_node(n)
+        return self._shape_cache.get((id(node), k), (None, None))
 
     def shape(self, t: str, node: OnnxNode) -> tuple:
         """The static shape of tensor ``t`` (MXNetError when it is not known at import)."""
