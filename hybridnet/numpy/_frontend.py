@@ -402,13 +402,8 @@ class Frontend:
             return tuple(idx[:, i] for i in range(max(len(a.shape), 1)))
 
         def round_(x: Any, decimals: int = 0, out: Any = None) -> Any:
-            """NumPy's ``around``/``round`` (``decimals=0``: half to even)."""
-            if decimals != 0:
-                scale = 10.0 ** decimals
-                return fe.call("_npi_true_divide_scalar", (fe.call("_npi_rint", (fe.call(
-                    "_npi_multiply_scalar", (x,), {"scalar": scale, "is_int": False}),), {}),),
-                    {"scalar": scale, "is_int": False}, out)
-            return fe.call("_npi_rint", (x,), {}, out)
+            """NumPy's ``around``/``round`` (half to even; integers stay integers)."""
+            return fe.call("_npi_around", (x,), {"decimals": int(decimals)}, out)
 
         top.update(einsum=einsum, split=split, array_split=array_split, clip=clip, where=where,
                    tensordot=tensordot, swapaxes=swapaxes, moveaxis=moveaxis, expand_dims=expand_dims,
@@ -435,9 +430,9 @@ class Frontend:
         def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", ctx: Any = None,
                  out: Any = None) -> Any:
             """NumPy's ``full`` (a scalar ``fill_value``; dtype: the default float unless given)."""
-            if fe.is_array(fill_value):
-                z = zeros(shape, dtype=dtype or fill_value.dtype, ctx=ctx)
-                return top["add"](z, fill_value, out=out)
+            if fe.is_array(fill_value):  # broadcast, then cast to dtype (MXNet's full of an array)
+                res = fe.call("_npi_broadcast_to", (fill_value,), {"shape": _shape(shape)})
+                return res if dtype is None else fe.call("_npi_cast", (res,), {"dtype": dtype}, out)
             if dtype is None:
                 dtype = "bool" if isinstance(fill_value, bool) else fe.default_float()
             return fe.call("_npi_full", (), {"shape": _shape(shape), "value": float(fill_value), "dtype": dtype,
@@ -549,8 +544,9 @@ class Frontend:
 
         def inner(a: Any, b: Any) -> Any:
             """NumPy's ``inner``: sums over the last axes of ``a`` and ``b``."""
-            return fe.call("_npi_tensordot", (a, b), {"a_axes_summed": (len(a.shape) - 1,),
-                                                      "b_axes_summed": (len(b.shape) - 1,)})
+            if _is_scalar(a) or _is_scalar(b) or (fe.eager and (a.ndim == 0 or b.ndim == 0)):
+                return top["multiply"](a, b)
+            return fe.call("_npi_tensordot", (a, b), {"a_axes_summed": (-1,), "b_axes_summed": (-1,)})
 
         def outer(a: Any, b: Any) -> Any:
             """NumPy's ``outer`` of the flattened inputs."""
@@ -562,17 +558,10 @@ class Frontend:
 
         def atleast(n: int) -> Callable:
             def fn(*arys: Any) -> Any:
-                res = []
-                for a in arys:
-                    shape = tuple(a.shape)
-                    if len(shape) < n:
-                        new = {0: (1,) * n, 1: ((1,) + shape if n == 2 else (1,) + shape + (1,)),
-                               2: shape + (1,)}[len(shape)] if n > 1 else (1,)
-                        a = reshape(a, new[:n] if n > 1 else new)
-                    res.append(a)
+                res = [fe.call(f"_np_atleast_{n}d", (a,), {"num_args": 1}) for a in arys]
                 return res[0] if len(res) == 1 else _as_seq(_SEQ_ATLEAST, res)
             fn.__name__ = f"atleast_{n}d"
-            fn.__doc__ = f"NumPy's ``atleast_{n}d``: views with at least {n} dimensions."
+            fn.__doc__ = f"NumPy's ``atleast_{n}d`` (``_np_atleast_{n}d``): views with at least {n} dimensions."
             return fn
 
         def append(arr: Any, values: Any, axis: Optional[int] = None) -> Any:
@@ -580,18 +569,12 @@ class Frontend:
             return concatenate([arr, values], axis=axis)
 
         def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, out: Any = None) -> Any:
-            """NumPy's ``average`` (weighted mean along ``axis``)."""
-            if weights is None:
-                avg = top["mean"](a, axis=axis)
-                scl = top["full_like"](avg, float(_onp.prod(a.shape) / max(_onp.prod(avg.shape), 1)))
-            else:
-                w = weights
-                if len(w.shape) != len(a.shape) and axis is not None:
-                    shape = [1] * len(a.shape)
-                    shape[axis] = w.shape[0]
-                    w = reshape(w, tuple(shape))
-                scl = top["sum"](top["multiply"](top["ones_like"](a), w), axis=axis)
-                avg = top["true_divide"](top["sum"](top["multiply"](a, w), axis=axis), scl)
+            """NumPy's ``average`` (weighted mean along ``axis``; with ``returned`` also the sum of
+            the weights), MXNet's ``_npi_average``."""
+            attrs = {"axis": None if axis is None else ((axis,) if isinstance(axis, int) else tuple(axis)),
+                     "returned": returned, "weighted": weights is not None}
+            res = fe.call("_npi_average", (a,) if weights is None else (a, weights), attrs)
+            avg, scl = (res[0], res[1])
             return (avg, scl) if returned else avg
 
         def diagflat(v: Any, k: int = 0) -> Any:
@@ -599,32 +582,15 @@ class Frontend:
             return fe.call("_np_diag", (ravel(v),), {"k": k})
 
         def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Any:
-            """NumPy's ``diff``: ``n``-th differences along ``axis``."""
+            """NumPy's ``diff``: ``n``-th differences along ``axis`` (MXNet's ``_npi_diff``)."""
             if prepend is not None or append is not None:
                 raise MXNetError("diff: prepend/append are not supported; concatenate first")
-            nd_ = len(a.shape)
-            ax = axis % nd_
-            for _ in range(n):
-                m = a.shape[ax]
-                h0, l1 = (1, m - 1) if m > 1 else (0, 0)  # a length-1 (or empty) axis differences to empty
-                hi = fe.call("_npi_slice", (a,), {"begin": tuple([None] * ax + [h0]), "end": tuple([None] * ax + [max(m, h0)])})
-                lo = fe.call("_npi_slice", (a,), {"begin": tuple([None] * ax + [0]), "end": tuple([None] * ax + [l1])})
-                a = top["subtract"](hi, lo)
-            return a
+            return fe.call("_npi_diff", (a,), {"n": int(n), "axis": int(axis)})
 
         def rot90(m: Any, k: int = 1, axes: tuple = (0, 1)) -> Any:
-            """NumPy's ``rot90`` (``k`` quarter turns from the first axis towards the second)."""
-            k %= 4
-            a0, a1 = axes
-            if k == 0:
-                return fe.call("_np_copy", (m,), {})
-            if k == 2:
-                return fe.call("_npi_flip", (m,), {"axis": (a0, a1)})
-            perm = list(range(len(m.shape)))
-            perm[a0], perm[a1] = perm[a1], perm[a0]
-            if k == 1:
-                return fe.call("_np_transpose", (fe.call("_npi_flip", (m,), {"axis": a1}),), {"axes": tuple(perm)})
-            return fe.call("_npi_flip", (fe.call("_np_transpose", (m,), {"axes": tuple(perm)}),), {"axis": a1})
+            """NumPy's ``rot90`` (``k`` quarter turns from the first axis towards the second),
+            MXNet's ``_npi_rot90``."""
+            return fe.call("_npi_rot90", (m,), {"k": int(k), "axes": tuple(axes)})
 
         def logspace(start: float, stop: float, num: int = 50, endpoint: bool = True, base: float = 10.0,
                      dtype: Any = None, axis: int = 0, ctx: Any = None) -> Any:
@@ -765,11 +731,15 @@ class Frontend:
                    out: Any = None) -> Any:
             """``np.random.choice``: draws from ``range(a)`` (an int) or from the array ``a``,
             with or without replacement, optionally with probabilities ``p``."""
-            n = a if isinstance(a, (int, _onp.integer)) else a.shape[0]
-            attrs: dict = {"a": int(n), "size": _size(size) or (), "replace": replace, "weighted": p is not None,
-                           **fe._ctx(ctx)}
-            idx = fe.call("_npi_choice", (p,) if p is not None else (), attrs)
-            return idx if isinstance(a, (int, _onp.integer)) else fe.call("_npi_take", (a, idx), {"axis": 0})
+            if isinstance(a, (int, _onp.integer)):
+                attrs: dict = {"a": int(a), "size": _size(size) or (), "replace": replace, "weighted": p is not None,
+                               **fe._ctx(ctx)}
+                return fe.call("_npi_choice", (p,) if p is not None else (), attrs)
+            # an array population is the first input (MXNet's a=None); the draws index it
+            attrs = {"a": None, "size": _size(size) or (), "replace": replace, "weighted": p is not None,
+                     **fe._ctx(ctx)}
+            idx = fe.call("_npi_choice", (a, p) if p is not None else (a,), attrs)
+            return fe.call("_npi_take", (a, idx), {"axis": 0})
 
         def lognormal(mean: float = 0.0, sigma: float = 1.0, size: Any = None, dtype: Any = None, ctx: Any = None,
                       out: Any = None) -> Any:
@@ -790,12 +760,9 @@ class Frontend:
                                               "dtype": dtype or fe.default_float(), **fe._ctx(ctx)})
 
         def multivariate_normal(mean: Any, cov: Any, size: Any = None, check_valid: Any = None, tol: Any = None) -> Any:
-            """``np.random.multivariate_normal``: ``mean + L @ z`` with ``L`` the Cholesky factor of ``cov``."""
-            k = mean.shape[-1]
-            shape = (_size(size) or ()) + (k,)
-            z = normal(0.0, 1.0, shape, dtype=mean.dtype)
-            low = fe.call("_npi_cholesky", (cov,), {})
-            return top["add"](mean, top["matmul"](z, top["transpose"](low)))
+            """``np.random.multivariate_normal``: ``mean + L @ z`` with ``L`` the Cholesky factor of
+            ``cov`` (MXNet's ``_npi_mvn_fallback``; batches of means and covariances broadcast)."""
+            return fe.call("_npi_mvn_fallback", (mean, cov), {"size": _size(size)})
 
         def multinomial(n: int, pvals: Any, size: Any = None) -> Any:
             """``np.random.multinomial``: int64 counts of ``n`` draws over ``len(pvals)`` categories."""
@@ -1016,7 +983,9 @@ class Frontend:
 
         def diag_indices_from(arr: Any) -> Any:
             """NumPy's ``diag_indices_from``: a tuple of int64 index arrays."""
-            return _rows(fe.call("_npi_diag_indices_from", (arr,), {}), len(arr.shape))
+            res = fe.call("_npi_diag_indices_from", (arr,), {})
+            # traced: one (ndim, n) array, as MXNet's symbol returns (iterating it gives the rows)
+            return _rows(res, len(arr.shape)) if fe.eager else res
 
         def unravel_index(indices: Any, shape: Any, order: str = "C") -> Any:
             """NumPy's ``unravel_index`` (C order): a tuple of int64 index arrays."""

@@ -643,8 +643,8 @@ def _npx_reshape(a, *, newshape: Shape, reverse: bool = False, order: str = "C")
 def _np_transpose(a, *, axes: Axis = None):  # type: ignore[no-untyped-def]
     """NumPy's ``transpose`` (no ``axes``: reversed)."""
     if axes is None or (isinstance(axes, tuple) and len(axes) == 0):
-        return a.permute(*reversed(range(a.dim()))).clone()
-    return a.permute(*[x % max(a.dim(), 1) for x in ((axes,) if isinstance(axes, int) else axes)]).clone()
+        return a.permute(tuple(reversed(range(a.dim())))).clone()
+    return a.permute(tuple(x % max(a.dim(), 1) for x in ((axes,) if isinstance(axes, int) else axes))).clone()
 
 
 def _concat_samples(ref: Callable) -> Callable[[], list]:
@@ -687,6 +687,11 @@ def _np_squeeze(a, *, axis: Axis = None):  # type: ignore[no-untyped-def]
     """NumPy's ``squeeze`` (a named axis must have size 1)."""
     if axis is None:
         return a.reshape([d for d in a.shape if d != 1])
+    if a.dim() == 0:  # NumPy takes axis 0 or -1 of a zero-dim array (nothing to squeeze)
+        for ax in ((axis,) if isinstance(axis, int) else tuple(axis)):
+            if ax not in (0, -1):
+                raise MXNetError(f"axis {ax} is out of bounds for an array of dimension 0")
+        return a.reshape(())
     axes = _axes(axis, a.dim()) or ()
     for ax in axes:
         if a.shape[ax] != 1:
@@ -847,6 +852,27 @@ def _np_roll(a, *, shift: Axis = None, axis: Axis = None):  # type: ignore[no-un
     return torch.roll(a, shifts=shifts, dims=dims)
 
 
+@register("_npi_around", differentiable=False, infer_shape=first_input_shape, samples=lambda: [
+    Sample((_u(-300, 300, (3, 4)),), {"decimals": 1}, ref=lambda x, decimals: np.around(x, decimals), grad=False),
+    Sample((_u(-300, 300, (3, 4)),), {"decimals": -2}, ref=lambda x, decimals: np.around(x, decimals), grad=False),
+    Sample((np.array([[15, 25, -35, 7]], dtype=np.int32),), {"decimals": -1},
+           ref=lambda x, decimals: np.around(x, decimals), grad=False),
+    Sample((np.array([3, -4], dtype=np.int64),), {"decimals": 2},
+           ref=lambda x, decimals: np.around(x, decimals), grad=False)])
+def _npi_around(x, *, decimals: int = 0):  # type: ignore[no-untyped-def]
+    """NumPy's ``around``/``round``: half to even at ``decimals`` places (negative: tens,
+    hundreds...); integer arrays stay integers (unchanged for ``decimals >= 0``)."""
+    if decimals >= 0 and not x.is_floating_point():
+        return x.clone()
+    if x.is_floating_point():
+        if decimals >= 0:
+            return torch.round(x, decimals=decimals)
+        f = 10.0 ** (-decimals)
+        return torch.round(x / f) * f
+    f = 10 ** (-decimals)
+    return (torch.round(x.to(torch.float64) / f) * f).to(x.dtype)
+
+
 @register("_np_copy", samples=lambda: [Sample((_u(-1, 1, (2, 3)),), ref=np.copy)])
 def _np_copy(a):  # type: ignore[no-untyped-def]
     """NumPy's ``copy``."""
@@ -866,9 +892,12 @@ def _np_trace(a, *, offset: int = 0, axis1: int = 0, axis2: int = 1):  # type: i
     return torch.diagonal(a, offset=offset, dim1=axis1, dim2=axis2).sum(-1)
 
 
-@register("_npi_tril", samples=lambda: [Sample((_u(-1, 1, (3, 4)),), {"k": 0}, ref=lambda a, k: np.tril(a, k))])
+@register("_npi_tril", samples=lambda: [Sample((_u(-1, 1, (3, 4)),), {"k": 0}, ref=lambda a, k: np.tril(a, k)),
+                                        Sample((_u(-1, 1, (4,)),), {"k": -1}, ref=lambda a, k: np.tril(a, k))])
 def _npi_tril(a, *, k: int = 0):  # type: ignore[no-untyped-def]
-    """NumPy's ``tril``."""
+    """NumPy's ``tril`` (a 1-D array is the row of a square matrix, as NumPy broadcasts it)."""
+    if a.dim() == 1:
+        a = a.unsqueeze(0).expand(a.shape[0], a.shape[0])
     return torch.tril(a, k)
 
 
@@ -903,7 +932,9 @@ def _npi_identity(*, shape: Shape = (), ctx: str = "", dtype: Dtype = "float32")
     Sample((), {"N": 3, "M": 4, "k": 1}, ref=lambda N, M, k: np.eye(N, M, k, dtype=np.float32), grad=False)])
 def _npi_eye(*, N: int, M: OptInt = None, k: int = 0, ctx: str = "", dtype: Dtype = "float32"):  # type: ignore[no-untyped-def]
     """NumPy's ``eye`` (ones on diagonal ``k``)."""
-    m = N if M is None or M == 0 else M
+    m = N if M is None else M
+    if N < 0 or m < 0:
+        raise MXNetError(f"eye: negative dimensions are not allowed (N={N}, M={m})")
     out = torch.zeros((N, m), dtype=_np_float(dtype), device=device_of(ctx))
     if -N < k < m:
         out.diagonal(k).fill_(1)
@@ -1115,10 +1146,15 @@ def _npi_choice(input1=None, input2=None, *, a: OptInt = None, size: Axis = None
     shape = _size(size)
     n = math.prod(shape)
     dev = input1.device if input1 is not None else device_of(ctx)
-    if a is None:
-        raise MXNetError("choice: a is required (an int; draw from an array with a[choice(len(a), ...)])")
+    arrays = [x for x in (input1, input2) if x is not None]
+    if a is None:  # the population is the first input (its length is what is drawn from)
+        if not arrays:
+            raise MXNetError("choice: a is required (an int, or an array input)")
+        a = int(arrays.pop(0).shape[0])
     if weighted:
-        p = input1.to(torch.float64)
+        if not arrays:
+            raise MXNetError("choice: weighted=True needs the probabilities p as an input")
+        p = arrays[0].to(torch.float64)
         idx = torch.multinomial(p, n, replacement=replace)
     elif replace:
         idx = torch.randint(0, a, (n,), device=dev)
@@ -1269,12 +1305,14 @@ def _npi_pinv_scalar_rcond(A, *, rcond: float = 1e-15, hermitian: bool = False):
 @register("_npi_eigvalsh", samples=lambda: [Sample((_spd(3),), {}, ref=np.linalg.eigvalsh, grad=False)])
 def _npi_eigvalsh(A, *, UPLO: str = "L"):  # type: ignore[no-untyped-def]
     """``np.linalg.eigvalsh``: eigenvalues of a symmetric matrix, ascending."""
+    A = _float_in(A)  # integer matrices compute in float32, as MXNet's
     return torch.linalg.eigvalsh(A, UPLO=UPLO)
 
 
 @register("_npi_eigh", num_outputs=2, samples=lambda: [Sample((_spd(3),), {}, ref=None, grad=False)])
 def _npi_eigh(A, *, UPLO: str = "L"):  # type: ignore[no-untyped-def]
     """``np.linalg.eigh``: (eigenvalues ascending, eigenvectors in columns) of a symmetric matrix."""
+    A = _float_in(A)
     w, v = torch.linalg.eigh(A, UPLO=UPLO)
     return w, v
 
@@ -1284,6 +1322,7 @@ def _npi_eigh(A, *, UPLO: str = "L"):  # type: ignore[no-untyped-def]
 def _npi_eigvals(A):  # type: ignore[no-untyped-def]
     """``np.linalg.eigvals`` of a matrix with real eigenvalues (MXNet computes real ones only),
     in ascending order."""
+    A = _float_in(A)
     w = torch.linalg.eigvals(A)
     if w.device.type != "meta" and w.numel() and bool(w.imag.abs().max() > 0):
         raise MXNetError("eigvals: the matrix has complex eigenvalues, which MXNet's NumPy interface "
@@ -1323,6 +1362,7 @@ def _npi_tensorsolve(a, b, *, a_axes: Shape = ()):  # type: ignore[no-untyped-de
 def _npi_eig(A):  # type: ignore[no-untyped-def]
     """``np.linalg.eig`` of a matrix with real eigenvalues (MXNet's NumPy interface computes real
     ones only): (eigenvalues, eigenvectors in columns)."""
+    A = _float_in(A)
     w, v = torch.linalg.eig(A)
     if w.device.type != "meta" and w.numel() and bool(w.imag.abs().max() > 0):
         raise MXNetError("eig: the matrix has complex eigenvalues, which MXNet's NumPy interface does not "
@@ -1842,6 +1882,132 @@ def _npi_hsplit(data, *, indices: Shape = (), axis: int = 1, squeeze_axis: bool 
     1-D array; the axis is read off the data, so a traced call needs no shape."""
     return get("_split_v2").kernel(data, indices=indices, axis=0 if data.dim() == 1 else axis,
                                    squeeze_axis=squeeze_axis, sections=sections)
+
+
+@register("_npi_rot90", samples=lambda: [
+    Sample((_u(-1, 1, (2, 3)),), {"k": 1}, ref=lambda m, k: np.rot90(m, k).copy()),
+    Sample((_u(-1, 1, (2, 3, 4)),), {"k": -3, "axes": (2, 0)}, ref=lambda m, k, axes: np.rot90(m, k, axes).copy()),
+    Sample((_u(-1, 1, (2, 3)),), {"k": 2}, ref=lambda m, k: np.rot90(m, k).copy())])
+def _npi_rot90(m, *, k: int = 1, axes: Shape = (0, 1)):  # type: ignore[no-untyped-def]
+    """NumPy's ``rot90``: ``k`` quarter turns from the first of ``axes`` towards the second (a copy)."""
+    ax = tuple(axes)
+    if len(ax) != 2 or m.dim() < 2:
+        raise MXNetError(f"rot90: axes must name two axes of an array of at least 2 dimensions, got axes={ax} "
+                         f"for shape {tuple(m.shape)}")
+    a0, a1 = ax[0] % m.dim(), ax[1] % m.dim()
+    if a0 == a1:
+        raise MXNetError(f"rot90: the axes must be different, got {ax}")
+    return torch.rot90(m, k, dims=(a0, a1)).clone()
+
+
+@register("_npi_diff", samples=lambda: [
+    Sample((_u(-1, 1, (3, 5)),), {"n": 1, "axis": -1}, ref=lambda a, n, axis: np.diff(a, n, axis)),
+    Sample((_u(-1, 1, (4, 3)),), {"n": 2, "axis": 0}, ref=lambda a, n, axis: np.diff(a, n, axis)),
+    Sample((_u(-1, 1, (1, 3)),), {"n": 4, "axis": 1}, ref=lambda a, n, axis: np.diff(a, n, axis), grad=False)])
+def _npi_diff(a, *, n: int = 1, axis: int = -1):  # type: ignore[no-untyped-def]
+    """NumPy's ``diff``: the ``n``-th differences along ``axis`` (empty once ``n`` reaches the axis'
+    length)."""
+    if n < 0:
+        raise MXNetError(f"diff: order must be non-negative but got {n}")
+    if a.dim() == 0:
+        raise MXNetError("diff: requires input that is at least one dimensional")
+    ax = axis % a.dim()
+    out = a
+    for _ in range(n):
+        m = out.shape[ax]
+        if m <= 1:
+            shape = list(out.shape)
+            shape[ax] = 0
+            return out.new_zeros(shape)
+        out = out.narrow(ax, 1, m - 1) - out.narrow(ax, 0, m - 1)
+    return out if n else out.clone()
+
+
+def _atleast(n: int) -> None:
+    def kernel(*arrays, num_args: int = 1):  # type: ignore[no-untyped-def]
+        outs = []
+        for x in arrays:
+            if x.dim() >= n:
+                outs.append(x)
+            elif n == 1 or x.dim() == 0:
+                outs.append(x.reshape((1,) * n))
+            elif n == 2:
+                outs.append(x.unsqueeze(0))
+            else:  # 3-D: (N,) -> (1, N, 1), (M, N) -> (M, N, 1)
+                outs.append(x.reshape(1, -1, 1) if x.dim() == 1 else x.unsqueeze(-1))
+        return outs[0] if len(outs) == 1 else tuple(outs)
+    kernel.__name__ = f"_np_atleast_{n}d"
+    kernel.__doc__ = (f"NumPy's ``atleast_{n}d`` (MXNet's ``_np_atleast_{n}d``, ``num_args`` arrays in, as "
+                      f"many out): views with at least {n} dimensions.")
+    ref = getattr(np, f"atleast_{n}d")
+    register(f"_np_atleast_{n}d", returns_view=True, num_outputs=lambda attrs: int(attrs.get("num_args", 1)),
+             samples=lambda: [
+        Sample((_u(-1, 1, ()),), {"num_args": 1}, ref=lambda x, num_args: ref(x)),
+        Sample((_u(-1, 1, (3,)),), {"num_args": 1}, ref=lambda x, num_args: ref(x)),
+        Sample((_u(-1, 1, (2, 3)),), {"num_args": 1}, ref=lambda x, num_args: ref(x)),
+        Sample((_u(-1, 1, (3,)), _u(-1, 1, (2, 2, 2, 1))), {"num_args": 2},
+               ref=lambda x, y, num_args: list(ref(x, y)))])(kernel)
+
+
+for _n in (1, 2, 3):
+    _atleast(_n)
+
+
+def _average_ref(a: np.ndarray, w: Any = None, axis: Any = None, returned: bool = False, weighted: bool = True) -> Any:
+    ax = None if axis is None else tuple(axis)
+    avg, scl = np.average(a, axis=ax, weights=w if weighted else None, returned=True)
+    return [np.asarray(avg), np.broadcast_to(scl, np.shape(avg)).copy()]
+
+
+@register("_npi_average", num_outputs=2, samples=lambda: [
+    Sample((_u(-1, 1, (3, 4)), _u(0.5, 1, (3, 4))), {"axis": (1,)},
+           ref=lambda a, w, axis: _average_ref(a, w, axis)),
+    Sample((_u(-1, 1, (3, 4)), _u(0.5, 1, (4,))), {"axis": (1,)}, ref=lambda a, w, axis: _average_ref(a, w, axis)),
+    Sample((_u(-1, 1, (3, 4)), _u(0.5, 1, (3, 4))), {}, ref=lambda a, w: _average_ref(a, w)),
+    Sample((_u(-1, 1, (3, 4)),), {"weighted": False, "axis": (0,)},
+           ref=lambda a, weighted, axis: _average_ref(a, None, axis, weighted=False))])
+def _npi_average(a, weights=None, *, axis: Axis = None, returned: bool = False,  # type: ignore[no-untyped-def]
+                 weighted: bool = True):
+    """NumPy's ``average`` as MXNet's ``_npi_average``: (the weighted mean over ``axis``, the sum of
+    the weights, broadcast to its shape). 1-D ``weights`` with one ``axis`` weigh along it;
+    otherwise they have ``a``'s shape."""
+    axes = _axes(axis, a.dim())
+    af = _float_in(a)
+    if not weighted or weights is None:
+        avg = af.mean() if axes is None else af.mean(dim=axes)
+        count = af.numel() if axes is None else math.prod(a.shape[i] for i in axes)
+        return avg, torch.full_like(avg, float(count))
+    w = weights.to(af.dtype)
+    if w.shape != a.shape:
+        if axes is None or len(axes) != 1 or w.dim() != 1 or w.shape[0] != a.shape[axes[0]]:
+            raise MXNetError(f"average: weights of shape {tuple(w.shape)} differ from a's {tuple(a.shape)}; "
+                             "1-D weights need one axis of their length")
+        view = [1] * a.dim()
+        view[axes[0]] = w.shape[0]
+        w = w.reshape(view)
+    w = w.expand(a.shape)
+    scl = w.sum() if axes is None else w.sum(dim=axes)
+    avg = (af * w).sum() if axes is None else (af * w).sum(dim=axes)
+    return avg / scl, scl
+
+
+@register("_npi_mvn_fallback", random=True, differentiable=False, samples=lambda: [
+    Sample((np.zeros(2, np.float32), np.eye(2, dtype=np.float32)), {"size": (3,)},
+           ref=lambda m, c, size: np.zeros((3, 2), np.float32), grad=False)])
+def _npi_mvn_fallback(mean, cov, *, size: Axis = None):  # type: ignore[no-untyped-def]
+    """``np.random.multivariate_normal`` (MXNet's ``_npi_mvn_fallback``): ``mean + L z`` with ``L``
+    the Cholesky factor of ``cov``; mean (..., k) and cov (..., k, k) broadcast, the samples have
+    shape ``size + batch + (k,)``."""
+    k = mean.shape[-1]
+    if cov.dim() < 2 or cov.shape[-1] != k or cov.shape[-2] != k:
+        raise MXNetError(f"multivariate_normal: cov of shape {tuple(cov.shape)} does not match mean of shape "
+                         f"{tuple(mean.shape)} (it needs (..., {k}, {k}))")
+    work = torch.float64 if mean.dtype == torch.float64 else torch.float32
+    batch = torch.broadcast_shapes(tuple(mean.shape[:-1]), tuple(cov.shape[:-2]))
+    shape = tuple(_size(size)) + tuple(batch) + (k,)
+    low = torch.linalg.cholesky(cov.to(work))
+    z = torch.randn(shape, dtype=work, device=mean.device)
+    return (mean.to(work) + (low @ z.unsqueeze(-1)).squeeze(-1)).to(mean.dtype)
 
 
 for _alias, _canonical in ALIASES.items():
