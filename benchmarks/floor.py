@@ -1,0 +1,142 @@
+"""What hybridnet costs on top of its kernels: each workload of benchmarks/vs_mxnet.py timed
+against its kernel floor (issue 27).
+
+For every workload (a fresh process each, hybridized with ``static_alloc=True,
+static_shape=True`` as in vs_mxnet.py, warmed up until the lowered tier is in):
+* ``call``: the median time of one call (inference, or one SGD training step);
+* ``kernels``: the time the same calls spend inside ATen operators (the sum of their self times
+  in torch's profiler, per call): what the kernels cost, with the dispatcher's small share;
+* ``call / kernels``: what the framework adds (Python, graph walking, allocation) as a ratio;
+  issue 27's target is <= 1.15;
+* ``GFLOP``: the multiply-adds the profiler counts (matrix products and forward convolutions;
+  convolution gradients are not counted), and ``at peak``: that work at this machine's measured
+  float32 GEMM peak (a torch.mm of 2048x2048 matrices, the same thread count), a lower bound for
+  the GEMM-bound layers.
+``first_call`` rows compare the first call after ``hybridize`` (trace, passes, codegen) with the
+kernels of one steady call.
+
+Run alone (other processes on the cores distort both columns):
+    python benchmarks/floor.py [--threads 2] [--only lenet_b16_infer ...] [--markdown]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.abspath(__file__)
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from vs_mxnet import WORKLOADS, build_workload  # noqa: E402
+from _timing import table  # noqa: E402
+
+
+def _gemm_peak(seconds: float = 1.0) -> float:
+    """Best float32 GEMM rate (FLOP/s) of torch.mm on 2048x2048 matrices."""
+    import torch
+    n = 2048
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    torch.mm(a, b)
+    best, end = 0.0, time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        t0 = time.perf_counter()
+        torch.mm(a, b)
+        best = max(best, 2 * n ** 3 / (time.perf_counter() - t0))
+    return best
+
+
+def _kernel_profile(step, calls: int) -> tuple:
+    """(seconds inside ATen operators per call, FLOPs per call) over ``calls`` calls."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU], with_flops=True) as prof:
+        for _ in range(calls):
+            step()
+    self_us, flops = 0.0, 0
+    for e in prof.events():
+        if e.name.startswith("aten::") or e.name.startswith("mkldnn") or e.name.startswith("quantized::"):
+            self_us += e.self_cpu_time_total
+            flops += e.flops or 0
+    return self_us / 1e6 / calls, flops / calls
+
+
+def _run_worker(workload: str, repeats: int) -> dict:
+    mx, build, step_of = build_workload("hybridnet", workload)
+    first = None
+    if workload.endswith("first_call"):
+        t0 = time.perf_counter()
+        net = build()
+        step = step_of(net)
+        step()
+        first = time.perf_counter() - t0
+    else:
+        net = build()
+        step = step_of(net)
+    t_end = time.perf_counter() + 3.0
+    for _ in range(5):
+        step()
+    compiled = getattr(net, "_cached_op", None)
+    if compiled is not None:
+        compiled.latest().wait_for_tier()
+    while time.perf_counter() < t_end:
+        step()
+    t0 = time.perf_counter()
+    step()
+    number = max(1, int(0.3 / max(time.perf_counter() - t0, 1e-6)))
+    seconds = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            step()
+        seconds.append((time.perf_counter() - t0) / number)
+    kernels, flops = _kernel_profile(step, max(3, min(number, 50)))
+    return {"call": first if first is not None else statistics.median(seconds), "kernels": kernels,
+            "flops": flops, "peak": _gemm_peak()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--only", nargs="*", help="run only these workloads")
+    ap.add_argument("--markdown", action="store_true", help="print a Markdown table (BENCHMARKS.md)")
+    ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        print(json.dumps(_run_worker(args.worker[0], int(args.worker[1]))))
+        return
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads),
+               PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    rows = []
+    for w in args.only or WORKLOADS:
+        out = subprocess.run([sys.executable, HERE, "--worker", w, str(args.repeats)], capture_output=True,
+                             text=True, env=env, timeout=900)
+        if out.returncode != 0:
+            raise RuntimeError(f"{w} failed:\n{out.stderr[-2000:]}")
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        at_peak = r["flops"] / r["peak"]
+        rows.append((w, f"{r['call'] * 1e3:.3f}", f"{r['kernels'] * 1e3:.3f}", f"{r['call'] / r['kernels']:.2f}",
+                     f"{r['flops'] / 1e9:.3f}", f"{at_peak * 1e3:.3f}"))
+        print(f"{w}: call {r['call'] * 1e3:.3f} ms, kernels {r['kernels'] * 1e3:.3f} ms, "
+              f"ratio {r['call'] / r['kernels']:.2f}, GEMM peak {r['peak'] / 1e9:.0f} GFLOP/s", flush=True)
+    head = ["workload", "call ms", "kernels ms", "call / kernels", "GFLOP", "at peak ms"]
+    title = (f"hybridnet against its kernel floor ({args.threads} threads, {time.strftime('%Y-%m-%d')}; "
+             f"median ms per call)")
+    if args.markdown:
+        print(f"\n{title}\n")
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        for r in rows:
+            print("| " + " | ".join(r) + " |")
+    else:
+        print()
+        print(table(title, rows, head))
+
+
+if __name__ == "__main__":
+    main()
