@@ -13,7 +13,7 @@ from .context import Context, cpu, gpu, cpu_pinned, num_gpus, current_context  #
 from . import context  # noqa: F401
 from . import base  # noqa: F401
 from . import util  # noqa: F401
-from .util import is_np_shape, set_np_shape, np_shape, use_np_shape, is_np_array  # noqa: F401
+from .util import is_np_shape, set_np_shape, np_shape, use_np_shape, is_np_array, np_array, use_np_array, use_np  # noqa: F401
 from . import ops  # noqa: F401
 from . import autograd  # noqa: F401
 from . import ndarray  # noqa: F401

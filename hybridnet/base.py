@@ -10,7 +10,7 @@ import torch
 
 __all__ = ["MXNetError", "ShapeError", "MXNetIndexError", "dtype_np", "dtype_torch", "dtype_flag", "dtype_from_flag", "dtype_name",
            "numeric_types", "integer_types", "string_types", "NotGiven", "NotImplementedForSymbol",
-           "NotSupportedForSparseNDArray", "py_str", "mx_real_t", "data_dir", "data_dir_default"]
+           "NotSupportedForSparseNDArray", "DeferredError", "py_str", "mx_real_t", "data_dir", "data_dir_default"]
 
 
 class MXNetError(RuntimeError):
@@ -20,6 +20,24 @@ class MXNetError(RuntimeError):
 class MXNetIndexError(MXNetError, IndexError):
     """An out-of-range index in an operator: MXNet raises IndexError for these (its error
     registry maps them), so this is both an MXNetError and an IndexError."""
+
+
+class DeferredError(MXNetError):
+    """An operator found invalid *values* while computing (an index out of range under
+    ``mode='raise'``, a sampler's invalid parameter), as opposed to invalid shapes, types or
+    attributes, which raise at the call.
+
+    MXNet's engine runs operators asynchronously and reports such errors when a result is read.
+    hybridnet does the same for eager calls and bound executors: the outputs carry the error, and
+    the first read of one of them (``wait_to_read``, ``asnumpy``, ``waitall``...) raises it, once
+    (see ``ndarray.ndarray``'s pending errors). ``placeholder``: what the kernel computed anyway
+    (a tensor or a tuple of them), the value an output holds until then."""
+
+    def __init__(self, message: str, placeholder: Any = None):
+        super().__init__(message)
+        self.placeholder = placeholder
+
+
 class ShapeError(MXNetError, ValueError):
     """A shape that does not fit: MXNet raises ValueError here (``x.reshape`` to another size);
     catchable as MXNetError too."""

@@ -44,3 +44,97 @@ def test_numpy_array_scope_current_may_be_replaced():
 def test_runtime_unknown_feature_raises():
     with pytest.raises(RuntimeError, match="unknown"):
         mx.runtime.Features().is_enabled("this girl is on fire")
+
+
+# ---- asynchronous errors: raised when a result is read -------------------------------------------
+from hybridnet.base import MXNetError  # noqa: E402
+
+
+def test_value_error_of_an_operator_is_raised_at_the_first_read_only():
+    a = mx.nd.random.normal(0, 1, (2, 2))
+    b = mx.nd.random.normal(0, -1, (2, 2))  # no error yet
+    c = mx.nd.dot(a, b)  # inherits b's error
+    assert c.shape == (2, 2)
+    with pytest.raises(MXNetError, match="scale must be positive"):
+        c.asnumpy()
+    c.asnumpy()  # raised once: the next read succeeds
+    b.wait_to_read()  # b shared that error
+    mx.nd.waitall()
+
+
+def test_views_copies_and_waitall_share_the_error():
+    x, y = mx.nd.random.normal(0, -1, (2, 2)).copyto(mx.cpu())
+    with pytest.raises(MXNetError):
+        x.asnumpy()
+    y.asnumpy()
+    x, y = mx.nd.random.normal(0, -1, (2, 2)).copyto(mx.cpu())
+    with pytest.raises(MXNetError):
+        mx.nd.waitall()
+    y.asnumpy()
+    mx.nd.waitall()  # a second waitall raises nothing
+    z = mx.nd.random.uniform(2, 1, (3,)).astype("float64")[1:]
+    with pytest.raises(MXNetError, match="low must be <= high"):
+        float(z.sum())
+
+
+def test_shape_errors_still_raise_at_the_call():
+    with pytest.raises(MXNetError):
+        mx.nd.dot(mx.nd.ones((2, 3)), mx.nd.ones((2, 3)))
+    assert mx.nd.ndarray.pending_errors() == 0
+
+
+def test_take_raise_mode_eager_and_bound():
+    out = mx.nd.take(mx.nd.ones((3, 2)), mx.nd.array([5]), mode="raise")
+    assert out.shape == (1, 2)
+    with pytest.raises(MXNetError, match="index out of range"):
+        out.asnumpy()
+    data, idx = mx.sym.Variable("a"), mx.sym.BlockGrad(mx.sym.Variable("indices"))
+    exe = mx.sym.take(data, idx, mode="raise").simple_bind(mx.cpu(), a=(3, 2), indices=(2,))
+    exe.arg_dict["a"][:] = mx.nd.array(np.arange(6).reshape(3, 2))
+    exe.arg_dict["indices"][:] = mx.nd.array([5, 1])
+    exe.forward(is_train=True)  # does not raise
+    with pytest.raises(MXNetError, match="index out of range"):
+        exe.outputs[0].asnumpy()
+    exe.arg_dict["indices"][:] = mx.nd.array([2, 1])
+    exe.forward(is_train=True)
+    np.testing.assert_array_equal(exe.outputs[0].asnumpy(), [[4, 5], [2, 3]])
+    exe.backward([mx.nd.ones((2, 2))])
+    np.testing.assert_array_equal(exe.grad_dict["a"].asnumpy(), [[0, 0], [1, 1], [1, 1]])
+    exe.arg_dict["indices"][:] = mx.nd.array([-7, 1])
+    exe.forward(is_train=True)
+    exe.backward([mx.nd.ones((2, 2))])
+    with pytest.raises(MXNetError):
+        exe.grad_dict["a"].asnumpy()
+    mx.nd.waitall()
+
+
+def test_gluon_block_passes_the_error_on():
+    net = mx.gluon.nn.Sequential()
+    net.add(mx.gluon.nn.Dense(4, activation="tanh", in_units=3), mx.gluon.nn.Dense(2, in_units=4))
+    net.initialize()
+    z = net(mx.nd.random.normal(10, -10, (5, 3)))
+    assert z.shape == (5, 2)
+    with pytest.raises(MXNetError):
+        z.wait_to_read()
+
+
+def test_a_failed_sampler_poisons_later_samplers_until_raised():
+    def imperative(read: bool) -> None:
+        a = mx.nd.random.normal(0, 1, (2, 2))
+        b = mx.nd.random.normal(0, -1, (2, 2))
+        c = mx.nd.dot(a, b)
+        if read:
+            c.asnumpy()
+    imperative(False)
+    with pytest.raises(MXNetError):
+        imperative(True)  # its samplers inherited the first call's error and raised it
+    mx.nd.waitall()  # nothing left: MXNet's samplers share one random state
+    mx.nd.random.normal(0, 1, (2,)).asnumpy()
+
+
+def test_np_array_scope_names_at_top_level():
+    assert mx.np_array is mx.util.np_array and mx.use_np is mx.util.use_np
+    assert mx.use_np_array is mx.util.use_np_array
+    with mx.np_array(True):
+        assert mx.is_np_array()
+    assert not mx.is_np_array()

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from .. import autograd_engine as _ag
-from ..base import MXNetError, ShapeError, dtype_name, dtype_np, dtype_torch, numeric_types
+from ..base import DeferredError, MXNetError, ShapeError, dtype_name, dtype_np, dtype_torch, numeric_types
 from ..context import Context, current_context
 from ..ops import registry as _reg
 from ..ops.registry import OpDef
@@ -96,6 +96,109 @@ def _carry_context(inputs: Sequence, outs: Sequence["NDArray"]) -> None:
             for o in outs:
                 o._cpuctx = ctx
             return
+
+
+# ---- MXNet's asynchronous errors ---------------------------------------------------------------
+# MXNet runs operators on an asynchronous engine: an error an operator finds while computing
+# values (base.DeferredError: an index out of range under mode='raise', a sampler's invalid
+# parameter) is kept with the operator's outputs and raised by the first read of one of them
+# (wait_to_read, asnumpy, asscalar, bool()/float()/int(), waitall), once: the read that raises it
+# clears it for every array that shares it. Operators given an input that still holds an error
+# pass it on to their outputs (MXNet's var exceptions), and waitall raises the oldest error
+# still pending and clears them all (its global exception list). Errors in shapes, types or
+# attributes raise at the call, as in MXNet.
+#
+# The error box rides on the output tensors (attribute _PENDING_ATTR); a view finds its base's.
+# Nothing is looked at while no error is pending (_PENDING empty), so the common path pays one
+# truth test of a list.
+
+
+class _Pending:
+    """One operator's error, shared by its outputs (MXNet's ExceptionRef); ``exc`` None once raised."""
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: BaseException):
+        self.exc: Optional[BaseException] = exc
+
+
+_PENDING: list = []  # errors not raised yet, oldest first
+# The samplers share one random-number state, which each of them writes (MXNet's random
+# resource, a variable every sampler mutates): after a sampler fails, every later sampler
+# inherits its error until that error is raised.
+_rng_box: Optional[_Pending] = None
+_PENDING_ATTR = "_hybridnet_pending"
+_pending_lock = threading.Lock()
+
+
+def _pending_of(t: Any) -> Optional[_Pending]:
+    """The error tensor ``t`` (or the tensor it views) still holds, if any."""
+    box = getattr(t, _PENDING_ATTR, None)
+    if box is None:
+        base = getattr(t, "_base", None)
+        if base is not None:
+            box = getattr(base, _PENDING_ATTR, None)
+    return box if box is not None and box.exc is not None else None
+
+
+def _fail_rng(box: _Pending) -> None:
+    global _rng_box
+    _rng_box = box
+
+
+def _hold_error(tensors: Sequence, box: _Pending) -> None:
+    for t in tensors:
+        if t is not None:
+            setattr(t, _PENDING_ATTR, box)
+
+
+def _new_pending(exc: BaseException) -> _Pending:
+    box = _Pending(exc)
+    with _pending_lock:
+        _PENDING.append(box)
+    return box
+
+
+def _carry_pending(src: torch.Tensor, dst: torch.Tensor) -> None:
+    """``dst`` was computed from ``src`` outside ``invoke`` (a copy, a cast, an indexed copy)."""
+    box = _pending_of(src)
+    if box is not None:
+        setattr(dst, _PENDING_ATTR, box)
+
+
+def _raise_pending(t: torch.Tensor) -> None:
+    """Raise the error ``t`` holds (clearing it: the next read succeeds), as MXNet's WaitToRead."""
+    box = _pending_of(t)
+    if box is not None:
+        _raise_box(box)
+
+
+def _raise_box(box: _Pending) -> None:
+    exc, box.exc = box.exc, None
+    with _pending_lock:
+        _PENDING[:] = [b for b in _PENDING if b.exc is not None]
+    raise exc  # type: ignore[misc]
+
+
+def pending_errors() -> int:
+    """How many operator errors are waiting to be raised by a read (MXNet's asynchronous errors)."""
+    return sum(1 for b in _PENDING if b.exc is not None)
+
+
+def _deferred_outputs(op: OpDef, err: DeferredError, out: Any) -> Any:
+    """The outputs a failed operator hands back: what its kernel computed anyway."""
+    ph = err.placeholder
+    if ph is None:  # the kernel could say nothing about its outputs: the error stays synchronous
+        raise err
+    return ph if isinstance(ph, torch.Tensor) else list(ph)
+
+
+def _with_pending(res: Any, out: Any, box: _Pending) -> Any:
+    """Mark an operator's results (and its ``out=`` arrays) as holding ``box``'s error."""
+    if out is not None:
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        _hold_error([o._t for o in outs], box)
+    _hold_error([res] if res.__class__ is _Tensor else res, box)
+    return res
 
 
 # ---- the imperative dispatch path ------------------------------------------------------------
@@ -202,6 +305,15 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
     if op.writes_out and out is not None:
         attrs = {**attrs, "out": _out_tensors(out)}
     kernel = op.kernel if not _profiler.running else _profiler.timed_kernel(op)
+    box = None
+    if _PENDING:  # an input may still hold an operator's error: the outputs inherit it
+        for t in tensors:
+            if t is not None:
+                box = _pending_of(t)
+                if box is not None:
+                    break
+        if box is None and op.random and _rng_box is not None and _rng_box.exc is not None:
+            box = _rng_box
     try:
         if guard and not _mode().recording and _is_grad():
             # An input has an attached gradient but we are not recording: keep no graph.
@@ -217,10 +329,22 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
             res = kernel(*tensors, **attrs)
             if out is None:
                 res = _owned(res, tensors) if res.__class__ is _Tensor else [_owned(r, tensors) for r in res]
+    except DeferredError as e:
+        res = _deferred_outputs(op, e, out)
+        box = box or _new_pending(MXNetError(f"operator {op.name} failed: {e}"))
+        if op.random:
+            _fail_rng(box)
+        guard = False  # the stand-in outputs have no history
     except MXNetError:
+        if box is not None:  # it ran on an input that holds an error: that error comes first
+            _raise_box(box)
         raise
     except (RuntimeError, ValueError, TypeError, IndexError, AssertionError, NotImplementedError) as e:
+        if box is not None:
+            _raise_box(box)
         raise _op_error(op, inputs, attrs, e) from e
+    if box is not None:
+        res = _with_pending(res, out, box)
     if res.__class__ is _Tensor:
         if out is not None:
             if out.__class__ is not NDArray and isinstance(out, (list, tuple)):
@@ -517,6 +641,8 @@ class NDArray:
         return self._copy_to_numpy()
 
     def _copy_to_numpy(self) -> np.ndarray:
+        if _PENDING:
+            _raise_pending(self._t)
         t = self._t.detach()
         if t.dtype == torch.bfloat16:
             t = t.float()
@@ -550,14 +676,20 @@ class NDArray:
             return self.copy()
         if _nograd_needed(t):
             t = t.detach()
-        return NDArray(t.to(dt))
+        r = NDArray(t.to(dt))
+        if _PENDING:
+            _carry_pending(self._t, r._t)
+        return r
 
     def copy(self) -> "NDArray":
         """A copy on the same device (recorded under autograd.record)."""
         t = self._t
         if _nograd_needed(t):
             t = t.detach()
-        return NDArray(t.clone())
+        r = NDArray(t.clone())
+        if _PENDING:
+            _carry_pending(self._t, r._t)
+        return r
 
     def copyto(self, other: "NDArray | Context") -> Any:
         """Copy into the NDArray ``other`` (returned), or to a new array on Context ``other``."""
@@ -578,13 +710,18 @@ class NDArray:
             else:
                 with _no_grad():
                     dst.copy_(src)
+            if _PENDING:
+                _carry_pending(src, dst)
             return other
         if isinstance(other, Context):
             dev = _device(other)
             t = self._t
             if _nograd_needed(t):
                 t = t.detach()
-            return placed(NDArray(t.to(dev, copy=True)), other)
+            r = placed(NDArray(t.to(dev, copy=True)), other)
+            if _PENDING:
+                _carry_pending(self._t, r._t)
+            return r
         raise TypeError(f"copyto does not support type {type(other).__name__}; pass an NDArray or a Context")
 
     def as_in_context(self, context: Context) -> "NDArray":
@@ -602,10 +739,15 @@ class NDArray:
         """Same memory, cut from the autograd graph."""
         r = NDArray(self._t.detach())
         r._view = True
+        if _PENDING:
+            _carry_pending(self._t, r._t)
         return r
 
     def wait_to_read(self) -> None:
-        """Block until the array is computed (torch on CPU is synchronous)."""
+        """Block until the array is computed (torch on CPU is synchronous); raises the error of
+        the operator that computed it, if it failed on its values (MXNet's asynchronous errors)."""
+        if _PENDING:
+            _raise_pending(self._t)
         if self._t.device.type == "cuda":
             torch.cuda.synchronize(self._t.device)
 
@@ -715,6 +857,8 @@ class NDArray:
             yield self[i]
 
     def __bool__(self) -> bool:
+        if _PENDING:
+            _raise_pending(self._t)
         n = self._t.numel()
         if n == 1:
             return bool(self._t.detach().reshape(()).item())
@@ -728,11 +872,15 @@ class NDArray:
     def __float__(self) -> float:
         if self.size != 1:
             raise TypeError(f"only size-1 NDArrays convert to a Python float; shape is {self.shape}")
+        if _PENDING:
+            _raise_pending(self._t)
         return float(self._t.detach().reshape(()).item())
 
     def __int__(self) -> int:
         if self.size != 1:
             raise TypeError(f"only size-1 NDArrays convert to a Python int; shape is {self.shape}")
+        if _PENDING:
+            _raise_pending(self._t)
         return int(self._t.detach().reshape(()).item())
 
     def __index__(self) -> int:
@@ -779,8 +927,11 @@ class NDArray:
             # a view made under no_grad of a variable would still report requires_grad
             with _no_grad():
                 r = self._getitem(t.detach(), key)
-            return r
-        return self._getitem(t, key)
+        else:
+            r = self._getitem(t, key)
+        if _PENDING:
+            _carry_pending(t, r._t)
+        return r
 
     def _getitem(self, t: torch.Tensor, key: Any) -> "NDArray":
         kc = key.__class__
@@ -1093,9 +1244,19 @@ def array(source_array: Any, ctx: Optional[Context] = None, dtype: Any = None) -
 
 
 def waitall() -> None:
-    """Wait for all pending computation (CUDA streams; CPU work is synchronous)."""
+    """Wait for all pending computation (CUDA streams; CPU work is synchronous). Raises the
+    oldest operator error no read has raised yet and forgets the others, as MXNet's waitall
+    (a second waitall raises nothing)."""
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         torch.cuda.synchronize()
+    if _PENDING:
+        with _pending_lock:
+            boxes, _PENDING[:] = list(_PENDING), []
+        first = next((b.exc for b in boxes if b.exc is not None), None)
+        for b in boxes:
+            b.exc = None
+        if first is not None:
+            raise first
 
 
 # ---- Python operators ------------------------------------------------------------------------

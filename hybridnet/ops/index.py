@@ -11,7 +11,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from ..base import MXNetError, MXNetIndexError, dtype_torch
+from ..base import DeferredError, MXNetError, MXNetIndexError, dtype_torch
 from .attrs import AnyValue, Axis, Dtype, OptInt, Shape
 from .reduce import as_tuple, norm_axis
 from .registry import Sample, register
@@ -129,7 +129,15 @@ def _np_take(a: np.ndarray, indices: np.ndarray, axis: int = 0, mode: str = "cli
 def take(a, indices, *, axis: int = 0, mode: Literal["raise", "wrap", "clip"] = "clip"):
     """Gather slices of ``a`` along ``axis``: out shape a.shape[:axis] + indices.shape + a.shape[axis+1:]."""
     ax = norm_axis(axis, a.dim(), "take")
-    idx = _fix_index(_idx(indices), a.shape[ax], mode, "take")
+    try:
+        idx = _fix_index(_idx(indices), a.shape[ax], mode, "take")
+    except MXNetError as e:
+        # MXNet checks the indices while gathering, on its asynchronous engine: the error comes
+        # when the result is read (base.DeferredError), which holds the clipped gather until then
+        idx = _fix_index(_idx(indices), a.shape[ax], "clip", "take")
+        out = a.index_select(ax, idx.reshape(-1))
+        raise DeferredError(str(e), placeholder=out.reshape(
+            tuple(a.shape[:ax]) + tuple(indices.shape) + tuple(a.shape[ax + 1:]))) from None
     out = a.index_select(ax, idx.reshape(-1))
     return out.reshape(tuple(a.shape[:ax]) + tuple(indices.shape) + tuple(a.shape[ax + 1:]))
 

@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 import torch
 
-from ..base import MXNetError, dtype_name, dtype_torch
+from ..base import DeferredError, MXNetError, dtype_name, dtype_torch
 from .attrs import Dtype, Shape
 from .creation import device_of
 from ._helpers import ints as sample_shape  # a shape attribute (int, list or tuple) as a tuple
@@ -55,6 +55,26 @@ def _work(out_dtype: torch.dtype) -> torch.dtype:
 def _check(cond: bool, op: str, msg: str) -> None:
     if not cond:
         raise MXNetError(f"{op}: {msg}")
+
+
+def _value_check(cond: bool, op: str, msg: str, placeholder: Callable[[], torch.Tensor]) -> None:
+    """A sampler's parameter check. MXNet makes it while sampling, on its asynchronous engine, so
+    the error reaches the caller when the result is read: raised as a DeferredError carrying the
+    output it stands for (NaN, or 0 for integers)."""
+    if not cond:
+        raise DeferredError(f"{op}: {msg}", placeholder=placeholder())
+
+
+def _blank(op: str, shape: Any, dtype: Any, ctx: Any) -> torch.Tensor:
+    """The output of a scalar-parameter sampler that could not sample."""
+    name = dtype if dtype in ("int32", "int64") else None
+    dt = dtype_torch(name) if name is not None else _float_out(op, dtype)
+    return torch.full(_out_shape(op, shape), float("nan") if dt.is_floating_point else 0, dtype=dt,
+                      device=device_of(ctx))
+
+
+def _blank_like(data: torch.Tensor) -> torch.Tensor:
+    return torch.full_like(data, float("nan") if data.is_floating_point() else 0)
 
 
 # The samplers: parameters are tensors (or Python floats) broadcastable to ``shape``.
@@ -135,7 +155,8 @@ def _shape_sample(attrs: dict) -> Sample:
 def _random_uniform(*, low: float = 0.0, high: float = 1.0, shape: Shape = (), ctx: str = "",
                     dtype: Dtype = None):
     """Samples from the uniform distribution on [low, high)."""
-    _check(high >= low, "_random_uniform", f"low must be <= high, got low={low} high={high}")
+    _value_check(high >= low, "_random_uniform", f"low must be <= high, got low={low} high={high}",
+                 lambda: _blank("_random_uniform", shape, dtype, ctx))
     out = _float_out("_random_uniform", dtype)
     return _cast(_uniform(low, high, _out_shape("_random_uniform", shape), _work(out), device_of(ctx)), out)
 
@@ -146,7 +167,8 @@ def _random_uniform(*, low: float = 0.0, high: float = 1.0, shape: Shape = (), c
 def _random_normal(*, loc: float = 0.0, scale: float = 1.0, shape: Shape = (), ctx: str = "",
                    dtype: Dtype = None):
     """Samples from the normal distribution N(loc, scale^2)."""
-    _check(scale > 0, "_random_normal", f"scale must be positive, got {scale}")
+    _value_check(scale > 0, "_random_normal", f"scale must be positive, got {scale}",
+                 lambda: _blank("_random_normal", shape, dtype, ctx))
     out = _float_out("_random_normal", dtype)
     return _cast(_normal(loc, scale, _out_shape("_random_normal", shape), _work(out), device_of(ctx)), out)
 
@@ -157,7 +179,8 @@ def _random_normal(*, loc: float = 0.0, scale: float = 1.0, shape: Shape = (), c
 def _random_gamma(*, alpha: float = 1.0, beta: float = 1.0, shape: Shape = (), ctx: str = "",
                   dtype: Dtype = None):
     """Samples from the gamma distribution with shape ``alpha`` and scale ``beta`` (mean alpha*beta)."""
-    _check(alpha > 0 and beta > 0, "_random_gamma", f"alpha and beta must be positive, got {alpha}, {beta}")
+    _value_check(alpha > 0 and beta > 0, "_random_gamma", f"alpha and beta must be positive, got {alpha}, {beta}",
+                 lambda: _blank("_random_gamma", shape, dtype, ctx))
     out = _float_out("_random_gamma", dtype)
     return _cast(_gamma(alpha, beta, _out_shape("_random_gamma", shape), _work(out), device_of(ctx)), out)
 
@@ -167,7 +190,8 @@ def _random_gamma(*, alpha: float = 1.0, beta: float = 1.0, shape: Shape = (), c
               _shape_sample({"lam": 2.0, "shape": (5,)})])
 def _random_exponential(*, lam: float = 1.0, shape: Shape = (), ctx: str = "", dtype: Dtype = None):
     """Samples from the exponential distribution with rate ``lam`` (mean 1/lam)."""
-    _check(lam > 0, "_random_exponential", f"lam must be positive, got {lam}")
+    _value_check(lam > 0, "_random_exponential", f"lam must be positive, got {lam}",
+                 lambda: _blank("_random_exponential", shape, dtype, ctx))
     out = _float_out("_random_exponential", dtype)
     return _cast(_exponential(lam, _out_shape("_random_exponential", shape), _work(out), device_of(ctx)), out)
 
@@ -178,7 +202,8 @@ def _random_exponential(*, lam: float = 1.0, shape: Shape = (), ctx: str = "", d
               _shape_sample({"lam": 3.0, "shape": (4,)})])
 def _random_poisson(*, lam: float = 1.0, shape: Shape = (), ctx: str = "", dtype: Dtype = None):
     """Samples from the Poisson distribution with rate ``lam`` (returned as floats)."""
-    _check(lam >= 0, "_random_poisson", f"lam must be non-negative, got {lam}")
+    _value_check(lam >= 0, "_random_poisson", f"lam must be non-negative, got {lam}",
+                 lambda: _blank("_random_poisson", shape, dtype, ctx))
     out = _float_out("_random_poisson", dtype)
     return _cast(_poisson(lam, _out_shape("_random_poisson", shape), _work(out), device_of(ctx)), out)
 
@@ -191,8 +216,10 @@ def _random_negative_binomial(*, k: int = 1, p: float = 1.0, shape: Shape = (), 
                               dtype: Dtype = None):
     """Samples from the negative binomial distribution: failures before the k-th success with
     success probability p (mean k(1-p)/p), returned as floats."""
-    _check(k > 0, "_random_negative_binomial", f"k must be positive, got {k}")
-    _check(0 < p <= 1, "_random_negative_binomial", f"p must be in (0, 1], got {p}")
+    _value_check(k > 0, "_random_negative_binomial", f"k must be positive, got {k}",
+                 lambda: _blank("_random_negative_binomial", shape, dtype, ctx))
+    _value_check(0 < p <= 1, "_random_negative_binomial", f"p must be in (0, 1], got {p}",
+                 lambda: _blank("_random_negative_binomial", shape, dtype, ctx))
     out = _float_out("_random_negative_binomial", dtype)
     s = _out_shape("_random_negative_binomial", shape)
     return _cast(_negative_binomial(float(k), p, s, _work(out), device_of(ctx)), out)
@@ -206,8 +233,9 @@ def _random_generalized_negative_binomial(*, mu: float = 1.0, alpha: float = 1.0
                                           ctx: str = "", dtype: Dtype = None):
     """Samples from the generalized negative binomial distribution with mean ``mu`` and
     dispersion ``alpha`` (variance mu + alpha mu^2), returned as floats."""
-    _check(mu >= 0 and alpha >= 0, "_random_generalized_negative_binomial",
-           f"mu and alpha must be non-negative, got {mu}, {alpha}")
+    _value_check(mu >= 0 and alpha >= 0, "_random_generalized_negative_binomial",
+                 f"mu and alpha must be non-negative, got {mu}, {alpha}",
+                 lambda: _blank("_random_generalized_negative_binomial", shape, dtype, ctx))
     out = _float_out("_random_generalized_negative_binomial", dtype)
     s = _out_shape("_random_generalized_negative_binomial", shape)
     return _cast(_gen_negative_binomial(mu, alpha, s, _work(out), device_of(ctx)), out)
@@ -227,7 +255,8 @@ def _random_randint(*, low: int, high: int, shape: Shape = (), ctx: str = "", dt
     """Integers drawn uniformly from [low, high) (int32 unless dtype='int64')."""
     name = "int32" if dtype is None or dtype == "None" else dtype_name(dtype)
     _check(name in ("int32", "int64"), "_random_randint", f"dtype must be int32 or int64, got {name!r}")
-    _check(int(high) > int(low), "_random_randint", f"high must be greater than low, got low={low} high={high}")
+    _value_check(int(high) > int(low), "_random_randint", f"high must be greater than low, got low={low} high={high}",
+                 lambda: _blank("_random_randint", shape, name, ctx))
     return torch.randint(int(low), int(high), _out_shape("_random_randint", shape),
                          dtype=dtype_torch(name), device=device_of(ctx))
 
@@ -251,7 +280,8 @@ def _like_samples(attrs: dict, value: Optional[float]) -> Callable[[], list]:
           samples=_like_samples({"low": 1.5, "high": 1.5}, 1.5))
 def _random_uniform_like(data, *, low: float = 0.0, high: float = 1.0):
     """Uniform samples on [low, high) with the shape and dtype of ``data``."""
-    _check(high >= low, "_random_uniform_like", f"low must be <= high, got low={low} high={high}")
+    _value_check(high >= low, "_random_uniform_like", f"low must be <= high, got low={low} high={high}",
+                 lambda: _blank_like(data))
     s, w, dev = _like_out("_random_uniform_like", data)
     return _cast(_uniform(low, high, s, w, dev), data.dtype)
 
@@ -260,7 +290,8 @@ def _random_uniform_like(data, *, low: float = 0.0, high: float = 1.0):
           samples=_like_samples({"loc": 1.0, "scale": 2.0}, None))
 def _random_normal_like(data, *, loc: float = 0.0, scale: float = 1.0):
     """Normal samples N(loc, scale^2) with the shape and dtype of ``data``."""
-    _check(scale > 0, "_random_normal_like", f"scale must be positive, got {scale}")
+    _value_check(scale > 0, "_random_normal_like", f"scale must be positive, got {scale}",
+                 lambda: _blank_like(data))
     s, w, dev = _like_out("_random_normal_like", data)
     return _cast(_normal(loc, scale, s, w, dev), data.dtype)
 
@@ -269,7 +300,8 @@ def _random_normal_like(data, *, loc: float = 0.0, scale: float = 1.0):
           samples=_like_samples({"alpha": 2.0, "beta": 1.0}, None))
 def _random_gamma_like(data, *, alpha: float = 1.0, beta: float = 1.0):
     """Gamma(alpha, scale beta) samples with the shape and dtype of ``data``."""
-    _check(alpha > 0 and beta > 0, "_random_gamma_like", f"alpha and beta must be positive, got {alpha}, {beta}")
+    _value_check(alpha > 0 and beta > 0, "_random_gamma_like", f"alpha and beta must be positive, got {alpha}, {beta}",
+                 lambda: _blank_like(data))
     s, w, dev = _like_out("_random_gamma_like", data)
     return _cast(_gamma(alpha, beta, s, w, dev), data.dtype)
 
@@ -278,7 +310,8 @@ def _random_gamma_like(data, *, alpha: float = 1.0, beta: float = 1.0):
           samples=_like_samples({"lam": 2.0}, None))
 def _random_exponential_like(data, *, lam: float = 1.0):
     """Exponential(rate lam) samples with the shape and dtype of ``data``."""
-    _check(lam > 0, "_random_exponential_like", f"lam must be positive, got {lam}")
+    _value_check(lam > 0, "_random_exponential_like", f"lam must be positive, got {lam}",
+                 lambda: _blank_like(data))
     s, w, dev = _like_out("_random_exponential_like", data)
     return _cast(_exponential(lam, s, w, dev), data.dtype)
 
@@ -287,7 +320,8 @@ def _random_exponential_like(data, *, lam: float = 1.0):
           samples=_like_samples({"lam": 0.0}, 0.0))
 def _random_poisson_like(data, *, lam: float = 1.0):
     """Poisson(lam) samples with the shape and dtype of ``data``."""
-    _check(lam >= 0, "_random_poisson_like", f"lam must be non-negative, got {lam}")
+    _value_check(lam >= 0, "_random_poisson_like", f"lam must be non-negative, got {lam}",
+                 lambda: _blank_like(data))
     s, w, dev = _like_out("_random_poisson_like", data)
     return _cast(_poisson(lam, s, w, dev), data.dtype)
 
@@ -296,8 +330,10 @@ def _random_poisson_like(data, *, lam: float = 1.0):
           samples=_like_samples({"k": 2, "p": 1.0}, 0.0))
 def _random_negative_binomial_like(data, *, k: int = 1, p: float = 1.0):
     """Negative binomial (k, p) samples with the shape and dtype of ``data``."""
-    _check(k > 0, "_random_negative_binomial_like", f"k must be positive, got {k}")
-    _check(0 < p <= 1, "_random_negative_binomial_like", f"p must be in (0, 1], got {p}")
+    _value_check(k > 0, "_random_negative_binomial_like", f"k must be positive, got {k}",
+                 lambda: _blank_like(data))
+    _value_check(0 < p <= 1, "_random_negative_binomial_like", f"p must be in (0, 1], got {p}",
+                 lambda: _blank_like(data))
     s, w, dev = _like_out("_random_negative_binomial_like", data)
     return _cast(_negative_binomial(float(k), p, s, w, dev), data.dtype)
 
@@ -306,8 +342,9 @@ def _random_negative_binomial_like(data, *, k: int = 1, p: float = 1.0):
           samples=_like_samples({"mu": 0.0, "alpha": 1.0}, 0.0))
 def _random_generalized_negative_binomial_like(data, *, mu: float = 1.0, alpha: float = 1.0):
     """Generalized negative binomial (mu, alpha) samples with the shape and dtype of ``data``."""
-    _check(mu >= 0 and alpha >= 0, "_random_generalized_negative_binomial_like",
-           f"mu and alpha must be non-negative, got {mu}, {alpha}")
+    _value_check(mu >= 0 and alpha >= 0, "_random_generalized_negative_binomial_like",
+                 f"mu and alpha must be non-negative, got {mu}, {alpha}",
+                 lambda: _blank_like(data))
     s, w, dev = _like_out("_random_generalized_negative_binomial_like", data)
     return _cast(_gen_negative_binomial(mu, alpha, s, w, dev), data.dtype)
 

@@ -235,6 +235,9 @@ class Executor:
 
     # -- running ------------------------------------------------------------------------------
     def _run(self, is_train: bool, need_grad: bool) -> tuple:
+        if self._out_stypes is not None and not (is_train or need_grad or self._monitor is not None) and \
+                self._run_sparse():
+            return tuple(_dense(o._t) for o in self._outputs or ())
         args = []
         self._leaves = []
         for n, a in zip(self._arg_names, self.arg_arrays):
@@ -288,6 +291,32 @@ class Executor:
         box = self._failed = _nd._new_pending(MXNetError(f"forward failed: {err}"))
         _nd._hold_error([o._t for o in self.outputs], box)
         return ()
+
+    def _run_sparse(self) -> bool:
+        """A predict forward with sparse arguments: the graph's operators run one by one on the
+        arrays, with their sparse kernels, as MXNet's do (sparse outputs hold exactly the values
+        MXNet's kernels store). False when the graph cannot run so."""
+        if not any(a.stype != "default" for a in self.arg_arrays + self.aux_arrays):
+            return False
+        from ..ndarray.sparse import evaluate_graph, store_into, wrap
+        values = dict(zip(self._arg_names + self._aux_names, self.arg_arrays + self.aux_arrays))
+        with torch.no_grad():
+            outs = evaluate_graph(self._graph, values)
+        if outs is None:
+            return False
+        outs = [o if o.stype == st else wrap(_storage.cast(o._t, st)) for o, st in zip(outs, self._out_stypes or ())]
+        held = self._outputs
+        if held is not None and len(held) == len(outs) and all(h.shape == o.shape for h, o in zip(held, outs)):
+            for h, o in zip(held, outs):
+                if h.stype == "default":
+                    store_into(h, o._t)
+                else:
+                    h._set_storage(o._t if o._t.dtype == h._t.dtype else _storage.map_values(o._t, lambda v: v.to(h._t.dtype)))
+        else:
+            self._outputs = outs
+        self._last_train = False
+        self._out_tensors = None
+        return True
 
     def _function(self, is_train: bool, need_grad: bool) -> Callable[..., tuple]:
         """The function a forward runs (``pipeline.serving_order``; a forward that keeps

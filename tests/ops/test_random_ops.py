@@ -58,8 +58,8 @@ def test_randint_moments_bounds_dtype():
     assert a.min() == -3 and a.max() == 4
     _check_moments(a, 0.5, (8 ** 2 - 1) / 12)
     assert nd.random.randint(0, 10, shape=(3,), dtype="int64").dtype == np.int64
-    with pytest.raises(MXNetError):
-        nd.random.randint(5, 5, shape=(2,))
+    with pytest.raises(MXNetError):  # a value error: raised when the result is read, as in MXNet
+        nd.random.randint(5, 5, shape=(2,)).asnumpy()
     with pytest.raises(MXNetError):
         nd.random.randint(0, 5, shape=(2,), dtype="float32")
     with pytest.raises(TypeError):
@@ -137,10 +137,10 @@ def test_scalar_shapes_dtypes_ctx_out():
     assert r is out and out.dtype == np.float64
     a = out.asnumpy()
     assert a.min() >= 5 and a.max() < 6
+    with pytest.raises(MXNetError):  # value errors: raised when the result is read, as in MXNet
+        nd.random.normal(0, 0, shape=(2,)).asnumpy()
     with pytest.raises(MXNetError):
-        nd.random.normal(0, 0, shape=(2,))
-    with pytest.raises(MXNetError):
-        nd.random.uniform(2, 1, shape=(2,))
+        nd.random.uniform(2, 1, shape=(2,)).wait_to_read()
     with pytest.raises(MXNetError):
         nd.random.uniform(0, 1, shape=(2,), dtype="int32")
     with pytest.raises(TypeError):
