@@ -147,6 +147,12 @@ def _quantize_json(graph: dict, excluded_symbols: Sequence[str], excluded_operat
              and n["name"] not in excluded and n["op"] not in excluded_ops and (r := _rule_for(n)) is not None}
     rules = _mark(nodes, rules, quantize_mode)
 
+    readers: Dict[int, List[int]] = {}
+    for k, n in enumerate(nodes):
+        for e in n["inputs"]:
+            readers.setdefault(e[0], []).append(k)
+    for h in graph["heads"]:
+        readers.setdefault(h[0], []).append(-1)
     out: List[dict] = []
     by_name: Dict[str, int] = {}   # variables made once
 
@@ -221,7 +227,8 @@ def _quantize_json(graph: dict, excluded_symbols: Sequence[str], excluded_operat
             if rule.requantize:
                 new = emit("_contrib_requantize", "requantize_" + n["name"], [[new, 0, 0], [new, 1, 0], [new, 2, 0]],
                            {"out_type": quantized_dtype})
-                calib.append(_output_name(n, 0))
+                relu = _sole_relu_reader(nodes, readers, rules, i)
+                calib.append(_output_name(n, 0) if relu is None else _output_name(nodes[relu], 0))
             mirror[i] = new
         else:
             inputs = []
@@ -246,6 +253,19 @@ def _quantize_json(graph: dict, excluded_symbols: Sequence[str], excluded_operat
         else:
             heads.append([mirror_of(src), idx, 0])
     return _compact(out, heads, graph.get("attrs")), calib
+
+
+def _sole_relu_reader(nodes: List[dict], readers: Dict[int, List[int]], rules: Dict[int, _QuantRule],
+                      i: int) -> Optional[int]:
+    """The quantized relu that alone reads node ``i``, if one does.
+
+    Its requantize is then calibrated on the relu's output (min 0: uint8 under ``auto``), so
+    the requantize itself clips at 0 with all 8 bits for the positive half: the precision MXNet's
+    CPU backend gets by fusing the relu into the convolution, in MXNet's plain graph."""
+    r = readers.get(i, [])
+    if len(r) == 1 and r[0] >= 0 and r[0] in rules and rules[r[0]].qop == "_contrib_quantized_act":
+        return r[0]
+    return None
 
 
 def _compact(nodes: List[dict], heads: List[list], attrs: Optional[dict]) -> dict:
@@ -321,10 +341,22 @@ def _calibrate_quantized_sym(qsym: Symbol, th_dict: Dict[str, Tuple[float, float
         return qsym
     graph = _graph_of(qsym)
     nodes = graph["nodes"]
-    for n in nodes:
+    readers: Dict[int, set] = {}
+    for k, n in enumerate(nodes):
+        for e in n["inputs"]:
+            readers.setdefault(e[0], set()).add(k)
+    for h in graph["heads"]:
+        readers.setdefault(h[0], set()).add(-1)
+    for k, n in enumerate(nodes):
         if n["op"] in ("_contrib_quantize_v2", "_contrib_requantize"):
             src, idx = n["inputs"][0][0], n["inputs"][0][1]
             name = _output_name(nodes[src], idx)
+            after = readers.get(k, set())
+            if n["op"] == "_contrib_requantize" and len(after) == 1 and min(after) >= 0 \
+                    and nodes[min(after)]["op"] == "_contrib_quantized_act":
+                relu_name = _output_name(nodes[min(after)], 0)[len("quantized_"):]
+                if relu_name in th_dict:  # calibrated on the relu that alone reads it
+                    name = "quantized_" + relu_name
         elif n["op"] == "_contrib_quantized_batch_norm":
             name = _output_name(n, 0)
         else:
@@ -334,8 +366,9 @@ def _calibrate_quantized_sym(qsym: Symbol, th_dict: Dict[str, Tuple[float, float
         if name in th_dict:
             lo, hi = th_dict[name]
             attrs = n.setdefault("attrs", {})
-            attrs["min_calib_range"] = f"{float(lo):f}"
-            attrs["max_calib_range"] = f"{float(hi):f}"
+            # MXNet prints std::to_string (6 decimals), which turns small ranges into 0
+            attrs["min_calib_range"] = f"{float(lo):.9g}"
+            attrs["max_calib_range"] = f"{float(hi):.9g}"
     return _symbol_of(graph)
 
 
@@ -680,7 +713,11 @@ def _entropy_thresholds(hist: np.ndarray, hist_edges: np.ndarray, num_quantized_
         b_sum = b_in + np.where(p0 != 0, p0_s * q0, 0.0) + np.where(p_last != 0, pl_s * ql, 0.0)
         divergence = (a_sum - b_sum) / total + np.log(s_q / total)
     divergence = np.where(ok & np.isfinite(divergence), divergence, np.inf)
-    best = int(np.argmin(divergence))
+    # the first of the least (as MXNet's scan), ties within rounding counted as ties
+    low = divergence.min()
+    best = int(np.argmax(divergence <= low + 1e-9 * max(1.0, abs(low)))) if np.isfinite(low) else 0
+    if np.isfinite(low) and abs(divergence[best]) < 1e-9:
+        divergence[best] = 0.0
     return float(hist_edges[stop[best]]), float(divergence[best])
 
 
