@@ -213,6 +213,155 @@ def test_every_exported_operator_imports(rt):
     assert len(seen) >= 80, sorted(seen)
 
 
+# ---- single operators: variants of what exporters write, vs onnxruntime --------------------------
+_R = np.random.RandomState(5)
+
+
+def _f32(*s):
+    return _R.standard_normal(s).astype(np.float32)
+
+
+def _i64(*v):
+    return np.asarray(v, dtype=np.int64)
+
+
+# (label, op, inputs: [(name, array, is_const)], attrs, opset, n_out)
+def _single_op_cases():
+    x4 = _f32(2, 4, 5, 6)
+    return [
+        ("softmax_v11_axis1", "Softmax", [("x", _f32(2, 3, 4), 0)], {"axis": 1}, 11, 1),
+        ("logsoftmax_v11", "LogSoftmax", [("x", _f32(2, 3, 4), 0)], {}, 11, 1),
+        ("squeeze_v11", "Squeeze", [("x", _f32(2, 1, 3, 1), 0)], {"axes": [1, -1]}, 11, 1),
+        ("unsqueeze_v11", "Unsqueeze", [("x", _f32(2, 3), 0)], {"axes": [0, 3]}, 11, 1),
+        ("slice_neg_step", "Slice", [("x", _f32(4, 6), 0), ("s", _i64(-1, 5), 1), ("e", _i64(-2 ** 63, 0), 1),
+                                     ("a", _i64(0, 1), 1), ("st", _i64(-1, -2), 1)], {}, 13, 1),
+        ("slice_v9", "Slice", [("x", _f32(4, 6), 0)], {"starts": [1], "ends": [100], "axes": [1]}, 9, 1),
+        ("split_uneven", "Split", [("x", _f32(2, 7), 0), ("sp", _i64(3, 4), 1)], {"axis": 1}, 13, 2),
+        ("split_num_outputs", "Split", [("x", _f32(2, 7), 0)], {"axis": 1, "num_outputs": 3}, 18, 3),
+        ("pad_reflect", "Pad", [("x", _f32(2, 3, 5), 0), ("p", _i64(0, 1, 2, 0, 2, 1), 1)], {"mode": "reflect"}, 13, 1),
+        ("pad_edge_v9", "Pad", [("x", _f32(2, 3), 0)], {"mode": "edge", "pads": [1, 0, 0, 2]}, 9, 1),
+        ("gemm_transA_alpha", "Gemm", [("a", _f32(3, 2), 0), ("b", _f32(3, 4), 0), ("c", _f32(4), 1)],
+         {"transA": 1, "alpha": 0.5, "beta": 2.0}, 13, 1),
+        ("gemm_const_b", "Gemm", [("a", _f32(2, 3), 0), ("b", _f32(3, 4), 1), ("c", _f32(1, 4), 1)],
+         {"alpha": 1.5, "beta": 0.5}, 13, 1),
+        ("gelu_tanh", "Gelu", [("x", _f32(3, 4), 0)], {"approximate": "tanh"}, 20, 1),
+        ("gelu", "Gelu", [("x", _f32(3, 4), 0)], {}, 20, 1),
+        ("celu", "Celu", [("x", _f32(3, 4), 0)], {"alpha": 0.7}, 13, 1),
+        ("selu_custom", "Selu", [("x", _f32(3, 4), 0)], {"alpha": 1.2, "gamma": 0.9}, 13, 1),
+        ("hardswish", "HardSwish", [("x", _f32(3, 4) * 4, 0)], {}, 14, 1),
+        ("clip_v7", "Clip", [("x", _f32(3, 4), 0)], {"min": -0.5, "max": 0.3}, 7, 1),
+        ("clip_min_only", "Clip", [("x", _f32(3, 4), 0), ("lo", np.float32(-0.2), 1)], {}, 13, 1),
+        ("prelu_channel", "PRelu", [("x", x4, 0), ("s", _f32(4, 1, 1), 1)], {}, 13, 1),
+        ("upsample_v9", "Upsample", [("x", _f32(1, 2, 3, 4), 0), ("sc", np.float32([1, 1, 2, 2]), 1)], {"mode": "nearest"}, 9, 1),
+        ("resize_nearest", "Resize", [("x", _f32(1, 2, 3, 4), 0), ("roi", np.zeros(0, np.float32), 1),
+                                      ("sc", np.float32([1, 1, 2, 2]), 1)],
+         {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}, 13, 1),
+        ("resize_linear_half_pixel", "Resize", [("x", _f32(1, 2, 3, 4), 0), ("roi", np.zeros(0, np.float32), 1),
+                                                ("sc", np.zeros(0, np.float32), 1), ("sz", _i64(1, 2, 5, 9), 1)],
+         {"mode": "linear"}, 13, 1),
+        ("resize_linear_align", "Resize", [("x", _f32(1, 2, 3, 4), 0), ("roi", np.zeros(0, np.float32), 1),
+                                           ("sc", np.float32([1, 1, 2, 2]), 1)],
+         {"mode": "linear", "coordinate_transformation_mode": "align_corners"}, 13, 1),
+        ("reduce_logsumexp", "ReduceLogSumExp", [("x", _f32(2, 3, 4), 0)], {"axes": [1], "keepdims": 0}, 13, 1),
+        ("reduce_sumsquare_all", "ReduceSumSquare", [("x", _f32(2, 3), 0)], {}, 13, 1),
+        ("reduce_logsum", "ReduceLogSum", [("x", np.abs(_f32(2, 3)) + 0.1, 0)], {"axes": [0]}, 13, 1),
+        ("reduce_mean_v18", "ReduceMean", [("x", _f32(2, 3, 4), 0), ("ax", _i64(-1), 1)], {"keepdims": 0}, 18, 1),
+        ("conv_asym_pads", "Conv", [("x", _f32(1, 2, 6, 6), 0), ("w", _f32(3, 2, 3, 3), 1)],
+         {"pads": [0, 1, 2, 1], "strides": [2, 1]}, 13, 1),
+        ("conv_same_upper", "Conv", [("x", _f32(1, 2, 7, 7), 0), ("w", _f32(4, 2, 2, 2), 1), ("b", _f32(4), 1)],
+         {"auto_pad": "SAME_UPPER", "strides": [2, 2]}, 13, 1),
+        ("conv1d_dilated", "Conv", [("x", _f32(2, 3, 9), 0), ("w", _f32(4, 3, 3), 1)], {"dilations": [2]}, 13, 1),
+        ("convtranspose_output_shape", "ConvTranspose", [("x", _f32(1, 2, 3, 3), 0), ("w", _f32(2, 3, 3, 3), 1)],
+         {"strides": [2, 2], "output_shape": [6, 6]}, 13, 1),
+        ("convtranspose_same_upper", "ConvTranspose", [("x", _f32(1, 2, 3, 3), 0), ("w", _f32(2, 3, 2, 2), 1)],
+         {"strides": [2, 2], "auto_pad": "SAME_UPPER"}, 13, 1),
+        ("convtranspose_asym", "ConvTranspose", [("x", _f32(1, 2, 3, 3), 0), ("w", _f32(2, 3, 3, 3), 1)],
+         {"strides": [2, 2], "pads": [0, 1, 1, 0]}, 13, 1),
+        ("maxpool_asym", "MaxPool", [("x", _f32(1, 2, 5, 5), 0)], {"kernel_shape": [2, 2], "pads": [0, 0, 1, 1]}, 13, 1),
+        ("avgpool_same_include", "AveragePool", [("x", _f32(1, 2, 5, 5), 0)],
+         {"kernel_shape": [3, 3], "auto_pad": "SAME_UPPER", "count_include_pad": 1}, 13, 1),
+        ("lppool", "LpPool", [("x", _f32(1, 2, 4, 4), 0)], {"kernel_shape": [2, 2], "strides": [2, 2]}, 13, 1),
+        ("depth_to_space_crd", "DepthToSpace", [("x", _f32(1, 8, 2, 3), 0)], {"blocksize": 2, "mode": "CRD"}, 13, 1),
+        ("cumsum", "CumSum", [("x", _f32(3, 4), 0), ("ax", _i64(1), 1)], {}, 13, 1),
+        ("einsum", "Einsum", [("a", _f32(2, 3, 4), 0), ("b", _f32(2, 4, 5), 0)], {"equation": "bij,bjk->bik"}, 13, 1),
+        ("topk", "TopK", [("x", _f32(3, 6), 0), ("k", _i64(2), 1)], {"axis": 1, "largest": 0}, 13, 2),
+        ("mod_int", "Mod", [("a", _i64(7, -7, 5), 0), ("b", _i64(3, 3, -2), 0)], {}, 13, 1),
+        ("expand_rank", "Expand", [("x", _f32(3, 1), 0), ("s", _i64(2, 1, 4), 1)], {}, 13, 1),
+        ("tile", "Tile", [("x", _f32(2, 3), 0), ("r", _i64(2, 1), 1)], {}, 13, 1),
+        ("trilu_upper", "Trilu", [("x", _f32(4, 5), 0), ("k", _i64(1), 1)], {}, 14, 1),
+        ("trilu_lower", "Trilu", [("x", _f32(2, 4, 5), 0)], {"upper": 0}, 14, 1),
+        ("isinf_pos", "IsInf", [("x", np.float32([1, np.inf, -np.inf, np.nan]), 0)], {"detect_negative": 0}, 13, 1),
+        ("isnan", "IsNaN", [("x", np.float32([1, np.inf, -np.inf, np.nan]), 0)], {}, 13, 1),
+        ("onehot_axis0", "OneHot", [("i", _i64(0, 2, -1), 0), ("d", _i64(4), 1), ("v", np.float32([0.5, 2]), 1)],
+         {"axis": 0}, 13, 1),
+        ("hardmax", "Hardmax", [("x", _f32(3, 5), 0)], {}, 13, 1),
+        ("groupnorm18", "GroupNormalization", [("x", x4, 0), ("s", _f32(2), 1), ("b", _f32(2), 1)],
+         {"num_groups": 2}, 18, 1),
+        ("groupnorm21", "GroupNormalization", [("x", x4, 0), ("s", _f32(4), 1), ("b", _f32(4), 1)],
+         {"num_groups": 2}, 21, 1),
+        ("lpnorm", "LpNormalization", [("x", _f32(3, 4), 0)], {"axis": 1}, 13, 1),
+        ("mvn", "MeanVarianceNormalization", [("x", x4, 0)], {}, 13, 1),
+        ("mish", "Mish", [("x", _f32(3, 4), 0)], {}, 18, 1),
+        ("shrink", "Shrink", [("x", _f32(3, 4), 0)], {"lambd": 0.3, "bias": 0.1}, 13, 1),
+        ("thresholded_relu", "ThresholdedRelu", [("x", _f32(3, 4), 0)], {"alpha": 0.2}, 13, 1),
+        ("scatter_elements", "ScatterElements", [("x", _f32(3, 4), 0), ("i", _i64(1, 0, 2, -1).reshape(2, 2), 1),
+                                                  ("u", _f32(2, 2), 0)], {"axis": 1}, 13, 1),
+        ("scatter_elements_add", "ScatterElements", [("x", _f32(3, 4), 0), ("i", _i64(1, 0, 2, 1).reshape(2, 2), 0),
+                                                      ("u", _f32(2, 2), 0)], {"axis": 0, "reduction": "add"}, 16, 1),
+        ("gather_elements_neg", "GatherElements", [("x", _f32(3, 4), 0), ("i", _i64(-1, 0, 2, 1, 1, 0).reshape(3, 2), 0)],
+         {"axis": 1}, 13, 1),
+        ("gather_nd", "GatherND", [("x", _f32(3, 4, 2), 0), ("i", _i64(0, 1, 2, 3).reshape(2, 2), 1)], {}, 13, 1),
+        ("gather_scalar", "Gather", [("x", _f32(3, 4), 0), ("i", np.int64(-1), 1)], {"axis": 1}, 13, 1),
+        ("gather_neg", "Gather", [("x", _f32(5, 3), 1), ("i", _i64(-1, 0, 3).reshape(3, 1), 0)], {}, 13, 1),
+        ("argmax_nokeep", "ArgMax", [("x", _f32(3, 4), 0)], {"axis": 1, "keepdims": 0}, 13, 1),
+        ("flatten_axis2", "Flatten", [("x", _f32(2, 3, 4, 5), 0)], {"axis": 2}, 13, 1),
+        ("where_bcast", "Where", [("c", np.array([True, False, True]), 0), ("a", _f32(2, 3), 0), ("b", np.float32(0.5), 1)], {}, 13, 1),
+        ("and_or", "Xor", [("a", np.array([True, False, True, False]), 0), ("b", np.array([True, True, False, False]), 0)], {}, 13, 1),
+        ("div_scalar_const", "Div", [("a", np.float32(2.0), 1), ("x", _f32(2, 3), 0)], {}, 13, 1),
+        ("pow_const", "Pow", [("x", np.abs(_f32(2, 3)), 0), ("p", np.float32([2.0]), 1)], {}, 13, 1),
+        ("mean_variadic", "Mean", [("a", _f32(2, 3), 0), ("b", _f32(3), 0), ("c", _f32(2, 1), 0)], {}, 13, 1),
+        ("max_variadic", "Max", [("a", _f32(2, 3), 0), ("b", _f32(3), 0), ("c", _f32(2, 1), 0)], {}, 13, 1),
+        ("cast_bool", "Cast", [("x", np.float32([0, 1.5, -2]), 0)], {"to": 9}, 13, 1),
+        ("layernorm_axis1", "LayerNormalization", [("x", _f32(2, 3, 4), 0), ("s", _f32(3, 4), 1), ("b", _f32(3, 4), 1)],
+         {"axis": 1}, 17, 1),
+        ("instancenorm", "InstanceNormalization", [("x", x4, 0), ("s", _f32(4), 1), ("b", _f32(4), 1)], {}, 13, 1),
+        ("lrn", "LRN", [("x", x4, 0)], {"size": 3, "alpha": 0.01, "bias": 2.0}, 13, 1),
+        ("global_lp", "GlobalLpPool", [("x", x4, 0)], {}, 13, 1),
+        ("softplus_softsign", "Softplus", [("x", _f32(3, 4), 0)], {}, 13, 1),
+        ("elu", "Elu", [("x", _f32(3, 4), 0)], {"alpha": 0.5}, 13, 1),
+    ]
+
+
+_SINGLE = _single_op_cases()
+
+
+@pytest.mark.parametrize("case", _SINGLE, ids=[c[0] for c in _SINGLE])
+def test_single_operator_models(rt, case):
+    """One-node models (opset variants, attribute forms, operators no exporter above writes)
+    import and equal onnxruntime, dtypes included."""
+    from onnx import helper, numpy_helper
+    label, op, ins, attrs, opset, nout = case
+    feeds = {n: np.asarray(a) for n, a, c in ins if not c}
+    inits = [numpy_helper.from_array(np.asarray(a), n) for n, a, c in ins if c]
+    vis = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+           for n, a in feeds.items()]
+    outs = [f"y{k}" for k in range(nout)]
+    graph = helper.make_graph([helper.make_node(op, [n for n, _, _ in ins], outs, name=label, **attrs)],
+                              label, vis, [rt[0].ValueInfoProto(name=o) for o in outs], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    data = model.SerializeToString()
+    so = rt[1].SessionOptions()
+    so.log_severity_level = 3
+    ref = rt[1].InferenceSession(data, so, providers=["CPUExecutionProvider"]).run(None, feeds)
+    net = onnx_mxnet.import_to_gluon(data, mx.cpu())
+    got = _outs(net(*[nd.array(a, dtype=a.dtype) for a in feeds.values()]))
+    assert len(got) == len(ref)
+    for a, r in zip(got, ref):
+        assert a.shape == r.shape and a.dtype == r.dtype, (a.shape, r.shape, a.dtype, r.dtype)
+        np.testing.assert_allclose(a.astype(np.float64), r.astype(np.float64), rtol=RTOL, atol=ATOL)
+
+
 # ---- (b) torch.onnx.export --------------------------------------------------------------------
 def _torch_export(tmp_path, module, args, name, **kw):
     torch = pytest.importorskip("torch")
@@ -409,7 +558,7 @@ def test_module_paths_and_supported_ops():
     assert mx.contrib.onnx is onnx_mxnet
     ops = onnx_mxnet.supported_ops()
     assert {"Conv", "LSTM", "GRU", "Gemm", "LayerNormalization", "Gelu", "Where"} <= set(ops)
-    assert len(ops) >= 110
+    assert len(ops) >= 130
 
 
 def test_missing_onnx_package_is_a_clear_import_error(monkeypatch):

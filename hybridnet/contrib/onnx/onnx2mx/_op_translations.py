@@ -395,10 +395,10 @@ def _deconv(g: Any, node: Any) -> list:
         out = out[-nd:]
         total = [st * (s - 1) + a + ((k - 1) * d + 1) - o
                  for s, st, a, k, d, o in zip(shape, stride, adj, kernel, dilate, out)]
-        if at.str("auto_pad", "NOTSET") == "SAME_LOWER":
-            begin = [t - t // 2 for t in total]
-        else:
+        if at.str("auto_pad", "NOTSET") == "SAME_UPPER":   # the spec's split of the total pad
             begin = [t // 2 for t in total]
+        else:
+            begin = [t - t // 2 for t in total]
         end = [t - b for t, b in zip(total, begin)]
     else:
         pads = at.ints("pads", (0,) * (2 * nd))
@@ -415,8 +415,6 @@ def _deconv(g: Any, node: Any) -> list:
     if begin != end:  # crop what the symmetric pad left on one side
         for i, (b, e, p) in enumerate(zip(begin, end, pad)):
             if b > p or e > p:
-                size = g.shape(node.input(0), node)
-                del size
                 y = g.op("slice_axis", [y], f"{node.name}_crop{i}", axis=i + 2, begin=b - p,
                          end=(-(e - p)) if e > p else None)
     return [y]
@@ -1051,3 +1049,225 @@ def _gather_elements(g: Any, node: Any) -> list:
         parts.append(g.op("expand_dims", [src], f"{node.name}_c{d}", axis=0))
     coords = g.op("Concat", parts, node.name + "_coords", dim=0)
     return [g.op("gather_nd", [g.sym(data, node), coords], node.name)]
+
+
+@_reg("ScatterElements", "Scatter")
+def _scatter_elements(g: Any, node: Any) -> list:
+    """data with ``updates`` written at ``indices`` along ``axis``, as one-hot sums (static
+    shapes): no registry scatter needed."""
+    data, idx, upd = node.input(0), node.input(1), node.input(2)
+    reduction = node.attrs.str("reduction", "none")
+    if reduction not in ("none", "add"):
+        raise node.error(f"reduction {reduction!r} is not supported (none, add)")
+    dshape, ishape = g.shape(data, node), g.shape(idx, node)
+    r = len(dshape)
+    axis = _ax(node.attrs.int("axis", 0), r, node)
+    if len(ishape) != r or g.shape(upd, node) != ishape or any(i > d for i, d in zip(ishape, dshape)):
+        raise node.error(f"indices {ishape} / updates do not fit data {dshape}")
+    depth = dshape[axis]
+    _checked_size(node, tuple(ishape) + (depth,))
+    i = g.sym(idx, node)
+    if g.dtype(idx) != np.int64:
+        i = g.op("Cast", [i], node.name + "_i64", dtype="int64")
+    i = g.op("_mod_scalar", [g.op("_plus_scalar", [i], node.name + "_shift", scalar=float(depth))],
+             node.name + "_wrap", scalar=float(depth))
+    dt = g.dtype(data)
+    hot = g.op("one_hot", [i], node.name + "_hot", depth=depth, dtype=dt.name)          # (*ishape, D)
+    u = g.op("expand_dims", [g.sym(upd, node)], node.name + "_u", axis=r)
+    perm = tuple(range(axis)) + (r - 1,) + tuple(range(axis, r - 1))
+
+    def spread(x: Symbol, tag: str) -> Symbol:
+        s = g.op("sum", [x], f"{node.name}_{tag}_sum", axis=(axis,))                      # D last
+        s = g.op("transpose", [s], f"{node.name}_{tag}_t", axes=perm)                     # D at axis
+        pads = tuple((0, 0) if d == axis else (0, dshape[d] - ishape[d]) for d in range(r))
+        if any(p[1] for p in pads):
+            s = g.op("_npi_pad", [s], f"{node.name}_{tag}_pad", pad_width=pads, mode="constant",
+                     constant_value=0.0)
+        return s
+
+    scattered = spread(g.op("broadcast_mul", [hot, u], node.name + "_hu"), "val")
+    if reduction == "add":
+        return [g.op("elemwise_add", [g.sym(data, node), scattered], node.name)]
+    hit = g.op("_greater_scalar", [spread(hot, "hit")], node.name + "_hit", scalar=0.0)
+    hit = g.op("Cast", [hit], node.name + "_mask", dtype="bool")
+    return [g.op("_npi_where", [hit, scattered, g.sym(data, node)], node.name)]
+
+
+@_reg("Resize", "Upsample")
+def _resize(g: Any, node: Any) -> list:
+    at = node.attrs
+    x = node.input(0)
+    shape = g.shape(x, node)
+    mode = at.str("mode", "nearest")
+    if node.op_type == "Upsample":
+        scales = at.floats("scales") if g.opset_version < 9 else tuple(
+            float(v) for v in _need_const(g, node, 1, "scales").reshape(-1))
+        sizes = None
+        ctm = "asymmetric"
+    else:
+        if g.opset_version < 11:
+            scales, sizes = tuple(float(v) for v in _need_const(g, node, 1, "scales").reshape(-1)), None
+            ctm = "asymmetric"
+        else:
+            cs = _opt_const(g, node, 2, "scales")
+            cz = _opt_const(g, node, 3, "sizes")
+            scales = tuple(float(v) for v in cs.reshape(-1)) if cs is not None and cs.size else None
+            sizes = tuple(int(v) for v in cz.reshape(-1)) if cz is not None and cz.size else None
+            ctm = at.str("coordinate_transformation_mode", "half_pixel")
+        if at.ints("axes", None):
+            raise node.error("the axes attribute is not supported")
+    if len(shape) != 4:
+        raise node.error(f"only 4-D (NCHW) inputs are resized, got rank {len(shape)}")
+    if sizes is None:
+        if scales is None or len(scales) != 4:
+            raise node.error("needs 4 scales or sizes")
+        sizes = tuple(int(math.floor(d * s)) for d, s in zip(shape, scales))
+    if sizes[:2] != shape[:2]:
+        raise node.error("resizing the batch or channel axis is not supported")
+    oh, ow = sizes[2], sizes[3]
+    xs = g.sym(x, node)
+    if mode == "nearest":
+        nm = at.str("nearest_mode", "round_prefer_floor")
+        fh, fw = oh // shape[2], ow // shape[3]
+        integral = oh == fh * shape[2] and ow == fw * shape[3] and fh == fw and fh >= 1
+        if integral and (ctm == "asymmetric" and nm == "floor" or ctm in ("half_pixel", "asymmetric")
+                         and nm in ("round_prefer_floor", "floor") and fh in (1, 2)
+                         or ctm == "asymmetric" and nm == "round_prefer_ceil" and fh == 1):
+            if fh == 1:
+                return [xs]
+            return [g.op("UpSampling", [xs], node.name, scale=fh, sample_type="nearest", num_args=1)]
+        raise node.error(f"nearest resize to {sizes} with {ctm}/{nm} is not supported (integer, equal "
+                         f"H/W factors with asymmetric/floor are)")
+    if mode == "linear":
+        if ctm not in ("align_corners", "half_pixel", "pytorch_half_pixel"):
+            raise node.error(f"linear resize with coordinate_transformation_mode {ctm!r} is not supported")
+        if ctm == "pytorch_half_pixel" and (oh == 1 or ow == 1):
+            raise node.error("pytorch_half_pixel to a size of 1 is not supported")
+        if at.int("antialias", 0) and (oh < shape[2] or ow < shape[3]):
+            raise node.error("antialiased downsampling is not supported")
+        return [g.op("_contrib_BilinearResize2D", [xs], node.name, height=oh, width=ow,
+                     align_corners=ctm == "align_corners")]
+    raise node.error(f"mode {mode!r} is not supported (nearest, linear)")
+
+
+@_reg("Trilu")
+def _trilu(g: Any, node: Any) -> list:
+    c = _opt_const(g, node, 1, "k")
+    k = int(c.reshape(-1)[0]) if c is not None else 0
+    xs = g.sym(node.input(0), node)
+    if not node.attrs.int("upper", 1):
+        return [g.op("_npi_tril", [xs], node.name, k=k)]
+    low = g.op("_npi_tril", [xs], node.name + "_low", k=k - 1)     # triu(x, k) = x - tril(x, k-1)
+    return [g.op("elemwise_sub", [xs, low], node.name)]
+
+
+@_reg("IsInf")
+def _isinf(g: Any, node: Any) -> list:
+    xs = g.sym(node.input(0), node)
+    pos, neg = node.attrs.int("detect_positive", 1), node.attrs.int("detect_negative", 1)
+    inf = g.op("_npi_isinf", [xs], node.name + ("" if pos and neg else "_inf"))
+    if pos and neg:
+        return [inf]
+    if not pos and not neg:
+        return [g.op("Cast", [g.op("zeros_like", [xs], node.name + "_z")], node.name, dtype="bool")]
+    side = g.op("_greater_scalar" if pos else "_lesser_scalar", [xs], node.name + "_side", scalar=0.0)
+    side = g.op("Cast", [side], node.name + "_sideb", dtype="bool")
+    return [g.op("broadcast_logical_and", [inf, side], node.name)]
+
+
+@_reg("ThresholdedRelu", "Shrink", "Mish")
+def _activation_misc(g: Any, node: Any) -> list:
+    xs = g.sym(node.input(0), node)
+    n = node.name
+    if node.op_type == "Mish":   # x * tanh(softplus(x))
+        sp = g.op("Activation", [xs], n + "_sp", act_type="softrelu")
+        return [g.op("elemwise_mul", [xs, g.op("tanh", [sp], n + "_tanh")], n)]
+    if node.op_type == "ThresholdedRelu":
+        alpha = node.attrs.float("alpha", 1.0)
+        keep = g.op("_greater_scalar", [xs], n + "_keep", scalar=alpha)
+        return [g.op("elemwise_mul", [xs, keep], n)]
+    lambd, bias = node.attrs.float("lambd", 0.5), node.attrs.float("bias", 0.0)
+    up = g.op("elemwise_mul", [g.op("_minus_scalar", [xs], n + "_m", scalar=bias),
+                               g.op("_greater_scalar", [xs], n + "_gt", scalar=lambd)], n + "_up")
+    down = g.op("elemwise_mul", [g.op("_plus_scalar", [xs], n + "_p", scalar=bias),
+                                 g.op("_lesser_scalar", [xs], n + "_lt", scalar=-lambd)], n + "_down")
+    return [g.op("elemwise_add", [up, down], n)]
+
+
+@_reg("OneHot")
+def _one_hot(g: Any, node: Any) -> list:
+    depth = int(_need_const(g, node, 1, "depth").reshape(-1)[0])
+    values = _need_const(g, node, 2, "values").reshape(-1)
+    if values.size != 2 or depth <= 0:
+        raise node.error("values must hold [off, on] and depth must be positive")
+    idx = node.input(0)
+    rank = g.rank(idx, node)
+    axis = _ax(node.attrs.int("axis", -1), rank + 1, node)
+    i = g.sym(idx, node)
+    i = g.op("_mod_scalar", [g.op("_plus_scalar", [i], node.name + "_shift", scalar=float(depth))],
+             node.name + "_wrap", scalar=float(depth))     # negative indices count from the end
+    y = g.op("one_hot", [i], node.name + ("_h" if axis != rank else ""), depth=depth,
+             on_value=float(values[1]), off_value=float(values[0]), dtype=values.dtype.name)
+    if axis != rank:
+        y = g.op("transpose", [y], node.name, axes=tuple(range(axis)) + (rank,) + tuple(range(axis, rank)))
+    return [y]
+
+
+@_reg("Hardmax")
+def _hardmax(g: Any, node: Any) -> list:
+    x = node.input(0)
+    rank = g.rank(x, node)
+    default = -1 if g.opset_version >= 13 else 1
+    axis = _ax(node.attrs.int("axis", default), rank, node)
+    if g.opset_version < 13 and axis != rank - 1:
+        raise node.error("Hardmax before opset 13 over more than the last axis is not supported")
+    shape = g.shape(x, node)
+    am = g.op("argmax", [g.sym(x, node)], node.name + "_arg", axis=axis)
+    y = g.op("one_hot", [am], node.name + ("_h" if axis != rank - 1 else ""), depth=shape[axis],
+             dtype=g.dtype(x).name)
+    if axis != rank - 1:
+        y = g.op("transpose", [y], node.name,
+                 axes=tuple(range(axis)) + (rank - 1,) + tuple(range(axis, rank - 1)))
+    return [y]
+
+
+@_reg("GroupNormalization")
+def _group_norm(g: Any, node: Any) -> list:
+    groups = node.attrs.int("num_groups")
+    x = node.input(0)
+    shape = g.shape(x, node)
+    c = shape[1]
+    scale, bias = _need_const(g, node, 1, "scale"), _need_const(g, node, 2, "bias")
+    eps = node.attrs.float("epsilon", 1e-5)
+    if not groups or c % groups:
+        raise node.error(f"num_groups {groups} does not divide {c} channels")
+    if scale.size == c and bias.size == c:    # opset 21: per-channel scale
+        gamma, beta = scale.reshape(c), bias.reshape(c)
+    elif scale.size == groups and bias.size == groups:   # opset 18: per-group scale
+        gamma, beta = np.repeat(scale.reshape(groups), c // groups), np.repeat(bias.reshape(groups), c // groups)
+    else:
+        raise node.error("scale/bias must hold one value per channel or per group")
+    return [g.op("GroupNorm", [g.sym(x, node), g.param(gamma, node.name + "_gamma"),
+                               g.param(beta, node.name + "_beta")], node.name, num_groups=groups, eps=eps)]
+
+
+@_reg("LpNormalization")
+def _lp_norm(g: Any, node: Any) -> list:
+    p = node.attrs.int("p", 2)
+    if p not in (1, 2):
+        raise node.error(f"p={p} is not 1 or 2")
+    xs = g.sym(node.input(0), node)
+    nrm = g.op("norm", [xs], node.name + "_norm", ord=p, axis=(node.attrs.int("axis", -1),), keepdims=True)
+    return [g.op("broadcast_div", [xs, nrm], node.name)]
+
+
+@_reg("MeanVarianceNormalization")
+def _mvn(g: Any, node: Any) -> list:
+    axes = node.attrs.ints("axes", (0, 2, 3))
+    xs = g.sym(node.input(0), node)
+    n = node.name
+    mean = g.op("mean", [xs], n + "_mean", axis=tuple(axes), keepdims=True)
+    cen = g.op("broadcast_sub", [xs, mean], n + "_cen")
+    var = g.op("mean", [g.op("square", [cen], n + "_sq")], n + "_var", axis=tuple(axes), keepdims=True)
+    std = g.op("sqrt", [g.op("_plus_scalar", [var], n + "_eps", scalar=1e-9)], n + "_std")
+    return [g.op("broadcast_div", [cen, std], n)]
