@@ -187,17 +187,12 @@ def test_every_exported_operator_imports(rt):
     so.log_severity_level = 3
     models = _registry_sample_models()
     assert len(models) > 150
-    seen, skipped = set(), []
+    seen = set()
     for name, model, ins in models:
         data = model.SerializeToString()
         sess = rt[1].InferenceSession(data, so, providers=["CPUExecutionProvider"])
         feeds = {i.name: ins[int(i.name[2:])] for i in sess.get_inputs()}
         ref = sess.run(None, feeds)
-        if any(n.op_type == "ScatterElements" for n in model.graph.node):
-            with pytest.raises(MXNetError, match="ScatterElements"):
-                onnx_mxnet.import_model(data)
-            skipped.append(name)
-            continue
         sym, arg, aux = onnx_mxnet.import_model(data)
         arrays = {k: nd.array(v, dtype=v.dtype) for k, v in feeds.items()}
         ex = sym.bind(mx.cpu(), {**{k: v for k, v in arrays.items() if k in sym.list_arguments()}, **arg},
@@ -209,7 +204,6 @@ def test_every_exported_operator_imports(rt):
             np.testing.assert_allclose(a.astype(np.float64), r.astype(np.float64), rtol=RTOL, atol=ATOL,
                                        err_msg=name)
         seen.update(n.op_type for n in model.graph.node)
-    assert len(skipped) <= 2, skipped
     assert len(seen) >= 80, sorted(seen)
 
 
@@ -642,6 +636,13 @@ def test_hostile_files(rt, tmp_path):
                 helper.make_node("Add", ["x", "c"], ["y"])],
                [helper.make_tensor("s", TensorProto.INT64, [2], [1 << 30, 1 << 30])]),
          r"node 'c' \(ConstantOfShape\): would make a tensor of shape"),
+        (model([helper.make_node("Mul", ["a", "b"], ["ab"], name="m"), helper.make_node("Add", ["x", "ab"], ["y"])],
+               [_tensor(TensorProto.FLOAT, [1 << 17, 1], b"\0" * (4 << 17), "a"),
+                _tensor(TensorProto.FLOAT, [1, 1 << 17], b"\0" * (4 << 17), "b")]),
+         r"node 'm' \(Mul\): would make a tensor of shape \(131072, 131072\)"),
+        (model([helper.make_node("Tile", ["x", "r"], ["y"], name="t")],
+               [helper.make_tensor("r", TensorProto.INT64, [2], [1 << 20, 1 << 20])]),
+         r"node 't' \(Tile\): would make a tensor"),
         (model([helper.make_node("Reshape", ["x", "x"], ["y"], name="rs")]),
          r"node 'rs' \(Reshape\): input 1 \(shape\) must be a constant"),
     ]

@@ -28,6 +28,13 @@ def _reg(*names: str) -> Callable[[Callable], Callable]:
     return deco
 
 
+def _broadcast(node: Any, shapes: Sequence[Sequence[int]]) -> tuple:
+    try:
+        return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+    except ValueError:
+        raise node.error(f"input shapes {[tuple(s) for s in shapes]} do not broadcast") from None
+
+
 def _checked_size(node: Any, shape: Sequence[int]) -> tuple:
     shape = tuple(int(d) for d in shape)
     if any(d < 0 for d in shape) or int(np.prod(shape, dtype=object)) > MAX_TENSOR_ELEMENTS:
@@ -207,6 +214,7 @@ def _binary(g: Any, node: Any) -> list:
         fn = _np_div
     if _all_const(g, node) and fn is not None:
         vals = [g.const(t) for t in ins]
+        _checked_size(node, _broadcast(node, [v.shape for v in vals]))
         out = vals[0]
         for v in vals[1:]:
             out = np.asarray(fn(out, v))
@@ -253,6 +261,7 @@ def _binary_pair(g: Any, node: Any, opname: str, a: str, b: str, name: str) -> S
 def _where(g: Any, node: Any) -> list:
     if _all_const(g, node):
         c, x, y = (g.const(t) for t in node.inputs[:3])
+        _checked_size(node, _broadcast(node, [c.shape, x.shape, y.shape]))
         return [np.where(c, x, y)]
     cond = g.sym(node.input(0), node)
     if g.dtype(node.input(0)) != np.bool_:
@@ -837,7 +846,12 @@ def _gather(g: Any, node: Any) -> list:
     data, idx = node.input(0), node.input(1)
     axis = node.attrs.int("axis", 0)
     if g.is_const(data) and g.is_const(idx):
-        return [np.take(g.const(data), g.const(idx), axis=axis)]
+        cd, ci0 = g.const(data), g.const(idx)
+        ax = _ax(axis, cd.ndim, node)
+        _checked_size(node, cd.shape[:ax] + ci0.shape + cd.shape[ax + 1:])
+        if ci0.size and (ci0.min() < -cd.shape[ax] or ci0.max() >= cd.shape[ax]):
+            raise node.error(f"index out of range for axis {axis} of size {cd.shape[ax]}")
+        return [np.take(cd, ci0, axis=ax)]
     rank = g.rank(data, node)
     axis = _ax(axis, rank, node)
     ci = g.const(idx)
@@ -887,6 +901,11 @@ def _expand(g: Any, node: Any) -> list:
 def _tile(g: Any, node: Any) -> list:
     reps = tuple(int(r) for r in _need_const(g, node, 1, "repeats").reshape(-1))
     x = node.input(0)
+    shape = g.maybe_shape(x)
+    if shape is not None:
+        if len(reps) != len(shape) or any(r < 0 for r in reps):
+            raise node.error(f"repeats {reps} do not fit rank {len(shape)}")
+        _checked_size(node, tuple(a * b for a, b in zip(shape, reps)))
     if g.is_const(x):
         _checked_size(node, tuple(a * b for a, b in zip(g.const(x).shape, reps)))
         return [np.tile(g.const(x), reps)]
@@ -918,6 +937,9 @@ def _pad(g: Any, node: Any) -> list:
     width = [[0, 0] for _ in range(rank)]
     for k, a in enumerate(axes):
         width[a] = [pads[k], pads[k + len(axes)]]
+    shape = g.maybe_shape(x)
+    if shape is not None:
+        _checked_size(node, tuple(d + a + b for d, (a, b) in zip(shape, width)))
     return [g.op("_npi_pad", [g.sym(x, node)], node.name, pad_width=tuple(tuple(w) for w in width),
                  mode=mode, constant_value=value)]
 
@@ -1124,6 +1146,7 @@ def _resize(g: Any, node: Any) -> list:
         sizes = tuple(int(math.floor(d * s)) for d, s in zip(shape, scales))
     if sizes[:2] != shape[:2]:
         raise node.error("resizing the batch or channel axis is not supported")
+    _checked_size(node, sizes)
     oh, ow = sizes[2], sizes[3]
     xs = g.sym(x, node)
     if mode == "nearest":

@@ -279,9 +279,10 @@ class GraphProto:
             dts = res.out_dtypes.get(id(tmp)) or []
             for k in range(n_out):
                 sh = shp_l[k] if k < len(shp_l) else None
-                known = sh is not None and all(d is not None and d >= 0 for d in sh)
                 dt = dts[k] if k < len(dts) else None
-                facts[k] = (tuple(int(d) for d in sh) if known else None, np.dtype(dt) if dt else None)
+                known = sh is not None and all(d is not None and d >= 0 for d in sh)
+                facts[k] = (tuple(int(d) for d in sh) if sh is not None and known else None,
+                            np.dtype(dt) if dt else None)
         except MXNetError:
             pass
         for k in range(n_out):
@@ -350,6 +351,9 @@ class GraphProto:
         for i in graph.input:
             if i.name in self._params:
                 continue
+            if not i.type.HasField("tensor_type"):
+                raise MXNetError(f"ONNX import: {self.where}: input {i.name!r} is not a tensor "
+                                 f"(sequences, maps and optionals are not supported)")
             shape, elem = _value_info_shape(i)
             dt = np_dtype(elem, f"{self.where}: input {i.name!r}") if elem else np.dtype(np.float32)
             known = shape is not None and all(d is not None for d in shape)
