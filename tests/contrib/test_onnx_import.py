@@ -683,3 +683,48 @@ def test_zz_report_max_differences():
     """Prints the largest |import - onnxruntime| per model (run with -s)."""
     for k, v in sorted(MAX_DIFF.items()):
         print(f"ONNX import max abs diff {k}: {v:.3g}")
+
+
+def test_mutated_files_raise_only_mxnet_error(rt, tmp_path):
+    """Random byte edits and random attribute/input/operator edits of real models: the import
+    either succeeds or raises MXNetError, never anything else."""
+    import random
+    onnx = rt[0]
+    torch = pytest.importorskip("torch")
+    srcs = [onnx.load(_torch_export(tmp_path, _torch_conv_net(), (torch.randn(1, 3, 8, 8),), "c",
+                                    opset_version=13)),
+            onnx.load(_torch_export(tmp_path, _torch_encoder(), (torch.randint(1, 20, (2, 5)),), "e",
+                                    opset_version=17, do_constant_folding=False))]
+    rnd = random.Random(0)
+    for it in range(160):
+        m = onnx.ModelProto()
+        m.CopyFrom(rnd.choice(srcs))
+        if it % 2:
+            data = bytearray(m.SerializeToString())
+            for _ in range(rnd.randint(1, 4)):
+                k = rnd.randrange(len(data))
+                if rnd.random() < 0.5:
+                    data[k] = rnd.randrange(256)
+                else:
+                    del data[k:k + rnd.randint(1, 40)]
+            blob = bytes(data)
+        else:
+            n = rnd.choice(m.graph.node)
+            ints = [a for a in n.attribute if a.type in (2, 7)]
+            if ints and rnd.random() < 0.5:
+                a = rnd.choice(ints)
+                if a.type == 2:
+                    a.i = rnd.randint(-4, 12)
+                elif len(a.ints):
+                    a.ints[rnd.randrange(len(a.ints))] = rnd.randint(-4, 12)
+            elif len(n.input) and rnd.random() < 0.5:
+                n.input[rnd.randrange(len(n.input))] = rnd.choice(
+                    [o for other in m.graph.node for o in other.output] + [""])
+            else:
+                n.op_type = rnd.choice(["Relu", "Reshape", "Gather", "Concat", "Slice", "Unsqueeze",
+                                        "MatMul", "Transpose", "Softmax", "Split", "Expand"])
+            blob = m.SerializeToString()
+        try:
+            onnx_mxnet.import_model(blob)
+        except MXNetError:
+            pass

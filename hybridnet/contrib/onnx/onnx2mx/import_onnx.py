@@ -377,7 +377,14 @@ class GraphProto:
                 if t and t not in self._nodes and t not in self._params:
                     raise n.error(f"input {t!r} is not produced by any earlier node (the graph is "
                                   f"not in topological order, or truncated)")
-            outs = handler(self, n)
+            try:
+                outs = handler(self, n)
+            except MXNetError:
+                raise
+            except (ValueError, TypeError, IndexError, KeyError, ArithmeticError, RuntimeError) as e:
+                # inconsistent attributes or shapes that a check above did not name
+                raise n.error(f"cannot be imported ({type(e).__name__}: {e}); the node's attributes "
+                              f"or input shapes are inconsistent") from None
             if len(outs) < len([o for o in n.outputs if o]):
                 raise n.error(f"produces {len(n.outputs)} outputs; hybridnet's import gives only "
                               f"the first {len(outs)}")
