@@ -696,7 +696,9 @@ def _entropy_thresholds(hist: np.ndarray, hist_edges: np.ndarray, num_quantized_
     with np.errstate(divide="ignore", invalid="ignore"):
         level = np.where(norm > 0, big_q / np.maximum(norm, 1), 0.0)          # q's value in bin j
         log_q = np.where(norm > 0, np.log(np.maximum(level - e_q[:, None], 1e-300)), 0.0)
-        s_q = big_q.sum(axis=1) + np.where(has0, level[:, 0], 0.0) + np.where(has_last, level[:, -1], 0.0)
+        # q's sum: the bins' sums, plus q at the ends where p has values the sliced histogram has not
+        s_q = big_q.sum(axis=1) + np.where(has0, level[:, 0], 0.0) \
+            + np.where(has_last & (h_last == 0), level[:, -1], 0.0)
         # sum p_s log p_s: interior by Taylor, the two ends exactly
         a_in = (c_hlogh[hi_in] - c_hlogh[lo_in]) - e_p * (c_logp1[hi_in] - c_logp1[lo_in]) \
             + 0.5 * e_p ** 2 * (c_inv[hi_in] - c_inv[lo_in])
