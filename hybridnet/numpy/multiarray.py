@@ -248,6 +248,9 @@ class ndarray(NDArray):
         buffer (it stays zero; a warning says so once), and a head computed from integer
         variables alone still refuses ``backward``."""
         t = self._t
+        if grad_req == "null" and stype in (None, "default"):
+            self._mark(None, "null")  # type: ignore[arg-type]  # MXNet: no buffer, x.grad is None
+            return
         if grad_req != "null" and stype in (None, "default") and not (t.is_floating_point() or t.is_complex()):
             global _INT_GRAD_WARNED
             if not _INT_GRAD_WARNED:
