@@ -11,6 +11,11 @@ backward over torch tensors (``autograd.py`` is MXNet's ``mx.autograd`` API on t
   a head depends on are touched; nothing scans the set of live variables.
 * ``run_grad`` returns gradients as new tensors (``create_graph=True`` for higher order) and
   leaves the buffers alone.
+* Integer variables (MXNet differentiates integer arrays; torch only floating ones) get a
+  float64 *twin*: a torch leaf with the same values (``make_twin``). Operators recorded on
+  integer arrays that have twins run a second time on the twins (``ndarray.invoke``), their
+  integer outputs keep the twin result as theirs, and a backward from an integer head starts at
+  its twin; the twin leaf's gradient is cast into the integer buffer per grad_req.
 """
 from __future__ import annotations
 
@@ -26,7 +31,7 @@ from .ir.graph import Node
 __all__ = ["Mode", "Scope", "STATE", "current_mode", "record", "pause", "train_mode", "predict_mode",
            "is_recording", "is_training", "set_recording", "set_training", "register_variable",
            "live_variables", "check_head", "run_backward", "run_grad", "history_entry",
-           "record_history", "note_zero_grad"]
+           "record_history", "note_zero_grad", "TWIN", "twin_of", "int_variables"]
 
 
 class Mode:
@@ -151,6 +156,35 @@ def predict_mode() -> Scope:
     return Scope(None, False)
 
 
+# ---- integer variables: float64 twins ---------------------------------------------------------
+TWIN = "_hybridnet_twin"  # attribute of an integer tensor: the float64 tensor its gradient flows through
+_TWIN_VERSION = "_hybridnet_twin_of_version"  # on a twin leaf: the integer tensor's version it copies
+# How many integer variables were ever made: the operators look for twins only once there is one.
+int_variables = 0
+
+
+def _make_twin(t: torch.Tensor) -> torch.Tensor:
+    global int_variables
+    leaf = t.detach().to(torch.float64).requires_grad_(True)
+    setattr(leaf, _TWIN_VERSION, t._version)
+    setattr(t, TWIN, leaf)
+    int_variables += 1
+    return leaf
+
+
+def twin_of(t: torch.Tensor) -> Optional[torch.Tensor]:
+    """The float64 tensor the gradient of integer tensor ``t`` flows through (None: it has none).
+    A variable's twin follows the variable's values when they were written in place since."""
+    tw = getattr(t, TWIN, None)
+    if tw is not None and tw.is_leaf:
+        seen = getattr(tw, _TWIN_VERSION, None)
+        if seen is not None and seen != t._version:
+            with torch.no_grad():
+                tw.copy_(t)
+            setattr(tw, _TWIN_VERSION, t._version)
+    return tw
+
+
 # ---- variables -------------------------------------------------------------------------------
 def _leaf_hook(arr_ref: "weakref.ref", leaf_ref: "weakref.ref") -> Any:
     def hook(g: torch.Tensor) -> None:
@@ -211,6 +245,10 @@ def register_variable(arr: Any) -> None:
     t = getattr(arr, "_leaf", None)  # a sparse array differentiates through its dense leaf
     if t is None:
         t = arr._t
+        if not (t.is_floating_point() or t.is_complex()):  # an integer variable: its float twin
+            if arr._grad_req == "null":
+                return
+            t = _make_twin(t)
     if arr._grad_req == "null" or not t.requires_grad:
         return
     buf = arr._grad._t
@@ -259,6 +297,12 @@ def _expand_zero_heads(heads: list, head_grads: list) -> tuple:
     ts, gs = [], []
     zeros = False
     for t, g in zip(heads, head_grads):
+        if not t.requires_grad:
+            tw = getattr(t, TWIN, None)
+            if tw is not None and tw.requires_grad:  # an integer head: backward from its twin
+                ts.append(tw)
+                gs.append(g.to(tw.dtype))
+                continue
         srcs = None if t.requires_grad else getattr(t, _ZERO_GRAD_FROM, None)
         if srcs is None:
             ts.append(t)
@@ -275,6 +319,9 @@ def check_head(i: int, t: torch.Tensor, g: Any) -> torch.Tensor:
     ``g`` (a tensor, dense or sparse, or what ``torch.as_tensor`` takes) on the head's device
     and dtype, or ones where ``g`` is None."""
     if not t.requires_grad:
+        tw = getattr(t, TWIN, None)
+        if tw is not None and tw.requires_grad:  # an integer head (its gradient in its dtype)
+            return torch.ones_like(t) if g is None else torch.as_tensor(g).detach().to(t.device, t.dtype)
         if getattr(t, _ZERO_GRAD_FROM, None) is not None:
             return torch.zeros((), dtype=torch.float32)  # unused: run_backward sends zeros upstream
         raise MXNetError(_NOT_RECORDED.format(i=i, shape=tuple(t.shape)))

@@ -383,9 +383,15 @@ def test_backward_twice_without_retain_graph_fails():
         y.backward()
 
 
-def test_attach_grad_on_int_array_errors():
-    with pytest.raises(MXNetError, match="float"):
-        nd.array([1, 2], dtype="int32").attach_grad()
+def test_attach_grad_on_int_array_gives_an_int_gradient():
+    # MXNet differentiates integer arrays (tests/test_mxnet_peer_semantics.py has more)
+    x = nd.array([1, 2], dtype="int32")
+    x.attach_grad()
+    with autograd.record():
+        y = x * 3
+    y.backward()
+    assert x.grad.dtype == np.int32
+    np.testing.assert_array_equal(x.grad.asnumpy(), [3, 3])
 
 
 def test_higher_order_grad_of_constant_derivative_is_zero():

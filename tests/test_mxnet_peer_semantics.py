@@ -138,3 +138,50 @@ def test_np_array_scope_names_at_top_level():
     with mx.np_array(True):
         assert mx.is_np_array()
     assert not mx.is_np_array()
+
+
+# ---- integer arrays with gradients -------------------------------------------------------------
+def test_integer_variable_gets_topk_gradient_in_its_dtype():
+    a = mx.nd.arange(0, 100, dtype=np.int32)
+    a.attach_grad()
+    ograd = mx.nd.arange(0, 5, dtype=np.int32)
+    with mx.autograd.record():
+        b = mx.nd.topk(a, k=5, ret_typ="value")
+    assert b.dtype == np.int32
+    b.backward(ograd)
+    g = a.grad.asnumpy()
+    assert a.grad.dtype == np.int32
+    np.testing.assert_array_equal(g[-5:], [4, 3, 2, 1, 0])
+    assert not g[:-5].any()
+
+
+def test_integer_variable_indexing_and_boolean_mask_gradients_accumulate():
+    x = mx.nd.array(np.arange(12).reshape(3, 4), dtype="int64")
+    x.attach_grad()
+    with mx.autograd.record():
+        y = x[1:3, [0, 2]]
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [[0, 0, 0, 0], [1, 0, 1, 0], [1, 0, 1, 0]])
+    a = mx.nd.array(np.arange(15).reshape(5, 3), dtype="int32")
+    g = mx.nd.zeros_like(a)
+    mx.autograd.mark_variables([a], [g], grad_reqs="add")
+    mask = mx.nd.array([1, 0, 1, 0, 0])
+    for _ in range(3):
+        with mx.autograd.record():
+            b = mx.nd.contrib.boolean_mask(a, mask)
+            s = b.sum() + (b * 2).sum()
+        s.backward()
+    np.testing.assert_array_equal(g.asnumpy(), np.array([9, 0, 9, 0, 0])[:, None].repeat(3, 1))
+
+
+def test_integer_variable_follows_in_place_writes_and_casts():
+    a = mx.nd.array([3, 1, 2], dtype="int32")
+    a.attach_grad()
+    a[:] = mx.nd.array([1, 5, 0], dtype="int32")  # the gradient path sees the new values
+    with mx.autograd.record():
+        top = mx.nd.topk(a, k=1, ret_typ="value")
+        f = a.astype("float32") * 3
+    top.backward()
+    np.testing.assert_array_equal(a.grad.asnumpy(), [0, 1, 0])
+    f.backward()
+    np.testing.assert_array_equal(a.grad.asnumpy(), [3, 3, 3])

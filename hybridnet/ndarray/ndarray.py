@@ -345,6 +345,8 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
         raise _op_error(op, inputs, attrs, e) from e
     if box is not None:
         res = _with_pending(res, out, box)
+    elif _ag.int_variables and _mode().recording:
+        res = _twin_run(kernel, tensors, attrs, res)
     if res.__class__ is _Tensor:
         if out is not None:
             if out.__class__ is not NDArray and isinstance(out, (list, tuple)):
@@ -374,6 +376,35 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
     if _op_recorders:
         _record(op, tuple(outs))
     return out if out is not None else outs
+
+
+def _twin_run(kernel: Callable, tensors: list, attrs: dict, res: Any) -> Any:
+    """Under record(), an operator with integer inputs that have float twins (integer variables
+    and what was computed from them: autograd_engine's twins) runs again on the twins: integer
+    results keep that run's result as their twin, floating results are replaced by it (cast
+    back), so gradients flow to the integer variables as in MXNet. An operator that cannot run on
+    the twins passes no gradient."""
+    twins = [None if t is None else _ag.twin_of(t) for t in tensors]
+    if all(tw is None for tw in twins):
+        return res
+    try:
+        fres = kernel(*[t if tw is None else tw for t, tw in zip(tensors, twins)], **attrs)
+    except Exception:  # noqa: BLE001 - e.g. a kernel that takes integer inputs only
+        return res
+    single = res.__class__ is _Tensor
+    rs = [res] if single else list(res)
+    fs = [fres] if isinstance(fres, _Tensor) else list(fres)
+    if len(fs) != len(rs):
+        return res
+    outs = []
+    for r, f in zip(rs, fs):
+        if isinstance(f, _Tensor) and f.requires_grad and f.shape == r.shape:
+            if r.is_floating_point() or r.is_complex():
+                r = f.to(r.dtype)
+            else:
+                setattr(r, _ag.TWIN, f)
+        outs.append(r)
+    return outs[0] if single else outs
 
 
 def _inplace_check(arr: "NDArray", what: str) -> torch.Tensor:
@@ -679,6 +710,13 @@ class NDArray:
         r = NDArray(t.to(dt))
         if _PENDING:
             _carry_pending(self._t, r._t)
+        if _ag.int_variables and _mode().recording:
+            tw = _ag.twin_of(self._t)
+            if tw is not None:  # from an integer array with a gradient: through its twin
+                if r._t.is_floating_point() or r._t.is_complex():
+                    r._t = tw.to(dt)
+                else:
+                    setattr(r._t, _ag.TWIN, tw)
         return r
 
     def copy(self) -> "NDArray":
@@ -814,9 +852,6 @@ class NDArray:
         if grad_req not in ("write", "add", "null"):
             raise ValueError(f"grad_req must be 'write', 'add' or 'null', got {grad_req!r}")
         t = self._t
-        if grad_req != "null" and not (t.is_floating_point() or t.is_complex()):
-            raise MXNetError(f"cannot attach a gradient to an array of dtype {dtype_name(t.dtype)}; "
-                             f"cast it to a float type first (x = x.astype('float32'))")
         if grad is None and grad_req == "null":
             pass
         elif not isinstance(grad, NDArray):
@@ -825,7 +860,9 @@ class NDArray:
                                    or grad._t.device != t.device):
             raise MXNetError(f"gradient buffer {grad.shape} {dtype_name(grad._t.dtype)} @{grad.context} "
                              f"does not match the variable {self.shape} {dtype_name(t.dtype)} @{self.context}")
-        self._t = t.detach().requires_grad_(grad_req != "null")
+        # an integer variable stays integer: its gradient flows through a float twin
+        # (autograd_engine.register_variable), as MXNet differentiates integer arrays
+        self._t = t.detach().requires_grad_(grad_req != "null" and (t.is_floating_point() or t.is_complex()))
         if hasattr(self, "_hist"):
             del self._hist  # a new variable: no recorded history
         self._grad = grad
@@ -931,6 +968,10 @@ class NDArray:
             r = self._getitem(t, key)
         if _PENDING:
             _carry_pending(t, r._t)
+        if _ag.int_variables and _mode().recording:
+            tw = _ag.twin_of(t)
+            if tw is not None:  # an integer array with a gradient: index its twin too
+                setattr(r._t, _ag.TWIN, self._getitem(tw, key)._t)
         return r
 
     def _getitem(self, t: torch.Tensor, key: Any) -> "NDArray":
