@@ -38,8 +38,9 @@ from ..base import MXNetError
 from ..context import Context, cpu
 from ..io import DataBatch, DataDesc, DataIter
 from ..ndarray import NDArray
-from ..ndarray import load as nd_load
-from ..ndarray import save as nd_save
+from ..ndarray.utils import load as nd_load
+from ..ndarray.utils import save as nd_save
+from ..ndarray.utils import zeros as _zeros
 from ..ops import registry as _registry
 from ..symbol import Symbol
 from ..symbol import load as sym_load
@@ -157,7 +158,7 @@ def _quantize_json(graph: dict, excluded_symbols: Sequence[str], excluded_operat
     by_name: Dict[str, int] = {}   # variables made once
 
     def emit(op: str, name: str, inputs: List[list], attrs: Optional[dict] = None) -> int:
-        node = {"op": op, "name": name, "inputs": inputs}
+        node: Dict[str, Any] = {"op": op, "name": name, "inputs": inputs}
         if attrs:
             node["attrs"] = attrs
         out.append(node)
@@ -382,9 +383,10 @@ def _quantize_params(qsym: Symbol, params: Dict[str, NDArray], th_dict: Dict[str
             param = params[name[:-len("_quantize")]]
             lo, hi = ndarray.min(param), ndarray.max(param)
             if max(abs(lo.asscalar()), abs(hi.asscalar())) == 0:  # all zeros (a fresh bias): zeros
-                val, vmin, vmax = ndarray.zeros(param.shape, dtype="int8"), lo.reshape((1,)), hi.reshape((1,))
+                val, vmin, vmax = _zeros(param.shape, dtype="int8"), lo.reshape((1,)), hi.reshape((1,))
             else:
-                val, vmin, vmax = ndarray.contrib.quantize(data=param, min_range=lo, max_range=hi, out_type="int8")
+                val, vmin, vmax = ndarray.contrib.quantize(  # type: ignore[attr-defined]  # generated
+                    data=param, min_range=lo, max_range=hi, out_type="int8")
             quantized[name], quantized[name + "_min"], quantized[name + "_max"] = val, vmin, vmax
         elif name in params:
             quantized[name] = params[name]
@@ -428,7 +430,7 @@ def _fold_batchnorm(sym: Symbol, arg_params: Dict[str, NDArray], aux_params: Dic
         if readers.get(conv["inputs"][1][0], 0) != 1 or w_name not in args or \
                 any(s not in args and s not in auxs for s in slots):
             continue
-        gamma, beta, mean, var = (np.asarray((args.get(s) if s in args else auxs[s]).asnumpy(), np.float64)
+        gamma, beta, mean, var = (np.asarray((args[s] if s in args else auxs[s]).asnumpy(), np.float64)
                                   for s in slots)
         attrs = n.get("attrs", {})
         if _true(attrs.get("fix_gamma", "True")):
@@ -571,13 +573,13 @@ class _LayerRunner:
         args = {}
         for name, shape in zip(self.group.list_arguments(), arg_shapes):
             if name in shapes:
-                args[name] = ndarray.zeros(shape, ctx=self.ctx)
+                args[name] = _zeros(shape, ctx=self.ctx)
             elif name in self.arg_params:
                 args[name] = self.arg_params[name].as_in_context(self.ctx)
             else:  # labels and other inputs no calibrated layer reads
-                args[name] = ndarray.zeros(shape, ctx=self.ctx)
+                args[name] = _zeros(shape, ctx=self.ctx)
         aux = {name: self.aux_params[name].as_in_context(self.ctx) if name in self.aux_params
-               else ndarray.zeros(shape, ctx=self.ctx)
+               else _zeros(shape, ctx=self.ctx)
                for name, shape in zip(self.group.list_auxiliary_states(), aux_shapes)}
         return self.group.bind(self.ctx, args, grad_req="null", aux_states=aux)
 
@@ -598,10 +600,10 @@ def _batches(data: Any) -> Any:
     if isinstance(data, DataIter):
         data.reset()
         for batch in data:
-            yield list(batch.data), data.batch_size
+            yield list(batch.data or ()), data.batch_size
         return
     for batch in data:
-        arrays = list(batch.data) if isinstance(batch, DataBatch) else \
+        arrays = list(batch.data or ()) if isinstance(batch, DataBatch) else \
             list(batch) if isinstance(batch, (list, tuple)) else [batch]
         yield arrays, arrays[0].shape[0]
 
@@ -884,15 +886,15 @@ def quantize_model(sym: Any, arg_params: Dict[str, NDArray], aux_params: Dict[st
     Returns (quantized symbol, quantized arg_params, aux_params). ``calib_mode``: ``'none'``
     (ranges measured at run time), ``'naive'`` (min/max of the layer outputs over
     ``calib_data``, a DataIter) or ``'entropy'`` (the KL-optimal thresholds)."""
-    excluded_sym_names = _check_names(excluded_sym_names, "excluded_sym_names", "symbols")
-    excluded_op_names = _check_names(excluded_op_names, "excluded_op_names", "operators")
+    excluded_syms = _check_names(excluded_sym_names, "excluded_sym_names", "symbols")
+    excluded_ops = _check_names(excluded_op_names, "excluded_op_names", "operators")
     if logger:
         logger.info("Quantizing symbol")
     _check_dtype(quantized_dtype)
     _check_granularity(quantize_granularity)
     sym = _load_sym(sym, logger)
-    qsym, calib_layer = _quantize_symbol(sym, ctx, excluded_symbols=excluded_sym_names,
-                                         excluded_operators=excluded_op_names, offline_params=list(arg_params.keys()),
+    qsym, calib_layer = _quantize_symbol(sym, ctx, excluded_symbols=excluded_syms,
+                                         excluded_operators=excluded_ops, offline_params=list(arg_params.keys()),
                                          quantized_dtype=quantized_dtype, quantize_mode=quantize_mode,
                                          quantize_granularity=quantize_granularity)
     th_dict: Dict[str, Tuple[float, float]] = {}
@@ -1027,7 +1029,7 @@ def calib_graph(qsym: Any, arg_params: Dict[str, NDArray], aux_params: Dict[str,
 
 def _zeros_for(shape_desc: Any) -> NDArray:
     shape = shape_desc.shape if hasattr(shape_desc, "shape") else shape_desc[1]
-    return ndarray.zeros(tuple(shape))
+    return _zeros(tuple(shape))
 
 
 def quantize_net_v2(network: Any, quantized_dtype: str = "auto", quantize_mode: str = "full",

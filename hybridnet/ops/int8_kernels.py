@@ -64,7 +64,7 @@ def _packed(weight: Tensor, key: tuple, pack: Any) -> Any:
             setattr(weight, _PACK_ATTR, cache)
         except (AttributeError, RuntimeError):  # a tensor that takes no attributes: pack per call
             return pack()
-    packs = cache[1]
+    packs: dict = cache[1]
     if key not in packs:
         packs[key] = pack()
     return packs[key]

@@ -269,7 +269,7 @@ def _np_qlayer(kind: str, args: tuple, attrs: dict) -> list:
         k = len(attrs["kernel"])
         acc = _np_conv2d(data, weight, attrs.get("stride") or (1,) * k, attrs.get("pad") or (0,) * k,
                          attrs.get("dilate") or (1,) * k, attrs.get("num_group", 1))
-        shape = (1, -1, 1, 1)
+        shape: tuple = (1, -1, 1, 1)
     else:
         x = data.reshape(data.shape[0], -1) if attrs.get("flatten", True) else data
         acc = x.astype(np.float64) @ weight.astype(np.float64).T
