@@ -728,3 +728,60 @@ def test_mutated_files_raise_only_mxnet_error(rt, tmp_path):
             onnx_mxnet.import_model(blob)
         except MXNetError:
             pass
+
+
+_MXNET_SIDE = r"""
+import json, sys
+import numpy as np
+import mxnet as mx
+from mxnet.contrib import onnx as onnx_mxnet
+path, xfile = sys.argv[1], sys.argv[2]
+sym, arg, aux = onnx_mxnet.import_model(path)
+meta = onnx_mxnet.get_model_metadata(path)
+net = onnx_mxnet.import_to_gluon(path, mx.cpu())
+np.save(xfile + ".out.npy", net(mx.nd.array(np.load(xfile))).asnumpy())
+print(json.dumps({"arg": sorted(arg), "aux": sorted(aux), "meta": meta}))
+"""
+
+
+def test_same_import_as_real_mxnet(rt, tmp_path):
+    """Real MXNet 1.9.1's mx.contrib.onnx on the same file (when its Python has onnx: set
+    HYBRIDNET_MXNET_ONNX_PATH to a folder holding onnx and protobuf for it): same parameters,
+    metadata and outputs."""
+    import json
+    import subprocess
+    from real_mxnet import MXNET_PYTHON, SKIP_REASON
+    if MXNET_PYTHON is None:
+        pytest.skip(SKIP_REASON)
+    env = dict(os.environ)
+    if os.environ.get("HYBRIDNET_MXNET_ONNX_PATH"):
+        env["PYTHONPATH"] = os.environ["HYBRIDNET_MXNET_ONNX_PATH"]
+    probe = subprocess.run([MXNET_PYTHON, "-c", "import onnx"], capture_output=True, env=env, timeout=120)
+    if probe.returncode:
+        pytest.skip("real MXNet's Python has no onnx package (set HYBRIDNET_MXNET_ONNX_PATH)")
+    onnx = rt[0]
+    from hybridnet.gluon.model_zoo import vision
+    mx.random.seed(0)
+    net = vision.mobilenet0_25(classes=10)
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    x = np.random.RandomState(3).uniform(-1, 1, (1, 3, 32, 32)).astype(np.float32)
+    net(nd.array(x))
+    _randomize_bn(net)
+    model = onnx.load(mxonnx.export_model(net, None, onnx_file_path=str(tmp_path / "m.onnx")))
+    for t in model.graph.initializer:   # MXNet 1.9.1's import reads initializers listed as inputs
+        model.graph.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+    path = str(tmp_path / "m_inputs.onnx")
+    onnx.save(model, path)
+    xfile = str(tmp_path / "x.npy")
+    np.save(xfile, x)
+    out = subprocess.run([MXNET_PYTHON, "-c", _MXNET_SIDE, path, xfile], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    theirs = json.loads(out.stdout.strip().splitlines()[-1])
+    sym, arg, aux = onnx_mxnet.import_model(path)
+    assert sorted(arg) == theirs["arg"] and sorted(aux) == theirs["aux"]
+    meta = onnx_mxnet.get_model_metadata(path)
+    assert json.loads(json.dumps(meta)) == theirs["meta"]
+    ours = onnx_mxnet.import_to_gluon(path, mx.cpu())(nd.array(x)).asnumpy()
+    np.testing.assert_allclose(ours, np.load(xfile + ".out.npy"), rtol=RTOL, atol=ATOL)
