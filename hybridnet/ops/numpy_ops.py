@@ -222,6 +222,10 @@ def _mod(a: Any, b: Any) -> torch.Tensor:
     fa = isinstance(a, torch.Tensor) and a.is_floating_point()
     fb = isinstance(b, torch.Tensor) and b.is_floating_point()
     if fa or fb:
+        half = [x.dtype for x in (a, b) if isinstance(x, torch.Tensor) and x.dtype in (torch.float16, torch.bfloat16)]
+        if half:  # float16 computes in float32 and rounds once, as NumPy (and MXNet) do
+            up = [x.float() if isinstance(x, torch.Tensor) and x.dtype == half[0] else x for x in (a, b)]
+            return _mod(up[0], up[1]).to(torch.result_type(a, b))
         return a - torch.floor(torch.true_divide(a, b)).detach() * b
     if not isinstance(a, torch.Tensor):
         return torch.remainder(torch.full_like(b, a), b)
@@ -475,13 +479,19 @@ def _npi_mean(a, *, axis: Axis = None, dtype: Dtype = None, keepdims: bool = Fal
               initial: OptFloat = None):
     """NumPy's ``mean`` (integer arrays average to float32, MXNet's default float)."""
     dt = _mean_dtype(a, dtype)
-    return _reduce(lambda x, ax, kd: torch.mean(x.to(dt), dim=ax, keepdim=kd) if ax is not None
-                   else torch.mean(x.to(dt)), a, axis, keepdims)
+    wdt = dt if dt.is_floating_point or dt.is_complex else torch.float64  # an integer dtype: truncated
+    return _reduce(lambda x, ax, kd: torch.mean(x, dim=ax, keepdim=kd) if ax is not None
+                   else torch.mean(x), a.to(wdt), axis, keepdims).to(dt)
 
 
 def _var(a: torch.Tensor, axis: Any, dtype: Any, ddof: int, keepdims: bool) -> torch.Tensor:
     dt = _mean_dtype(a, dtype)
-    return _reduce(lambda x, ax, kd: torch.var(x.to(dt), dim=ax, correction=ddof, keepdim=kd), a, axis, keepdims)
+    # accumulate as NumPy does for MXNet's tests: float16 in float32, integers in float64
+    wdt = torch.float64 if not a.is_floating_point() else torch.promote_types(dt, torch.float32)
+    x = a.to(wdt)
+    if _axes(axis, x.dim()) == ():  # no axis reduced: each element its own sample (0, or nan for ddof 1)
+        return ((x - x) ** 2 / (1 - ddof)).to(dt)
+    return _reduce(lambda v, ax, kd: torch.var(v, dim=ax, correction=ddof, keepdim=kd), x, axis, keepdims).to(dt)
 
 
 def _var_samples(ref: Callable) -> Callable[[], list]:
@@ -511,15 +521,15 @@ def _npi_std(a, *, axis: Axis = None, dtype: Dtype = None, ddof: int = 0,  # typ
 @register("_np_all", differentiable=False, samples=_red_samples(np.all, -1, 1, False))
 def _np_all(a, *, axis: Axis = None, keepdims: bool = False):  # type: ignore[no-untyped-def]
     """NumPy's ``all`` (a bool array)."""
-    return _reduce(lambda x, ax, kd: torch.all(x.bool(), dim=ax, keepdim=kd) if ax is not None
-                   else torch.all(x.bool()), a, axis, keepdims)
+    return _reduce(lambda x, ax, kd: torch.all(x, dim=ax, keepdim=kd) if ax is not None
+                   else torch.all(x), a.bool(), axis, keepdims)  # axis=(): a bool copy
 
 
 @register("_np_any", aliases=("_np_sometrue",), differentiable=False, samples=_red_samples(np.any, -1, 1, False))
 def _np_any(a, *, axis: Axis = None, keepdims: bool = False):  # type: ignore[no-untyped-def]
     """NumPy's ``any`` (a bool array)."""
-    return _reduce(lambda x, ax, kd: torch.any(x.bool(), dim=ax, keepdim=kd) if ax is not None
-                   else torch.any(x.bool()), a, axis, keepdims)
+    return _reduce(lambda x, ax, kd: torch.any(x, dim=ax, keepdim=kd) if ax is not None
+                   else torch.any(x), a.bool(), axis, keepdims)  # axis=(): a bool copy
 
 
 def _arg_samples(ref: Callable) -> Callable[[], list]:
