@@ -40,7 +40,7 @@ from .ndarray import NDArray, _device, _mode, _op_error, _write_out, invoke, pla
 
 __all__ = ["BaseSparseNDArray", "CSRNDArray", "RowSparseNDArray", "csr_matrix", "row_sparse_array",
            "zeros", "empty", "array", "add", "subtract", "multiply", "divide", "current_context",
-           "py_sum", "sparse_invoke", "wrap", "zeros_tensor", "store_into", "sum_tensors", "retain_rows", "dense_tensor", "retain", "adagrad_update"]
+           "py_sum", "sparse_invoke", "evaluate_graph", "wrap", "zeros_tensor", "store_into", "sum_tensors", "retain_rows", "dense_tensor", "retain", "adagrad_update"]
 
 _STRIDED = torch.strided
 py_sum = builtins.sum  # MXNet's nd.sparse keeps the builtin under this name
@@ -218,6 +218,28 @@ def sparse_invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, nam
             if nm in aux and _is_sparse(x) and d is not x:
                 _store(x, d._t)
     return result
+
+
+def evaluate_graph(graph: Any, values: dict) -> Optional[list]:
+    """The outputs of ``graph`` (an ``ir`` Graph) computed node by node on NDArrays of any
+    storage, each operator through ``sparse_invoke`` (its sparse rule where it has one, MXNet's
+    FComputeEx, else the dense fallback), from variable values ``values`` (name -> NDArray).
+    A bound Symbol's forward with sparse arguments runs so, keeping MXNet's sparse results
+    (``_scatter_elemwise_div`` keeps its lhs's rows, not every row a dense division fills).
+    None when some node cannot run so (control flow with subgraphs)."""
+    done: dict = {}
+    for node in graph.nodes:
+        if node.op is None:
+            done[(id(node), 0)] = values[node.name]
+            continue
+        if node.subgraphs:
+            return None
+        inputs = [done[(id(src), k)] for src, k in node.inputs]
+        res = sparse_invoke(node.op, inputs, dict(node.kernel_attrs()))
+        res = list(res) if isinstance(res, (list, tuple)) else [res]
+        for k, r in enumerate(res):
+            done[(id(node), k)] = r
+    return [done[(id(n), k)] for n, k in graph.outputs]
 
 
 # ---- the classes ------------------------------------------------------------------------------
@@ -588,7 +610,9 @@ def csr_matrix(arg1: Any, shape: Any = None, ctx: Optional[Context] = None, dtyp
         data, indices, indptr = arg1
         if shape is None:
             ind = _tensor(indices, torch.int64)
-            shape = (_tensor(indptr).numel() - 1, int(ind.max()) + 1 if ind.numel() else 0)
+            if ind.numel() == 0:  # MXNet cannot infer the column count either
+                raise ValueError("csr_matrix: cannot infer the shape from empty indices; pass shape=")
+            shape = (_tensor(indptr).numel() - 1, int(ind.max()) + 1)
         t = _S.csr(_tensor(data, _dtype_of(data, dtype)), _tensor(indices, torch.int64),
                    _tensor(indptr, torch.int64), shape)
     elif isinstance(arg1, tuple) and len(arg1) == 2 and isinstance(arg1[1], tuple):

@@ -95,7 +95,23 @@ _unary("log2", torch.log2, np.log2, 0.1, 3.0)
 _unary("log10", torch.log10, np.log10, 0.1, 3.0)
 _unary("sqrt", torch.sqrt, np.sqrt, 0.1, 3.0)
 _unary("rsqrt", torch.rsqrt, lambda x: 1 / np.sqrt(x), 0.1, 3.0)
-_unary("cbrt", lambda x: torch.sign(x) * torch.abs(x).pow(1.0 / 3), np.cbrt, 0.1, 3.0)
+class _Cbrt(torch.autograd.Function):
+    """Cube root whose gradient is MXNet's ``1 / (3 cbrt(x)^2)``: +inf at 0 (the composite
+    sign(x) * |x|^(1/3) differentiates to 0 * inf = nan there)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        y = torch.sign(x) * torch.abs(x).pow(1.0 / 3)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, g: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        (y,) = ctx.saved_tensors
+        return g / (3 * y * y)
+
+
+_unary("cbrt", _Cbrt.apply, np.cbrt, 0.1, 3.0)
 _unary("rcbrt", lambda x: 1 / (torch.sign(x) * torch.abs(x).pow(1.0 / 3)), lambda x: 1 / np.cbrt(x), 0.1, 3.0)
 _unary("square", torch.square, np.square)
 _unary("abs", torch.abs, np.abs)
@@ -135,11 +151,47 @@ def _gamma_samples() -> list:
             Sample((np.array([-0.5, -1.5, -2.5, -3.3, 0.7, 4.2]),), ref=_np_gamma)]
 
 
+class _GammaFn(torch.autograd.Function):
+    """gamma with MXNet's gradient gamma(x) * psi(x), where psi is +inf at the poles 0, -1,
+    -2... (torch's digamma gives -inf at 0, so exp(lgamma)'s gradient had the wrong sign there)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        y = _gamma(x)
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, g: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        x, y = ctx.saved_tensors
+        return g * y * _psi(x)
+
+
+def _psi(x: torch.Tensor) -> torch.Tensor:
+    """MXNet's digamma: +inf at the poles 0, -1, -2... (torch's is -inf at 0)."""
+    psi = torch.digamma(x)
+    return torch.where((x <= 0) & (x == torch.floor(x)), torch.full_like(psi, float("inf")), psi)
+
+
+class _GammalnFn(torch.autograd.Function):
+    """lgamma with MXNet's gradient psi(x) (+inf at the poles)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        ctx.save_for_backward(x)
+        return torch.lgamma(x)
+
+    @staticmethod
+    def backward(ctx: Any, g: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        (x,) = ctx.saved_tensors
+        return g * _psi(x)
+
+
 @register("gamma", samples=_gamma_samples)
 def gamma(data):
     """The gamma function (negative between odd and even negative integers)."""
-    return _gamma(data)
-_unary("gammaln", torch.lgamma, _np_gammaln, 0.5, 3.0)
+    return _GammaFn.apply(data)
+_unary("gammaln", _GammalnFn.apply, _np_gammaln, 0.5, 3.0)
 _unary("logical_not", lambda x: (x == 0).to(x.dtype), lambda x: (x == 0).astype(x.dtype), grad=False)
 _unary("_copy", lambda x: x.clone(), lambda x: x.copy(), aliases=("identity",), predict_identity=True)
 _unary("BlockGrad", lambda x: x.detach().clone(), lambda x: x, aliases=("stop_gradient",), grad=False,
@@ -213,6 +265,16 @@ def _div(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.div(a, b)
 
 
+def _maximum(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """max(a, b) whose gradient on ties goes to ``a`` (MXNet's ge/lt split; torch's halves it)."""
+    return torch.where(torch.isnan(a) | (a >= b), a, b)
+
+
+def _minimum(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """min(a, b) whose gradient on ties goes to ``a`` (MXNet's le/gt split)."""
+    return torch.where(torch.isnan(a) | (a <= b), a, b)
+
+
 # name, torch fn, numpy ref, differentiable, (elemwise_ aliases), (broadcast_ aliases), input range
 _BINARY: list = [
     ("add", torch.add, np.add, True, ("_add", "_plus", "_Plus"), ("broadcast_plus",), (-2, 2)),
@@ -221,8 +283,8 @@ _BINARY: list = [
     ("div", _div, np.divide, True, ("_div", "_Div"), (), (0.5, 2)),
     ("mod", _mod, np.mod, False, None, ("_mod",), (0.5, 3)),
     ("power", torch.pow, np.power, True, None, ("_power", "_Power"), (0.5, 2)),
-    ("maximum", torch.maximum, np.maximum, True, None, ("_maximum", "_Maximum"), (-2, 2)),
-    ("minimum", torch.minimum, np.minimum, True, None, ("_minimum", "_Minimum"), (-2, 2)),
+    ("maximum", _maximum, np.maximum, True, None, ("_maximum", "_Maximum"), (-2, 2)),
+    ("minimum", _minimum, np.minimum, True, None, ("_minimum", "_Minimum"), (-2, 2)),
     ("hypot", torch.hypot, np.hypot, True, None, ("_hypot",), (0.5, 2)),
     ("equal", _cmp(torch.eq), _npcmp(np.equal), False, None, ("_equal",), (-2, 2)),
     ("not_equal", _cmp(torch.ne), _npcmp(np.not_equal), False, None, ("_not_equal",), (-2, 2)),

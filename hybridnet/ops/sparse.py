@@ -164,6 +164,29 @@ def _elemwise_mul_sparse(lhs: Tensor, rhs: Tensor) -> Any:
     return NotImplemented
 
 
+def _union_rule(opname: str) -> Callable:
+    """Binary operators with f(0, 0) = 0 (maximum, minimum, hypot): two row_sparse inputs give
+    a row_sparse result on the union of their rows, two csr inputs a csr result; any other mix
+    falls back to dense (MXNet's kernels)."""
+    kernel = get(opname).kernel
+
+    def rule(lhs: Tensor, rhs: Tensor) -> Any:
+        if tuple(lhs.shape) != tuple(rhs.shape):
+            return NotImplemented
+        if lhs.layout is _COO and rhs.layout is _COO:
+            rows = torch.unique(torch.cat([S.rsp_parts(S.to_rsp(lhs))[1], S.rsp_parts(S.to_rsp(rhs))[1]]))
+            return S.rsp(kernel(S.to_dense(lhs)[rows], S.to_dense(rhs)[rows]), rows, lhs.shape)
+        if lhs.layout is _CSR and rhs.layout is _CSR:
+            return S.to_csr(kernel(S.to_dense(lhs), S.to_dense(rhs)))
+        return NotImplemented
+    rule.__name__ = f"{opname}_sparse"
+    return rule
+
+
+for _name in ("_maximum", "_minimum", "_hypot"):
+    sparse_rule(_name)(_union_rule(_name))
+
+
 @sparse_rule("add_n")
 def _add_n_sparse(*args: Tensor) -> Any:
     """add_n of row_sparse arrays is row_sparse; any other mix is dense."""

@@ -514,9 +514,8 @@ def _hidden(attr: Optional[dict]) -> dict:
 
 def sym_invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any = None,
                hint: Any = None, attr: Any = None) -> Any:
-    """Record ``op`` as a graph node (the symbolic twin of ``ndarray.invoke``)."""
-    if out is not None:
-        raise MXNetError(f"operator {op.name}: out= is not supported for Symbols")
+    """Record ``op`` as a graph node (the symbolic twin of ``ndarray.invoke``). ``out`` is
+    ignored, as MXNet's generated symbol functions drop it (a graph node owns its output)."""
     if op.num_subgraphs:
         front = op.name.lstrip("_")
         raise MXNetError(f"operator {op.name} needs subgraphs: build it with mx.sym.contrib.{front} "
