@@ -20,6 +20,7 @@ backward over torch tensors (``autograd.py`` is MXNet's ``mx.autograd`` API on t
 from __future__ import annotations
 
 import contextvars
+import warnings
 import weakref
 from typing import Any, Optional, Sequence
 
@@ -334,8 +335,15 @@ def check_head(i: int, t: torch.Tensor, g: Any) -> torch.Tensor:
         from .ops.storage import to_dense
         gt = to_dense(gt)
     if tuple(gt.shape) != tuple(t.shape):
-        raise MXNetError(f"backward: head gradient {i} has shape {tuple(gt.shape)} but the head "
-                         f"has shape {tuple(t.shape)}")
+        if gt.numel() <= t.numel():
+            raise MXNetError(f"backward: head gradient {i} has shape {tuple(gt.shape)} but the head "
+                             f"has shape {tuple(t.shape)}")
+        # MXNet does not check: its backward kernels read the head's number of elements from the
+        # start of the gradient's memory. Do the same, and say so.
+        warnings.warn(f"backward: head gradient {i} has shape {tuple(gt.shape)}, larger than the head "
+                      f"{tuple(t.shape)}; its first {t.numel()} elements are used, as MXNet does",
+                      stacklevel=3)
+        gt = gt.reshape(-1)[:t.numel()].reshape(t.shape)
     return gt.detach().to(device=t.device, dtype=t.dtype)
 
 

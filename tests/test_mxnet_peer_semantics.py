@@ -185,3 +185,17 @@ def test_integer_variable_follows_in_place_writes_and_casts():
     np.testing.assert_array_equal(a.grad.asnumpy(), [0, 1, 0])
     f.backward()
     np.testing.assert_array_equal(a.grad.asnumpy(), [3, 3, 3])
+
+
+def test_backward_with_a_larger_head_gradient_reads_its_first_elements():
+    x = mx.nd.array([1.0, 2.0, 3.0])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = x * 2
+    with pytest.warns(UserWarning, match="first 3 elements"):
+        y.backward(mx.nd.array([[1.0, 2.0], [3.0, 4.0]]))  # MXNet does not check the shape
+    np.testing.assert_array_equal(x.grad.asnumpy(), [2, 4, 6])
+    with mx.autograd.record():
+        y = x * 2
+    with pytest.raises(MXNetError, match="head gradient 0 has shape"):
+        y.backward(mx.nd.array([1.0, 2.0]))  # too small: nothing to read
