@@ -94,9 +94,35 @@ def generate(dispatch: Callable) -> dict:
             continue
         fn = make_function(op, fname if space != "_internal" else opname, dispatch)
         spaces["_internal"][opname] = fn
+        if opname.startswith("_npi_"):  # MXNet's _npi module names them without the prefix
+            spaces["_internal"].setdefault(opname[len("_npi_"):], fn)
+        if space == "" and ((isinstance(getattr(_onp, fname, None), _onp.ufunc) and getattr(_onp, fname).nin == 1)
+                            or opname in _BOOL_RESULT or fname == "fix"):
+            fn = _unary_ufunc(fname, fn, opname in _BOOL_RESULT)
         if space != "_internal":
             spaces[space].setdefault(fname, fn)
     return spaces
+
+
+# unary ufuncs whose result is bool: an ``out`` of another dtype is refused (TypeError, as MXNet)
+_BOOL_RESULT = {"_npi_isnan", "_npi_isinf", "_npi_isfinite", "_npi_isposinf", "_npi_isneginf", "_npi_logical_not"}
+
+
+def _unary_ufunc(fname: str, fn: Callable, bool_result: bool) -> Callable:
+    """A generated one-input operator function as MXNet's unary ufunc: ``(x, out=None, **kwargs)``
+    with NumPy's ufunc keywords checked as ``wrap_np_unary_func`` does."""
+    def ufunc(x: Any, out: Any = None, **kwargs: Any) -> Any:
+        if kwargs:
+            _check_ufunc_kwargs(fname, kwargs)
+        if out is None:
+            return fn(x)
+        if bool_result and hasattr(out, "dtype") and _onp.dtype(out.dtype) != _onp.bool_:
+            raise TypeError(f"{fname}: out must be a bool array, got dtype {_onp.dtype(out.dtype).name}")
+        return fn(x, out=out)
+    ufunc.__name__ = ufunc.__qualname__ = fname
+    ufunc.__doc__ = fn.__doc__
+    ufunc.__wrapped__ = fn  # type: ignore[attr-defined]
+    return ufunc
 
 
 def _is_scalar(x: Any) -> bool:
@@ -503,7 +529,9 @@ class Frontend:
             return full_like(prototype, 0, dtype)
 
         def broadcast_to(array: Any, shape: Any) -> Any:
-            """NumPy's ``broadcast_to`` (a copy)."""
+            """NumPy's ``broadcast_to`` (a copy; a Python scalar fills the shape)."""
+            if _is_scalar(array):
+                return full(shape, array)
             return fe.call("_npi_broadcast_to", (array,), {"shape": _shape(shape)})
 
         top.update(zeros=zeros, ones=ones, full=full, empty=empty, identity=identity, eye=eye, arange=arange,
@@ -1054,11 +1082,42 @@ def _c_order(order: str) -> None:
 
 
 def _check_ufunc_kwargs(fname: str, kwargs: dict) -> None:
-    """MXNet's ufuncs accept NumPy's ``where=True``, ``casting``, ``order``, ``dtype=None``,
-    ``subok=True`` only at their defaults."""
-    legal = {"where": True, "casting": "same_kind", "order": "K", "dtype": None, "subok": True}
+    """MXNet's ufuncs take NumPy's ``where``, ``casting``, ``order``, ``dtype`` and ``subok`` at
+    their defaults only: another legal value raises NotImplementedError, an illegal one (or an
+    unknown keyword) TypeError, as MXNet's ``wrap_np_unary_func``/``wrap_np_binary_func``."""
     for k, v in kwargs.items():
-        if k not in legal:
-            raise TypeError(f"np.{fname}() got an unexpected keyword argument {k!r}")
-        if v != legal[k] and not (k == "casting" and v == "same_kind"):
-            raise TypeError(f"np.{fname}: {k}={v!r} is not supported (only {k}={legal[k]!r})")
+        if k not in _UFUNC_DEFAULTS:
+            raise TypeError(f"{k} is an invalid keyword to function '{fname}'")
+        default = _UFUNC_DEFAULTS[k]
+        if v is default or (not isinstance(v, _onp.ndarray) and _same_value(v, default)):
+            continue
+        if _legal_ufunc_option(k, v):
+            raise NotImplementedError(f"{k}={v} is not implemented yet for operator {fname}")
+        raise TypeError(f"{k}={v} not understood for operator {fname}")
+
+
+_UFUNC_DEFAULTS = {"where": True, "casting": "same_kind", "order": "K", "dtype": None, "subok": True}
+
+
+def _same_value(v: Any, default: Any) -> bool:
+    try:
+        return bool(v == default) and type(v) is type(default)
+    except Exception:  # noqa: BLE001 - an odd value is simply not the default
+        return False
+
+
+def _legal_ufunc_option(key: str, value: Any) -> bool:
+    if key == "where":
+        return True
+    if key == "casting":
+        return value in ("no", "equiv", "safe", "same_kind", "unsafe")
+    if key == "order":
+        return isinstance(value, str)
+    if key == "dtype":
+        try:
+            return _onp.dtype(value).name in ("int8", "uint8", "int32", "int64", "float16", "float32", "float64")
+        except TypeError:
+            return False
+    if key == "subok":
+        return isinstance(value, bool)
+    return False

@@ -824,10 +824,21 @@ def _npi_einsum(*data, subscripts: str, optimize: int = 0):  # type: ignore[no-u
 
 
 @register("_npi_broadcast_to", samples=lambda: [
-    Sample((_u(-1, 1, (3, 1)),), {"shape": (2, 3, 4)}, ref=lambda a, shape: np.broadcast_to(a, shape).copy())])
+    Sample((_u(-1, 1, (3, 1)),), {"shape": (2, 3, 4)}, ref=lambda a, shape: np.broadcast_to(a, shape).copy()),
+    Sample((_u(-1, 1, (3, 1)),), {"shape": (2, -2, 4)}, ref=lambda a, shape: np.broadcast_to(a, (2, 3, 4)).copy())])
 def _npi_broadcast_to(array, *, shape: Shape):  # type: ignore[no-untyped-def]
-    """NumPy's ``broadcast_to`` (a copy)."""
-    return array.expand(tuple(shape)).clone()
+    """NumPy's ``broadcast_to`` (a copy); MXNet's -2 in ``shape`` keeps the input's size there
+    (the axes aligned from the right)."""
+    shape = tuple(shape)
+    if -2 in shape:
+        lead = len(shape) - array.dim()
+        if lead < 0:
+            raise MXNetError(f"broadcast_to: cannot broadcast an array of shape {tuple(array.shape)} to {shape}")
+        shape = tuple(array.shape[i - lead] if d == -2 and i >= lead else d for i, d in enumerate(shape))
+        if -2 in shape:
+            raise MXNetError(f"broadcast_to: -2 in {shape} has no input axis to copy (input shape "
+                             f"{tuple(array.shape)})")
+    return array.expand(shape).clone()
 
 
 @register("_npi_flip", samples=lambda: [
@@ -881,6 +892,49 @@ def _npi_around(x, *, decimals: int = 0):  # type: ignore[no-untyped-def]
         return torch.round(x / f) * f
     f = 10 ** (-decimals)
     return (torch.round(x.to(torch.float64) / f) * f).to(x.dtype)
+
+
+def _mask_index(data: torch.Tensor, mask: torch.Tensor, start_axis: int) -> tuple:
+    if start_axis < 0 or start_axis + mask.dim() > data.dim() or \
+            tuple(data.shape[start_axis:start_axis + mask.dim()]) != tuple(mask.shape):
+        raise MXNetError(f"boolean_mask_assign: a mask of shape {tuple(mask.shape)} at axis {start_axis} does not "
+                         f"match data of shape {tuple(data.shape)}")
+    return (slice(None),) * start_axis + (mask.bool(),)
+
+
+def _mask_assign_ref(data: np.ndarray, mask: np.ndarray, value: Any, start_axis: int = 0) -> np.ndarray:
+    out = data.copy()
+    out[(slice(None),) * start_axis + (mask.astype(bool),)] = value
+    return out
+
+
+_MASK = np.array([[True, False, True, False], [False, False, True, True], [True, True, False, False]])
+
+
+@register("_npi_boolean_mask_assign_scalar", samples=lambda: [
+    Sample((_u(-1, 1, (3, 4)), _MASK), {"value": 42.0, "start_axis": 0},
+           ref=lambda d, m, value, start_axis: _mask_assign_ref(d, m, value, start_axis)),
+    Sample((_u(-1, 1, (2, 3, 4)), _MASK), {"value": -1.5, "start_axis": 1},
+           ref=lambda d, m, value, start_axis: _mask_assign_ref(d, m, value, start_axis))])
+def _npi_boolean_mask_assign_scalar(data, mask, *, value: float = 0.0, start_axis: int = 0):  # type: ignore[no-untyped-def]
+    """``data[..., mask, ...] = value`` (the mask over axes ``start_axis``...; a copy, which
+    ``out=data`` writes back: MXNet's in-place boolean assignment)."""
+    out = data.clone()
+    out[_mask_index(data, mask, start_axis)] = value
+    return out
+
+
+@register("_npi_boolean_mask_assign_tensor", samples=lambda: [
+    Sample((_u(-1, 1, (3, 4)), _MASK, _u(-1, 1, (6,))), {"start_axis": 0},
+           ref=lambda d, m, v, start_axis: _mask_assign_ref(d, m, v, start_axis)),
+    Sample((_u(-1, 1, (2, 3, 4)), _MASK, _u(-1, 1, (2, 1))), {"start_axis": 1},
+           ref=lambda d, m, v, start_axis: _mask_assign_ref(d, m, v, start_axis))])
+def _npi_boolean_mask_assign_tensor(data, mask, value, *, start_axis: int = 0):  # type: ignore[no-untyped-def]
+    """``data[..., mask, ...] = value`` with an array ``value`` that broadcasts to the selected
+    elements (a copy; ``out=data`` writes back)."""
+    out = data.clone()
+    out[_mask_index(data, mask, start_axis)] = value.to(data.dtype)
+    return out
 
 
 @register("_np_copy", samples=lambda: [Sample((_u(-1, 1, (2, 3)),), ref=np.copy)])
