@@ -12,7 +12,9 @@ MXNet's default CachedOp). Each worker warms up for 3 s first.
 Workloads: the seed MLP 512-256-128-2 at batch 1; the seed LeNet at batch 16 and 256 (inference
 and one SGD training step) and its first hybridized call (build + deferred init + trace +
 compile + run); resnet18_v1 and mobilenet1.0 at batch 32 on 3x32x32 (inference; resnet18_v1
-also a training step). ``--big`` adds the 3x224x224 inputs.
+also a training step). ``--big`` adds the 3x224x224 inputs; ``--numpy-mode`` a LeNet made of
+Gluon's layers only, in nd mode and under ``npx.set_np()`` with mx.np arrays (inference and a
+training step): NumPy mode should cost what nd mode costs, in either framework.
 
 Real MXNet comes from a side virtualenv (never a dependency):
     python3 -m venv /tmp/mxvenv && /tmp/mxvenv/bin/pip install mxnet==1.9.1 "numpy<1.24"
@@ -35,6 +37,9 @@ WORKLOADS = ["mlp_b1_infer", "lenet_b16_infer", "lenet_b16_train", "lenet_b256_i
              "lenet_b256_train", "lenet_b16_first_call", "resnet18_b32_infer", "resnet18_b32_train",
              "mobilenet_b32_infer"]
 BIG = ["resnet18_b32_224_infer", "mobilenet_b32_224_infer"]
+# the same layer-only LeNet in nd and in NumPy mode (issue 22: np mode as fast as nd mode)
+NUMPY_MODE = ["layers_lenet_b16_infer", "layers_lenet_b16_np_infer", "layers_lenet_b16_train",
+              "layers_lenet_b16_np_train"]
 
 
 # ---- the worker: runs in either framework's interpreter ---------------------------------------
@@ -79,10 +84,25 @@ def build_workload(framework: str, workload: str):
     def zoo(name):
         return mx.gluon.model_zoo.vision.get_model(name, classes=10)
 
+    def lenet_layers():
+        """LeNet from Gluon's layers only: the same code runs in nd and in NumPy mode."""
+        net = nn.HybridSequential()
+        net.add(nn.Conv2D(6, kernel_size=5, activation="relu"), nn.MaxPool2D(pool_size=2),
+                nn.Conv2D(16, kernel_size=5, activation="relu"), nn.MaxPool2D(pool_size=2),
+                nn.Dense(120, activation="relu"), nn.Dense(84, activation="relu"), nn.Dense(10))
+        return net
+
     rng = np.random.RandomState(0)
     name = workload
+    numpy_mode = "_np_" in name  # MXNet's NumPy interface: npx.set_np(), mx.np arrays
+    array = mx.nd.array
+    if numpy_mode:
+        mx.npx.set_np()
+        array = mx.np.array
     if name.startswith("mlp"):
         make, shape = mlp, (1, 512)
+    elif name.startswith("layers_lenet"):
+        make, shape = lenet_layers, (int(name.split("_")[2][1:]), 1, 28, 28)
     elif name.startswith("lenet"):
         make, shape = LeNet, (int(name.split("_")[1][1:]), 1, 28, 28)
     elif name.startswith("resnet18"):
@@ -92,8 +112,8 @@ def build_workload(framework: str, workload: str):
         make = lambda: zoo("mobilenet1.0")  # noqa: E731
         shape = (32, 3, 224, 224) if "_224_" in name else (32, 3, 32, 32)
     mode = name.rsplit("_", 1)[1] if not name.endswith("first_call") else "first_call"
-    x = mx.nd.array(rng.rand(*shape).astype("float32"))
-    label = mx.nd.array(rng.randint(0, 2 if name.startswith("mlp") else 10, size=shape[0]).astype("float32"))
+    x = array(rng.rand(*shape).astype("float32"))
+    label = array(rng.randint(0, 2 if name.startswith("mlp") else 10, size=shape[0]).astype("float32"))
 
     def build():
         net = make()
@@ -171,6 +191,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--big", action="store_true", help="add the 3x224x224 workloads")
+    ap.add_argument("--numpy-mode", action="store_true",
+                    help="add a layer-only LeNet in nd and in NumPy mode (npx.set_np())")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--mxnet-python", default=os.environ.get("HYBRIDNET_MXNET_PYTHON", "/tmp/mxvenv/bin/python"))
     ap.add_argument("--only", nargs="*", help="run only these workloads")
@@ -189,7 +211,7 @@ def main() -> None:
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads),
                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     mx_env = dict(env, PYTHONPATH="")  # real MXNet must never see hybridnet's tree
-    workloads = args.only or (WORKLOADS + (BIG if args.big else []))
+    workloads = args.only or (WORKLOADS + (BIG if args.big else []) + (NUMPY_MODE if args.numpy_mode else []))
     rows = []
     for w in workloads:
         samples: dict = {"hybridnet": [], "hybridnet-plain": [], "mxnet": [], "mxnet-plain": []}
