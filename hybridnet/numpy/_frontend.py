@@ -484,6 +484,7 @@ class Frontend:
         def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None, ctx: Any = None) -> Any:
             """NumPy's ``arange``: float32 unless ``dtype`` is given (MXNet 1.9.1), float64 after
             ``npx.set_np(dtype=True)`` where any bound is a float."""
+            step = 1 if step is None else step
             if dtype is None:
                 dtype = "float32"
                 if is_np_default_dtype():

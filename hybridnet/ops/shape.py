@@ -440,6 +440,8 @@ def _split_v2(data, *, indices: Shape, axis: int = 1, squeeze_axis: bool = False
         if not idx:
             raise MXNetError("split_v2: give indices or sections")
         bounds = idx + [n]
+        if n == 0:  # MXNet: every part of an empty axis is empty, whatever the indices
+            bounds = [0] * len(bounds)
         if any(b > e for b, e in zip(bounds, bounds[1:])) or bounds[0] < 0:
             raise MXNetError(f"split_v2: indices {tuple(idx)} must be increasing and within [0, {n}]")
     parts = [data.narrow(a, bounds[i], bounds[i + 1] - bounds[i]) for i in range(len(bounds) - 1)]
