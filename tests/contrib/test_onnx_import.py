@@ -138,6 +138,32 @@ def test_mixed_block_round_trip(rt, tmp_path):
         np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL)
 
 
+@pytest.mark.parametrize("which", ["mobilenet0_25", "mixed"])
+def test_dynamic_batch_round_trip(rt, tmp_path, which):
+    """export_model(dynamic=True) leaves the batch dim dynamic: the import keeps it so (ranks and
+    static dims are inferred with probe sizes), and one SymbolBlock serves batch 2 and 3."""
+    from hybridnet.gluon.model_zoo import vision
+    mx.random.seed(0)
+    r = np.random.RandomState(4)
+    if which == "mixed":
+        net = _Mixed()
+        xs = [r.randint(0, 20, (3, 5)).astype(np.float32), r.uniform(-1, 1, (3, 3, 7)).astype(np.float32)]
+    else:
+        net = vision.mobilenet0_25(classes=10)
+        xs = [r.uniform(-1, 1, (3, 3, 32, 32)).astype(np.float32)]
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    net(*[nd.array(x[:2]) for x in xs])
+    path = mxonnx.export_model(net, None, onnx_file_path=str(tmp_path / "dyn.onnx"), dynamic=True)
+    names = [t[0] for t in onnx_mxnet.get_model_metadata(path)["input_tensor_data"]]
+    assert all(t[1][0] == 0 for t in onnx_mxnet.get_model_metadata(path)["input_tensor_data"])
+    for b in (2, 3):
+        feeds = {n: x[:b] for n, x in zip(names, xs)}
+        got = _import_and_compare(rt, path, feeds, f"{which} dynamic batch {b}")
+        for g, w in zip(got, _outs(net(*[nd.array(x[:b]) for x in xs]))):
+            np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL)
+
+
 @pytest.mark.skipif(not CASES, reason="shared/fixtures/mxnet not found")
 @pytest.mark.parametrize("name", CASES)
 def test_mxnet_fixtures_round_trip(rt, tmp_path, name):
@@ -323,6 +349,19 @@ def _single_op_cases():
         ("global_lp", "GlobalLpPool", [("x", x4, 0)], {}, 13, 1),
         ("softplus_softsign", "Softplus", [("x", _f32(3, 4), 0)], {}, 13, 1),
         ("elu", "Elu", [("x", _f32(3, 4), 0)], {"alpha": 0.5}, 13, 1),
+        # dims left dynamic (None in the graph input): only the dims the translation needs are static
+        ("dyn_layernorm_axis1", "LayerNormalization", [("x", _f32(2, 3, 4), 0), ("s", _f32(3, 4), 1),
+                                                       ("b", _f32(3, 4), 1)], {"axis": 1}, 17, 1, (0,)),
+        ("dyn_softmax_v11", "Softmax", [("x", _f32(2, 3, 4), 0)], {"axis": 1}, 11, 1, (0,)),
+        ("dyn_flatten_axis2", "Flatten", [("x", _f32(2, 3, 4, 5), 0)], {"axis": 2}, 13, 1, (0, 1)),
+        ("dyn_expand", "Expand", [("x", _f32(2, 1, 4), 0), ("s", _i64(3, 1), 1)], {}, 13, 1, (0,)),
+        ("dyn_slice", "Slice", [("x", _f32(4, 6), 0), ("s", _i64(1, -3), 1), ("e", _i64(2 ** 62, -1), 1)],
+         {}, 13, 1, (0,)),
+        ("dyn_resize", "Resize", [("x", _f32(2, 2, 3, 4), 0), ("roi", np.zeros(0, np.float32), 1),
+                                  ("sc", np.float32([1, 1, 2, 2]), 1)],
+         {"mode": "linear", "coordinate_transformation_mode": "align_corners"}, 13, 1, (0,)),
+        ("dyn_conv_same", "Conv", [("x", _f32(2, 2, 7, 7), 0), ("w", _f32(4, 2, 3, 3), 1)],
+         {"auto_pad": "SAME_LOWER", "strides": [2, 2]}, 13, 1, (0,)),
     ]
 
 
@@ -334,11 +373,13 @@ def test_single_operator_models(rt, case):
     """One-node models (opset variants, attribute forms, operators no exporter above writes)
     import and equal onnxruntime, dtypes included."""
     from onnx import helper, numpy_helper
-    label, op, ins, attrs, opset, nout = case
+    label, op, ins, attrs, opset, nout = case[:6]
+    dyn = case[6] if len(case) > 6 else ()    # dims of the first input left dynamic
     feeds = {n: np.asarray(a) for n, a, c in ins if not c}
     inits = [numpy_helper.from_array(np.asarray(a), n) for n, a, c in ins if c]
-    vis = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
-           for n, a in feeds.items()]
+    vis = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype),
+                                         [None if k == 0 and d in dyn else s for d, s in enumerate(a.shape)])
+           for k, (n, a) in enumerate(feeds.items())]
     outs = [f"y{k}" for k in range(nout)]
     graph = helper.make_graph([helper.make_node(op, [n for n, _, _ in ins], outs, name=label, **attrs)],
                               label, vis, [rt[0].ValueInfoProto(name=o) for o in outs], initializer=inits)

@@ -42,6 +42,15 @@ def _checked_size(node: Any, shape: Sequence[int]) -> tuple:
     return shape
 
 
+def _static_dims(g: Any, node: Any, t: str, dims: Sequence[int]) -> tuple:
+    """The sizes of dims ``dims`` of ``t``, which must be known at import."""
+    shp = g.partial_shape(t)
+    if shp is None or any(shp[d] is None for d in dims):
+        raise node.error(f"needs dims {tuple(dims)} of {t!r} at import, but the model leaves them "
+                         f"dynamic ({shp}); export it with fixed sizes for them")
+    return tuple(shp[d] for d in dims)
+
+
 def _need_const(g: Any, node: Any, i: int, what: str) -> np.ndarray:
     t = node.input(i)
     c = g.const(t) if t else None
@@ -246,7 +255,7 @@ def _binary_pair(g: Any, node: Any, opname: str, a: str, b: str, name: str) -> S
             c = g.const(const_t)
             if c is None or g.is_const(other) or c.size != 1:
                 continue
-            oshape = g.maybe_shape(other)
+            oshape = g.partial_shape(other)
             if c.ndim > (len(oshape) if oshape is not None else 0):
                 continue
             odt = g.dtype(other)
@@ -333,7 +342,8 @@ def _conv_pads(g: Any, node: Any, x: str, kernel: tuple, stride: tuple, dilate: 
     nd = len(kernel)
     auto = node.attrs.str("auto_pad", "NOTSET")
     if auto in ("SAME_UPPER", "SAME_LOWER"):
-        shape = g.shape(x, node)[2:]
+        rank = g.rank(x, node)
+        shape = _static_dims(g, node, x, range(2, rank))
         begin, end = [], []
         for i in range(nd):
             out = -(-shape[i] // stride[i])
@@ -489,11 +499,12 @@ def _layernorm(g: Any, node: Any) -> list:
     if len([o for o in node.outputs if o]) > 1:
         raise node.error("the Mean/InvStdDev outputs are not supported")
     x = node.input(0)
-    shape = g.shape(x, node)
-    axis = _ax(node.attrs.int("axis", -1), len(shape), node)
+    rank = g.rank(x, node)
+    axis = _ax(node.attrs.int("axis", -1), rank, node)
     eps = node.attrs.float("epsilon", 1e-5)
     scale = node.input(1)
-    norm_shape = shape[axis:]
+    norm_shape = _static_dims(g, node, x, range(axis, rank))
+    shape = (0,) * axis + norm_shape     # 0: Reshape copies the (maybe dynamic) leading dims
     n = int(np.prod(norm_shape))
     gs = g.const(scale)
     bias = node.input(2)
@@ -504,7 +515,7 @@ def _layernorm(g: Any, node: Any) -> list:
     beta = g.sym(bias, node) if bias and bc.shape == (n,) else g.param(bc.reshape(n), (bias or node.name) + "_beta")
     xs = g.sym(x, node)
     if axis != len(shape) - 1:
-        xs = g.op("Reshape", [xs], node.name + "_flat", shape=tuple(shape[:axis]) + (n,))
+        xs = g.op("Reshape", [xs], node.name + "_flat", shape=(0,) * axis + (n,))
     y = g.op("LayerNorm", [xs, gamma, beta], node.name if axis == len(shape) - 1 else node.name + "_ln",
              axis=-1, eps=eps)
     if axis != len(shape) - 1:
@@ -529,11 +540,10 @@ def _softmax(g: Any, node: Any) -> list:
     axis = _ax(node.attrs.int("axis", 1), rank, node)
     if axis == rank - 1:
         return [g.op(opname, [g.sym(x, node)], node.name, axis=-1)]
-    shape = g.shape(x, node)  # before opset 13: softmax over the dims from axis on, flattened
-    flat = g.op("Reshape", [g.sym(x, node)], node.name + "_flat",
-                shape=(int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))))
+    tail = _static_dims(g, node, x, range(axis, rank))  # before opset 13: over the dims from axis on
+    flat = g.op("Reshape", [g.sym(x, node)], node.name + "_flat", shape=(0,) * axis + (int(np.prod(tail)),))
     y = g.op(opname, [flat], node.name + "_2d", axis=-1)
-    return [g.op("Reshape", [y], node.name, shape=tuple(shape))]
+    return [g.op("Reshape", [y], node.name, shape=(0,) * axis + tuple(tail))]
 
 
 # ---- reductions ----------------------------------------------------------------------------
@@ -707,10 +717,18 @@ def _flatten(g: Any, node: Any) -> list:
         return [c.reshape(int(np.prod(c.shape[:axis])), -1)]
     if axis == 1:
         return [g.op("Flatten", [g.sym(x, node)], node.name)]
-    shape = g.shape(x, node)
-    axis = axis + len(shape) if axis < 0 else axis
-    return [g.op("Reshape", [g.sym(x, node)], node.name,
-                 shape=(int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))))]
+    shp = g.partial_shape(x)
+    if shp is None:
+        raise node.error(f"needs the rank of {x!r} at import")
+    axis = _ax(axis, len(shp) + 1, node)
+    head, tail = shp[:axis], shp[axis:]
+    if None not in tail:
+        target = (-1, int(np.prod(tail)))
+    elif None not in head:
+        target = (int(np.prod(head)), -1)
+    else:
+        raise node.error(f"cannot flatten {shp} at axis {axis}: dynamic dims on both sides")
+    return [g.op("Reshape", [g.sym(x, node)], node.name, shape=target)]
 
 
 @_reg("Transpose")
@@ -779,10 +797,9 @@ def _split(g: Any, node: Any) -> list:
         split = tuple(int(s) for s in c.reshape(-1)) if c is not None else None
     else:
         split = node.attrs.ints("split", None)
-    shape = g.maybe_shape(x)
-    if split is None and node.attrs.int("num_outputs", None) and shape is not None:
+    if split is None and node.attrs.int("num_outputs", None):
         n = node.attrs.int("num_outputs")
-        size = shape[axis]
+        size = _static_dims(g, node, x, [_ax(axis, g.rank(x, node), node)])[0]
         step = -(-size // n)
         split = tuple(min(step, size - i * step) for i in range(n))
     if g.is_const(x):
@@ -822,14 +839,14 @@ def _slice(g: Any, node: Any) -> list:
         raise node.error("starts, ends, axes and steps differ in length")
     if any(s == 0 for s in steps):
         raise node.error("a step is 0")
-    shape = g.maybe_shape(x)
+    shape = g.partial_shape(x)
     sl = [slice(None)] * rank
     for s, e, a, st in zip(starts, ends, axes, steps):
         a = _ax(a, rank, node)
         big = 2 ** 62
         s2: Optional[int] = None if (st > 0 and s <= -big) or (st < 0 and s >= big) else s
         e2: Optional[int] = None if abs(e) >= big else e
-        if shape is not None:   # clamp to the dim so begin/end stay in MXNet's range
+        if shape is not None and shape[a] is not None:   # clamp to the dim: begin/end in MXNet's range
             d = shape[a]
             s2, e2, _ = slice(s2, e2, st).indices(d)
             if st < 0 and e2 < 0:
@@ -881,20 +898,32 @@ def _gather_nd(g: Any, node: Any) -> list:
 def _expand(g: Any, node: Any) -> list:
     target = tuple(int(d) for d in _need_const(g, node, 1, "shape").reshape(-1))
     x = node.input(0)
-    shape = g.shape(x, node)
-    try:
-        out = np.broadcast_shapes(shape, target)
-    except ValueError:
-        raise node.error(f"cannot broadcast {shape} to {target}") from None
-    _checked_size(node, out)
     if g.is_const(x):
-        return [np.ascontiguousarray(np.broadcast_to(g.const(x), out))]
+        full = _checked_size(node, _broadcast(node, [g.const(x).shape, target]))
+        return [np.ascontiguousarray(np.broadcast_to(g.const(x), full))]
+    shape = g.partial_shape(x)
+    if shape is None:
+        raise node.error(f"needs the rank of {x!r} at import")
+    r = max(len(shape), len(target))
+    ins = (1,) * (r - len(shape)) + tuple(shape)
+    tgt = (1,) * (r - len(target)) + target
+    out: list = []
+    for a, b in zip(ins, tgt):
+        if a is None:
+            out.append(None if b == 1 else b)   # a run-time dim: kept, or broadcast from 1 to b
+        elif a == b or b == 1:
+            out.append(a)
+        elif a == 1:
+            out.append(b)
+        else:
+            raise node.error(f"cannot broadcast {shape} to {target}")
+    _checked_size(node, [1 if d is None else d for d in out])
     y = g.sym(x, node)
-    if len(shape) < len(out):
-        y = g.op("Reshape", [y], node.name + "_rank", shape=(1,) * (len(out) - len(shape)) + tuple(shape))
-    if tuple(out) == tuple(shape):
+    for k in range(r - len(shape)):
+        y = g.op("expand_dims", [y], f"{node.name}_rank{k}", axis=0)
+    if tuple(out) == ins:
         return [y]
-    return [g.op("broadcast_to", [y], node.name, shape=tuple(out))]
+    return [g.op("broadcast_to", [y], node.name, shape=tuple(0 if d is None else d for d in out))]
 
 
 @_reg("Tile")
@@ -1119,7 +1148,10 @@ def _scatter_elements(g: Any, node: Any) -> list:
 def _resize(g: Any, node: Any) -> list:
     at = node.attrs
     x = node.input(0)
-    shape = g.shape(x, node)
+    if g.rank(x, node) != 4:
+        raise node.error(f"only 4-D (NCHW) inputs are resized, got rank {g.rank(x, node)}")
+    nc = g.partial_shape(x)[:2]
+    shape = (1, 1) + _static_dims(g, node, x, (2, 3))   # N, C may be dynamic: never resized
     mode = at.str("mode", "nearest")
     if node.op_type == "Upsample":
         scales = at.floats("scales") if g.opset_version < 9 else tuple(
@@ -1138,13 +1170,13 @@ def _resize(g: Any, node: Any) -> list:
             ctm = at.str("coordinate_transformation_mode", "half_pixel")
         if at.ints("axes", None):
             raise node.error("the axes attribute is not supported")
-    if len(shape) != 4:
-        raise node.error(f"only 4-D (NCHW) inputs are resized, got rank {len(shape)}")
     if sizes is None:
         if scales is None or len(scales) != 4:
             raise node.error("needs 4 scales or sizes")
+        if scales[:2] != (1.0, 1.0):
+            raise node.error("resizing the batch or channel axis is not supported")
         sizes = tuple(int(math.floor(d * s)) for d, s in zip(shape, scales))
-    if sizes[:2] != shape[:2]:
+    elif len(sizes) != 4 or any(k is not None and k != z for k, z in zip(nc, sizes[:2])):
         raise node.error("resizing the batch or channel axis is not supported")
     _checked_size(node, sizes)
     oh, ow = sizes[2], sizes[3]

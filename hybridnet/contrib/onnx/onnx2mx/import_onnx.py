@@ -258,35 +258,40 @@ class GraphProto:
 
     def _infer_node(self, node: Any) -> None:
         """Infer one node's outputs from its inputs' cached facts (a one-node graph, so the
-        import stays linear in the graph size)."""
+        import stays linear in the graph size). Dims known only at run time are inferred with
+        two probe sizes: an output dim is static when both give the same size."""
         from ....compiler.infer import infer_graph
         from ....ir.graph import Graph, Node
-        shapes, dtypes, ins = {}, {}, []
-        for j, (src, k) in enumerate(node.inputs):
-            shp, dt = self._shape_cache.get((id(src), k), (None, None))
-            v = Node(None, f"in{j}")
-            ins.append((v, 0))
-            if shp is not None:
-                shapes[v.name] = shp
-            if dt is not None:
-                dtypes[v.name] = dt
+        in_facts = [self._shape_cache.get((id(src), k), (None, None)) for src, k in node.inputs]
+        dynamic = any(shp is not None and None in shp for shp, _ in in_facts)
+        ins = [(Node(None, f"in{j}"), 0) for j in range(len(in_facts))]
         tmp = Node(node.op, node.name, dict(node.attrs), ins, node.subgraphs)
         n_out = tmp.num_outputs()
-        facts: list = [(None, None)] * n_out
-        try:
-            res = infer_graph(Graph([(tmp, k) for k in range(n_out)]), shapes, dtypes)
-            shp_l = res.out_shapes.get(id(tmp)) or []
-            dts = res.out_dtypes.get(id(tmp)) or []
-            for k in range(n_out):
-                sh = shp_l[k] if k < len(shp_l) else None
-                dt = dts[k] if k < len(dts) else None
-                known = sh is not None and all(d is not None and d >= 0 for d in sh)
-                facts[k] = (tuple(int(d) for d in sh) if sh is not None and known else None,
-                            np.dtype(dt) if dt else None)
-        except MXNetError:
-            pass
+        graph = Graph([(tmp, k) for k in range(n_out)])
+        dtypes = {f"in{j}": dt for j, (_, dt) in enumerate(in_facts) if dt is not None}
+
+        def run(probe: int) -> Optional[tuple]:
+            shapes = {f"in{j}": tuple(probe if d is None else d for d in shp)
+                      for j, (shp, _) in enumerate(in_facts) if shp is not None}
+            try:
+                res = infer_graph(graph, shapes, dtypes)
+            except MXNetError:
+                return None
+            return res.out_shapes.get(id(tmp)) or [], res.out_dtypes.get(id(tmp)) or []
+
+        first = run(7)
+        second = run(11) if dynamic and first is not None else first
         for k in range(n_out):
-            self._shape_cache[(id(node), k)] = facts[k]
+            part, dt = None, None
+            if first is not None and second is not None:
+                s1 = first[0][k] if k < len(first[0]) else None
+                s2 = second[0][k] if k < len(second[0]) else None
+                if s1 is not None and s2 is not None and len(s1) == len(s2) and \
+                        all(d is not None and d >= 0 for d in tuple(s1) + tuple(s2)):
+                    part = tuple(int(a) if a == b else None for a, b in zip(s1, s2))
+                dts = first[1]
+                dt = dts[k] if k < len(dts) else None
+            self._shape_cache[(id(node), k)] = (part, np.dtype(dt) if dt else None)
 
     def _facts(self, t: str) -> tuple:
         if t in self._params:
@@ -316,13 +321,20 @@ class GraphProto:
     def shape(self, t: str, node: OnnxNode) -> tuple:
         """The static shape of tensor ``t`` (MXNetError when it is not known at import)."""
         shp = self._facts(t)[0]
-        if shp is None:
+        if shp is None or None in shp:
             raise node.error(f"needs the static shape of {t!r}, which is not known at import (the "
                              f"model has dynamic dimensions); export it with fixed input shapes")
         return tuple(shp)
 
     def maybe_shape(self, t: str) -> Optional[tuple]:
-        return self._facts(t)[0]
+        """The static shape of ``t``, None unless every dim is known."""
+        shp = self._facts(t)[0]
+        return None if shp is None or None in shp else tuple(shp)
+
+    def partial_shape(self, t: str) -> Optional[tuple]:
+        """The shape of ``t`` with None for dims known only at run time (None: rank unknown)."""
+        shp = self._facts(t)[0]
+        return None if shp is None else tuple(shp)
 
     def rank(self, t: str, node: OnnxNode) -> int:
         shp = self._facts(t)[0]
@@ -359,7 +371,7 @@ class GraphProto:
             known = shape is not None and all(d is not None for d in shape)
             self._names.add(i.name)
             self._nodes[i.name] = _symbol.var(i.name, shape=shape if known else None, dtype=dt)
-            self._var_shapes[i.name] = tuple(shape) if known else None
+            self._var_shapes[i.name] = tuple(shape) if shape is not None else None  # None: dynamic
             self._var_dtypes[i.name] = dt
         self._names.update(self._params)
         nodes = [OnnxNode(p, k, self.where) for k, p in enumerate(graph.node)]
