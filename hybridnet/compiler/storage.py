@@ -48,7 +48,8 @@ def infer_storage(graph: Graph, var_stypes: dict, res: Optional[InferResult] = N
             out.entries[(id(node), 0)] = var_stypes.get(node.name) or variable_stype(node)
             continue
         stypes = [out.entries.get((id(src), k), "default") for src, k in node.inputs]
-        shapes, dtypes = [], []
+        shapes: list = []
+        dtypes: list = []
         for src, k in node.inputs:
             if res is None:
                 shapes.append(None)

@@ -500,7 +500,7 @@ def output_stypes(op: Any, stypes: Sequence[Optional[str]], shapes: Sequence[Any
     sparse_in = any(s not in (None, "default") for s in stypes)
     if op.sparse is None or not (sparse_in or op.sparse_from_dense):
         return ["default"] * n
-    tensors = []
+    tensors: list = []
     for s, shape, dt in zip(stypes, shapes, dtypes):
         if s is None:
             tensors.append(None)
