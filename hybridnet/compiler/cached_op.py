@@ -422,7 +422,10 @@ def explain_failure(graph: Graph, names: Sequence[str], tensors: Sequence[Any], 
     node = _failing_node(err, source)
     at = f" at node {node}" if node else ""
     if isinstance(err, MXNetError):
-        return MXNetError(f"{err}\n  (while running the hybridized graph{at}; input shapes {shapes})")
+        # an MXNetError that is also a ValueError/IndexError/TypeError (MXNet's error registry
+        # maps those) keeps its class, so callers catch it the same eager or hybridized
+        cls = type(err) if isinstance(err, (ValueError, IndexError, TypeError)) else MXNetError
+        return cls(f"{err}\n  (while running the hybridized graph{at}; input shapes {shapes})")
     msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
     return MXNetError(f"the hybridized graph failed{at}: {msg}\n  input shapes: {shapes}")
 

@@ -1458,13 +1458,18 @@ def _npx_nonzero(x):  # type: ignore[no-untyped-def]
     return torch.nonzero(x)
 
 
+class ConstraintViolation(MXNetError, ValueError):
+    """``npx.constraint_check`` found a False element: MXNet raises ValueError (with the message
+    given); catchable as MXNetError too."""
+
+
 @register("_npx_constraint_check", differentiable=False, samples=lambda: [
     Sample((np.array([True, True]),), {"msg": "x"}, ref=lambda x, msg: np.array(True), grad=False)])
 def _npx_constraint_check(input, *, msg: str = "Constraint violated!"):  # type: ignore[no-untyped-def]  # noqa: A002
     """``npx.constraint_check``: a bool True when every element of ``input`` holds, else
-    MXNetError(msg)."""
+    ConstraintViolation(msg) (a ValueError, as MXNet)."""
     if input.device.type != "meta" and not bool(torch.all(input.bool())):
-        raise MXNetError(msg)
+        raise ConstraintViolation(msg)
     return torch.ones((), dtype=torch.bool, device=input.device)
 
 
@@ -1622,6 +1627,9 @@ def _unique_ref(ar: np.ndarray, return_index: bool = False, return_inverse: bool
     return tuple(np.asarray(v).reshape(-1).astype(np.int64) if k > 0 else v for k, v in enumerate(r))
 
 
+_UNIQUE_INVERSE_KEEPS_SHAPE = np.unique(np.zeros((2, 2)), return_inverse=True)[1].shape == (2, 2)
+
+
 @register("_npi_unique", num_outputs=_unique_outputs, differentiable=False, samples=lambda: [
     Sample((np.array([3.0, 1.0, 2.0, 3.0, 1.0, 5.0]),), {}, ref=_unique_ref, grad=False, check_shape=False),
     Sample((np.array([[1, 0, 0], [1, 0, 0], [2, 3, 4]], dtype=np.int32),),
@@ -1642,7 +1650,9 @@ def _npi_unique(data, *, return_index: bool = False, return_inverse: bool = Fals
         first = torch.full((u.shape[dim],), n, dtype=torch.int64, device=x.device)
         outs.append(first.scatter_reduce(0, inv.reshape(-1), torch.arange(n, device=x.device), reduce="amin"))
     if return_inverse:
-        outs.append(inv.reshape(-1).to(torch.int64))
+        # without axis: flat (NumPy 1, MXNet 1.9.1) or data's shape (NumPy 2), as the running NumPy
+        flat_shape = tuple(data.shape) if axis is None and _UNIQUE_INVERSE_KEEPS_SHAPE else (-1,)
+        outs.append(inv.reshape(flat_shape).to(torch.int64))
     if return_counts:
         outs.append(cnt.to(torch.int64))
     return outs[0] if len(outs) == 1 else tuple(outs)
@@ -1819,10 +1829,7 @@ def _delete_keep(n: int, axis: int, obj: Any, start: Any, stop: Any, step: Any, 
             keep &= ~ind
         else:
             ind = ind.astype(np.int64)
-            if ((ind < -n) | (ind >= n)).any():
-                bad = int(ind[(ind < -n) | (ind >= n)][0])
-                raise IndexError(f"delete: index {bad} is out of bounds for axis {axis} with size {n}")
-            keep[ind] = False
+            keep[ind[(ind >= 0) & (ind < n)]] = False  # MXNet ignores indices outside [0, n), negative ones too
     else:
         keep[slice(start, stop, step)] = False
     return np.nonzero(keep)[0].tolist()
@@ -1833,7 +1840,10 @@ def _delete_keep(n: int, axis: int, obj: Any, start: Any, stop: Any, step: Any, 
     Sample((_u(-1, 1, (3, 4)),), {"start": 1, "stop": None, "step": 2},
            ref=lambda a, start, stop, step: np.delete(a, slice(start, stop, step))),
     Sample((_u(-1, 1, (4, 2)), np.array([0, 2], dtype=np.int64)), {"axis": 0},
-           ref=lambda a, obj, axis: np.delete(a, obj, axis), check_shape=False, grad_inputs=(0,))])
+           ref=lambda a, obj, axis: np.delete(a, obj, axis), check_shape=False, grad_inputs=(0,)),
+    # indices outside [0, n) are ignored (MXNet), negative ones included
+    Sample((_u(-1, 1, (4, 2)), np.array([-1, 1, 7], dtype=np.int64)), {"axis": 0},
+           ref=lambda a, obj, axis: np.delete(a, [1], axis), check_shape=False, grad_inputs=(0,))])
 def _npi_delete(arr, obj=None, *, start: OptInt = None, stop: OptInt = None, step: OptInt = None,  # type: ignore[no-untyped-def]
                 int_ind: OptInt = None, axis: OptInt = None):
     """NumPy's ``delete``: ``arr`` without the entries (``axis=None``: of the flattened array)
