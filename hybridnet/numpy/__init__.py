@@ -73,10 +73,13 @@ linalg.fallback_linalg = fallback_linalg  # type: ignore[attr-defined]
 
 
 def shares_memory(a: Any, b: Any, max_work: Any = None) -> ndarray:
-    """NumPy's ``shares_memory``: whether two arrays' tensors overlap in memory (a bool array,
-    as MXNet's ``_npi_share_memory``); exact for the dense strided arrays hybridnet has."""
+    """NumPy's ``shares_memory`` as MXNet 1.9.1 answers it (a bool array, its
+    ``_npi_share_memory``): whether two arrays' memory ranges overlap. MXNet's basic indexing
+    copies a slice that is not one contiguous block, so a non-contiguous view shares nothing here
+    either (``x[2:5, 0]`` and ``x[3:4, 0]`` do not share; ``x[0, 2:5]`` and ``x[0, 3:4]`` do)."""
     ta, tb = a._t, b._t
-    if ta.device != tb.device or ta.numel() == 0 or tb.numel() == 0:
+    if ta.device != tb.device or ta.numel() == 0 or tb.numel() == 0 \
+            or not ta.is_contiguous() or not tb.is_contiguous():
         return array(False, dtype="bool")
     sa, sb = ta.untyped_storage().data_ptr(), tb.untyped_storage().data_ptr()
     if sa != sb:

@@ -976,6 +976,22 @@ class Frontend:
                                                  "return_counts": return_counts, "axis": axis})
             return tuple(res) if isinstance(res, (list, tuple)) else res
 
+        def histogram(a: Any, bins: Any = 10, range: Any = None, normed: Any = None,  # noqa: A002 - NumPy's name
+                      weights: Any = None, density: Any = None) -> Any:
+            """NumPy's ``histogram``: (int64 counts, bin edges) for ``bins`` equal bins over ``range``
+            or the given edges (MXNet's ``_npi_histogram``; no weights, density or automatic range)."""
+            if normed is True or density is True or weights is not None:
+                raise NotImplementedError("histogram: normed, density and weights are not supported yet")
+            if isinstance(bins, (int, _onp.integer)):
+                if range is None:
+                    raise NotImplementedError("histogram: automatic range is not supported yet; pass range=(lo, hi)")
+                res = fe.call("_npi_histogram", (a,), {"bin_cnt": int(bins), "range": tuple(float(r) for r in range)})
+            elif fe.is_array(bins):
+                res = fe.call("_npi_histogram", (a, bins), {})
+            else:
+                raise ValueError(f"histogram: bins must be an int or an array of edges, got {type(bins).__name__}")
+            return res[0], res[1]
+
         def bincount(x: Any, weights: Any = None, minlength: int = 0) -> Any:
             """NumPy's ``bincount`` of non-negative integers (optionally weighted)."""
             if not fe.is_array(x):
@@ -1070,7 +1086,7 @@ class Frontend:
             return fn
 
         return dict(pad=pad, percentile=percentile, quantile=quantile, nan_to_num=nan_to_num, unique=unique,
-                    bincount=bincount, polyval=polyval, ediff1d=ediff1d, indices=indices,
+                    bincount=bincount, histogram=histogram, polyval=polyval, ediff1d=ediff1d, indices=indices,
                     diag_indices_from=diag_indices_from, unravel_index=unravel_index, resize=resize, delete=delete,
                     insert=insert,
                     hanning=_window("_npi_hanning", "hanning"), hamming=_window("_npi_hamming", "hamming"),
