@@ -10,7 +10,8 @@ import torch
 
 __all__ = ["MXNetError", "ShapeError", "MXNetIndexError", "dtype_np", "dtype_torch", "dtype_flag", "dtype_from_flag", "dtype_name",
            "numeric_types", "integer_types", "string_types", "NotGiven", "NotImplementedForSymbol",
-           "NotSupportedForSparseNDArray", "DeferredError", "py_str", "mx_real_t", "data_dir", "data_dir_default"]
+           "NotSupportedForSparseNDArray", "DeferredError", "py_str", "NDArrayHandle", "c_str", "check_call",
+           "mx_real_t", "data_dir", "data_dir_default"]
 
 
 class MXNetError(RuntimeError):
@@ -189,3 +190,96 @@ def dtype_from_flag(flag: int) -> str:
         return _FLAG_TO_NAME[flag]
     except KeyError:
         raise MXNetError(f"unknown MXNet type flag {flag}; known: {sorted(_FLAG_TO_NAME)}") from None
+
+
+# ---- MXNet's C handles ---------------------------------------------------------------------------
+# MXNet code hands arrays to and from libmxnet as ctypes handles: a monitor callback receives
+# one (``NDArray(ctypes.cast(arr, NDArrayHandle), writable=False)``), DLPack interop goes through
+# ``_LIB.MXNDArrayFromDLPack``. hybridnet has no C library; a handle here is the number under which
+# a torch tensor is registered (an NDArray's ``_as_parameter_`` registers its tensor, so ctypes
+# accepts the array itself), and ``NDArray(handle)`` finds the tensor again.
+import ctypes  # noqa: E402
+import weakref  # noqa: E402
+
+NDArrayHandle = ctypes.c_void_p
+SymbolHandle = ctypes.c_void_p
+ExecutorHandle = ctypes.c_void_p
+KVStoreHandle = ctypes.c_void_p
+CachedOpHandle = ctypes.c_void_p
+
+_HANDLE_VIEWS: "dict[int, weakref.ref]" = {}  # handle -> tensor owned elsewhere (an NDArray's)
+_HANDLE_OWNED: "dict[int, torch.Tensor]" = {}  # handle -> tensor only the handle keeps alive
+
+
+def tensor_handle(t: torch.Tensor) -> int:
+    """The handle (a nonzero int) of tensor ``t``, registered for ``tensor_from_handle``."""
+    key = id(t)
+
+    def _forget(ref: "weakref.ref", key: int = key) -> None:
+        if _HANDLE_VIEWS.get(key) is ref:
+            del _HANDLE_VIEWS[key]
+    _HANDLE_VIEWS[key] = weakref.ref(t, _forget)
+    return key
+
+
+def _owned_handle(t: torch.Tensor) -> int:
+    _HANDLE_OWNED[id(t)] = t
+    return id(t)
+
+
+def tensor_from_handle(handle: Any) -> torch.Tensor:
+    """The tensor behind an MXNet-style handle (a ctypes ``c_void_p``, or its integer value)."""
+    value = handle.value if isinstance(handle, ctypes.c_void_p) else handle
+    if isinstance(value, int):
+        t = _HANDLE_OWNED.pop(value, None)
+        if t is not None:
+            _HANDLE_VIEWS[value] = weakref.ref(t)
+            return t
+        ref = _HANDLE_VIEWS.get(value)
+        t = ref() if ref is not None else None
+        if t is not None:
+            return t
+    raise MXNetError(f"NDArray(handle): {handle!r} is not the handle of a live array (hybridnet "
+                     f"knows only handles it gave out: ctypes.cast(arr, NDArrayHandle) of an NDArray)")
+
+
+def c_str(string: str) -> ctypes.c_char_p:
+    """A Python string as a C string (MXNet's ``c_str``)."""
+    return ctypes.c_char_p(string.encode("utf-8"))
+
+
+def c_array(ctype: Any, values: Any) -> Any:
+    """A ctypes array of ``ctype`` holding ``values`` (MXNet's ``c_array``)."""
+    return (ctype * len(values))(*values)
+
+
+def check_call(ret: int) -> None:
+    """Raise for a nonzero status of a ``_LIB`` call (MXNet's ``check_call``)."""
+    if ret != 0:
+        raise MXNetError(f"C API call failed with status {ret}")
+
+
+class _CApi:
+    """The few libmxnet C functions MXNet-era Python code calls itself (``mxnet.base._LIB``); any
+    other name raises MXNetError saying hybridnet has no C library."""
+
+    @staticmethod
+    def MXNDArrayFromDLPack(dlpack: Any, out: Any) -> int:
+        """An array over a DLManagedTensor (its address): the tensor takes ownership."""
+        ptr = dlpack.value if isinstance(dlpack, ctypes.c_void_p) else int(dlpack)
+        capsule = ctypes.pythonapi.PyCapsule_New(ctypes.c_void_p(ptr), b"dltensor", None)
+        t = torch.utils.dlpack.from_dlpack(capsule)
+        target = getattr(out, "_obj", out)  # ctypes.byref(handle) or the handle itself
+        target.value = _owned_handle(t)
+        return 0
+
+    def __getattr__(self, name: str) -> Any:
+        raise MXNetError(f"_LIB.{name}: hybridnet has no libmxnet C library; only "
+                         f"MXNDArrayFromDLPack is offered (use the Python API instead)")
+
+
+_LIB = _CApi()
+# MXNet declares these prototypes when it is imported, and MXNet-era code calls them relying on
+# it (a capsule's pointer must not be cut to a C int)
+ctypes.pythonapi.PyCapsule_New.restype = ctypes.py_object
+ctypes.pythonapi.PyCapsule_GetPointer.restype = ctypes.c_void_p

@@ -11,12 +11,14 @@ The legacy ``PythonOp``/``NumpyOp``/``NDArrayOp`` interfaces run as Custom nodes
 from __future__ import annotations
 
 import collections
+import ctypes
 from typing import Any, Callable, Sequence
 
 import torch
 
 from . import autograd as _autograd
 from .base import MXNetError
+from .base import NDArrayHandle, c_str, py_str
 from .context import Context
 from .ndarray.ndarray import NDArray
 from .ops import custom as _custom
@@ -24,7 +26,10 @@ from .ops import registry as _registry
 from .symbol.symbol import Symbol
 
 __all__ = ["CustomOp", "CustomOpProp", "register", "get_all_registered_operators",
-           "get_operator_arguments", "OperatorArguments", "PythonOp", "NumpyOp", "NDArrayOp"]
+           "get_operator_arguments", "OperatorArguments", "PythonOp", "NumpyOp", "NDArrayOp",
+           # MXNet's mx.operator has no __all__: `from mxnet.operator import *` also brings these,
+           # and MXNet-era code (its own operator tests' monitor callbacks) uses them so
+           "ctypes", "NDArrayHandle", "NDArray", "c_str", "py_str"]
 
 
 class CustomOp:

@@ -199,3 +199,56 @@ def test_backward_with_a_larger_head_gradient_reads_its_first_elements():
         y = x * 2
     with pytest.raises(MXNetError, match="head gradient 0 has shape"):
         y.backward(mx.nd.array([1.0, 2.0]))  # too small: nothing to read
+
+
+# ---- C handles (mxnet.base) ---------------------------------------------------------------------
+def test_ndarray_handle_round_trip_and_dlpack_through_lib():
+    import ctypes
+    from hybridnet.base import _LIB, NDArrayHandle, c_str, check_call
+    x = mx.nd.array([[1.0, 2.0], [3.0, 4.0]])
+    h = ctypes.cast(x, NDArrayHandle)  # an NDArray passes as a C handle
+    y = mx.nd.NDArray(h, writable=False)
+    y[0, 0] = 9.0  # same memory
+    assert x.asnumpy()[0, 0] == 9.0
+    with pytest.raises(MXNetError, match="handle"):
+        mx.nd.NDArray(NDArrayHandle(12345))
+    # MXNet 1.x's own from_dlpack, written against the C API (test_dlpack.py)
+    capsule = mx.nd.to_dlpack_for_read(x)
+    pyobj = ctypes.py_object(capsule)
+    assert ctypes.pythonapi.PyCapsule_IsValid(pyobj, c_str("dltensor"))
+    ptr = ctypes.c_void_p(ctypes.pythonapi.PyCapsule_GetPointer(pyobj, c_str("dltensor")))
+    handle = NDArrayHandle()
+    check_call(_LIB.MXNDArrayFromDLPack(ptr, ctypes.byref(handle)))
+    ctypes.pythonapi.PyCapsule_SetName(pyobj, c_str("used_dltensor"))
+    ctypes.pythonapi.PyCapsule_SetDestructor(pyobj, None)
+    z = mx.nd.NDArray(handle=handle)
+    np.testing.assert_array_equal(z.asnumpy(), x.asnumpy())
+    with pytest.raises(MXNetError, match="no libmxnet"):
+        _LIB.MXNDArrayCreate
+
+
+def test_reshaped_module_keeps_the_monitor_callback():
+    import ctypes
+    from hybridnet.base import NDArrayHandle
+    seen = {}
+
+    def callback(name, arr):
+        arr = mx.nd.NDArray(ctypes.cast(arr, NDArrayHandle), writable=False)
+        seen[name] = arr.shape
+
+    data = mx.sym.Variable("data", shape=(1, 3, 10, 10))
+    sym = mx.sym.Convolution(data, kernel=(1, 1), num_filter=1, name="conv")
+    mod = mx.module.Module(symbol=sym, label_names=None)
+    mod.bind(for_training=False, data_shapes=[("data", (1, 3, 10, 10))])
+    mod.init_params()
+    mod._exec_group.execs[0].set_monitor_callback(callback, monitor_all=True)
+    batch = next(iter(mx.io.NDArrayIter(data=mx.nd.ones((1, 3, 10, 14)), batch_size=1)))
+    mod.forward(batch, is_train=False)  # a new input shape: the module reshapes its executors
+    assert seen["conv_output"] == (1, 1, 10, 14) and "conv_weight" in seen
+
+
+def test_operator_star_import_has_mxnet_names():
+    ns: dict = {}
+    exec("from hybridnet.operator import *", ns)  # noqa: S102 - MXNet's tests do exactly this
+    for name in ("ctypes", "NDArrayHandle", "NDArray", "c_str", "py_str", "CustomOp"):
+        assert name in ns

@@ -246,7 +246,10 @@ class DataParallelExecutorGroup:
             lshapes = (self._sliced_shape(label_shapes, i, self.label_layouts)
                        if label_shapes is not None else [])
             like = old[i] if reshape else (shared_group.execs[i] if shared_group is not None else None)
-            self.execs.append(self._bind_ith_exec(i, dshapes, lshapes, like, share_all=reshape))
+            ex = self._bind_ith_exec(i, dshapes, lshapes, like, share_all=reshape)
+            if reshape and like is not None:  # MXNet's reshaped executors keep the monitor callback
+                ex._monitor = like._monitor
+            self.execs.append(ex)
         self.data_shapes = list(data_shapes)
         self.label_shapes = list(label_shapes) if label_shapes is not None else None
         self.data_names = [d.name for d in self.data_shapes]

@@ -17,6 +17,7 @@ Not in MXNet, ours: ``nd.from_torch(t)`` and ``x.to_torch()`` share memory with 
 """
 from __future__ import annotations
 
+import ctypes as _ctypes
 import operator as _operator
 import threading
 import warnings
@@ -27,7 +28,8 @@ import numpy as np
 import torch
 
 from .. import autograd_engine as _ag
-from ..base import DeferredError, MXNetError, ShapeError, dtype_name, dtype_np, dtype_torch, numeric_types
+from ..base import (DeferredError, MXNetError, ShapeError, dtype_name, dtype_np, dtype_torch, numeric_types,
+                    tensor_from_handle, tensor_handle)
 from ..context import Context, current_context
 from ..ops import registry as _reg
 from ..ops.registry import OpDef
@@ -588,8 +590,18 @@ class NDArray:
     __array_priority__ = 1000.0
     _numpy_indexing = False  # mx.np.ndarray: NumPy's indexing rules where they differ (see _convert_key)
 
-    def __init__(self, data: torch.Tensor):
+    def __init__(self, data: Any = None, writable: bool = True, handle: Any = None):
+        if data.__class__ is not _Tensor:
+            if data is None or isinstance(data, (_ctypes.c_void_p, int)):
+                # MXNet's NDArray(handle, writable=...): an array a handle was given out for
+                data = tensor_from_handle(handle if data is None else data)
         self._t = data
+
+    @property
+    def _as_parameter_(self) -> int:
+        """The array as a C handle (``ctypes.cast(arr, NDArrayHandle)``, as MXNet code does with
+        the arrays its monitor callbacks receive); ``NDArray(handle)`` gives it back."""
+        return tensor_handle(self._t)
 
     # -- properties -----------------------------------------------------------------------
     @property
