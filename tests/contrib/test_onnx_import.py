@@ -532,13 +532,45 @@ def test_torch_transformer_encoder(rt, tmp_path, opset):
         np.testing.assert_allclose(got[0], net(tok).numpy(), rtol=RTOL, atol=1e-5)
 
 
-def test_dynamic_shapes_are_named(rt, tmp_path):
+@pytest.mark.parametrize("which", ["conv", "rnn", "encoder"])
+def test_torch_dynamic_axes(rt, tmp_path, which):
+    """dynamic_axes exports: Shape subgraphs fold into symbolic sizes, Reshape targets become
+    0/-1 codes, ConstantOfShape and x[:t] are built from tensors carrying the run-time dims; one
+    import serves every batch size and sequence length."""
     torch = pytest.importorskip("torch")
-    tok = torch.randint(1, 20, (2, 5))
-    path = _torch_export(tmp_path, _torch_encoder(), (tok,), "encdyn", input_names=["tok"],
-                         opset_version=17, dynamic_axes={"tok": {0: "batch"}})
-    assert onnx_mxnet.get_model_metadata(path)["input_tensor_data"] == [("tok", (0, 5), 7)]
-    with pytest.raises(MXNetError, match=r"static shape of 'tok'.*fixed input shapes"):
+    if which == "conv":
+        net, make, axes = _torch_conv_net(), (lambda b, t: torch.randn(b, 3, 16, 16)), {0: "batch"}
+    elif which == "rnn":
+        net, make, axes = _torch_rnn_net(), (lambda b, t: torch.randn(b, t, 6)), {0: "batch", 1: "time"}
+    else:
+        net, make, axes = _torch_encoder(), (lambda b, t: torch.randint(1, 20, (b, t))), {0: "batch", 1: "time"}
+    path = _torch_export(tmp_path, net, (make(2, 5),), f"dyn_{which}", input_names=["x"],
+                         dynamic_axes={"x": axes}, opset_version=17)
+    meta = onnx_mxnet.get_model_metadata(path)["input_tensor_data"][0]
+    assert meta[1][0] == 0 and (meta[1][1] == 0) == (1 in axes)
+    for b, t in ((1, 5), (3, 5), (2, 7)):
+        if t != 5 and 1 not in axes:
+            continue
+        x = make(b, t)
+        got = _import_and_compare(rt, path, {"x": x.numpy()}, f"torch {which} dynamic {b}x{t}")
+        with torch.no_grad():
+            want = net(x)
+        for g, w in zip(got, want if isinstance(want, tuple) else (want,)):
+            np.testing.assert_allclose(g, w.numpy(), rtol=RTOL, atol=ATOL)
+
+
+def test_run_time_sizes_the_import_cannot_fold_are_named(rt, tmp_path):
+    from onnx import TensorProto, helper
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+             helper.make_node("Range", ["zero", "n", "one"], ["r"], name="range"),
+             helper.make_node("Cast", ["r"], ["y"], to=TensorProto.FLOAT)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              initializer=[helper.make_tensor("zero", TensorProto.INT64, [], [0]),
+                                           helper.make_tensor("one", TensorProto.INT64, [], [1])])
+    path = _write(tmp_path, "range.onnx", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    with pytest.raises(MXNetError, match=r"node 'range' \(Range\): the dimension n is known only at run time"):
         onnx_mxnet.import_model(path)
 
 

@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from ....symbol.symbol import Symbol
-from ._tensors import MAX_TENSOR_ELEMENTS, np_dtype, tensor_to_array
+from ._tensors import MAX_TENSOR_ELEMENTS, Dim, np_dtype, tensor_to_array
 
 __all__ = ["CONVERT_MAP"]
 
@@ -204,6 +204,8 @@ _LOGICAL = ("And", "Or", "Xor")
 
 
 def _np_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype == object or b.dtype == object:   # sizes (some known at run time only)
+        return np.asarray(a // b)
     if np.issubdtype(a.dtype, np.integer):
         return np.trunc(a / b).astype(a.dtype)   # ONNX integer Div truncates
     return np.divide(a, b).astype(a.dtype)
@@ -230,7 +232,7 @@ def _binary(g: Any, node: Any) -> list:
         if node.op_type == "Mean":
             out = out / len(vals)
         dt = bool if node.op_type in ("Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual") + _LOGICAL \
-            else vals[0].dtype
+            else (object if np.asarray(out).dtype == object else vals[0].dtype)
         return [np.asarray(out).astype(dt)]
     if node.op_type == "Mod" and node.attrs.int("fmod", 0):
         raise node.error("Mod with fmod=1 (C fmod) is not supported on graph tensors")
@@ -642,9 +644,14 @@ def _constant(g: Any, node: Any) -> list:
 
 @_reg("Shape")
 def _shape(g: Any, node: Any) -> list:
-    shape = g.shape(node.input(0), node)
+    shape = g.sym_shape(node.input(0))
+    if shape is None:
+        raise node.error(f"needs the rank of {node.input(0)!r} at import")
     start, end = node.attrs.int("start", 0), node.attrs.int("end", None)
-    return [np.asarray(shape[slice(start, end)], dtype=np.int64)]
+    part = shape[slice(start, end)]
+    if all(isinstance(d, int) for d in part):
+        return [np.asarray(part, dtype=np.int64)]
+    return [np.asarray(list(part) + [None], dtype=object)[:-1]]   # run-time dims stay symbolic
 
 
 @_reg("Size")
@@ -654,14 +661,32 @@ def _size(g: Any, node: Any) -> list:
 
 @_reg("ConstantOfShape")
 def _constant_of_shape(g: Any, node: Any) -> list:
-    shape = _checked_size(node, [int(d) for d in _need_const(g, node, 0, "shape").reshape(-1)])
+    raw = _need_const(g, node, 0, "shape").reshape(-1)
     v = node.attrs.tensor("value")
+    val = np.zeros(1, dtype=np.float32)
     if v is not None:
         val = tensor_to_array(v, f"{node.where}: node {node.name!r}")
         if val.size != 1:
             raise node.error("value must hold one element")
-        return [np.full(shape, val.reshape(-1)[0], dtype=val.dtype)]
-    return [np.zeros(shape, dtype=np.float32)]
+    fill = val.reshape(-1)[0]
+    if raw.dtype == object:   # sizes known at run time: zeros built from tensors carrying them
+        r = len(raw)
+        acc = None
+        for i, d in enumerate(raw):
+            if isinstance(d, Dim):
+                v = g.dim_vector(d, r, i, node)
+                acc = v if acc is None else g.op("broadcast_add", [acc, v], f"{node.name}_acc{i}")
+        assert acc is not None
+        static = tuple(0 if isinstance(d, Dim) else int(d) for d in raw)
+        _checked_size(node, [max(d, 1) for d in static])
+        y = g.op("broadcast_to", [acc], node.name + "_full", shape=static) if any(static) else acc
+        if g.dtype_of_sym(y) != val.dtype:
+            y = g.op("Cast", [y], node.name + "_cast", dtype=val.dtype.name)
+        if fill == 0:
+            return [y]
+        return [g.op("_plus_scalar", [y], node.name, scalar=float(fill))]
+    shape = _checked_size(node, [int(d) for d in raw])
+    return [np.full(shape, fill, dtype=val.dtype)]
 
 
 @_reg("Range")
@@ -684,8 +709,37 @@ def _cast(g: Any, node: Any) -> list:
         dt = g.dtype(node.input(1))
     x = node.input(0)
     if g.is_const(x):
-        return [g.const(x).astype(dt)]
+        c = g.const(x)
+        if c.dtype == object and dt.kind in "iu":   # sizes known at run time stay symbolic
+            return [c]
+        return [c.astype(dt)]
     return [g.op("Cast", [g.sym(x, node)], node.name, dtype=dt.name)]
+
+
+def _dim_or_int(v: Any) -> Any:
+    """An int, or the ``Dim`` a folded size known only at run time is."""
+    return v if isinstance(v, Dim) else int(v)
+
+
+def _dynamic_target(g: Any, node: Any, raw: np.ndarray) -> tuple:
+    """A Reshape target holding run-time dims: one equal to the input's dim at its position is
+    copied (0); one other becomes -1."""
+    src = g.sym_shape(node.input(0)) or ()
+    out, free = [], 0
+    for i, d in enumerate(raw):
+        if isinstance(d, Dim):
+            if i < len(src) and isinstance(src[i], Dim) and src[i] == d:
+                out.append(0)
+                continue
+            free += 1
+            out.append(-1)
+        else:
+            out.append(int(d))
+            free += int(d) == -1
+    if free > 1:
+        raise node.error(f"cannot reshape {src} to {raw.tolist()}: more than one size known only at "
+                         f"run time; export the model with fixed sizes")
+    return tuple(out)
 
 
 @_reg("Reshape")
@@ -693,7 +747,8 @@ def _reshape(g: Any, node: Any) -> list:
     if g.opset_version < 5:
         target = node.attrs.ints("shape")
     else:
-        target = tuple(int(d) for d in _need_const(g, node, 1, "shape").reshape(-1))
+        raw = _need_const(g, node, 1, "shape").reshape(-1)
+        target = tuple(int(d) for d in raw) if raw.dtype != object else _dynamic_target(g, node, raw)
     x = node.input(0)
     allowzero = node.attrs.int("allowzero", 0)
     if allowzero and 0 in target:
@@ -825,8 +880,8 @@ def _slice(g: Any, node: Any) -> list:
         axes = node.attrs.ints("axes", None)
         steps = None
     else:
-        starts = tuple(int(v) for v in _need_const(g, node, 1, "starts").reshape(-1))
-        ends = tuple(int(v) for v in _need_const(g, node, 2, "ends").reshape(-1))
+        starts = tuple(_dim_or_int(v) for v in _need_const(g, node, 1, "starts").reshape(-1))
+        ends = tuple(_dim_or_int(v) for v in _need_const(g, node, 2, "ends").reshape(-1))
         c = _opt_const(g, node, 3, "axes")
         axes = tuple(int(v) for v in c.reshape(-1)) if c is not None else None
         c = _opt_const(g, node, 4, "steps")
@@ -834,6 +889,21 @@ def _slice(g: Any, node: Any) -> list:
     x = node.input(0)
     rank = g.rank(x, node)
     axes = tuple(range(len(starts))) if axes is None else axes
+    like: list = []   # (axis, dim): x[..., :dim] for a size known only at run time
+    if any(isinstance(e, Dim) for e in ends):
+        if g.opset_version < 10 or len(axes) != len(ends):
+            raise node.error("a run-time end needs axes")
+        keep = []
+        for k, (st, e, a, step) in enumerate(zip(starts, ends, axes, steps or (1,) * len(ends))):
+            if isinstance(e, Dim):
+                if isinstance(st, Dim) or int(st) != 0 or int(step) != 1:
+                    raise node.error("a run-time end is supported only with start 0 and step 1")
+                like.append((_ax(int(a), rank, node), e))
+            else:
+                keep.append(k)
+        starts, ends, axes = (tuple(starts[k] for k in keep), tuple(ends[k] for k in keep),
+                              tuple(axes[k] for k in keep))
+        steps = tuple(steps[k] for k in keep) if steps is not None else None
     steps = (1,) * len(starts) if steps is None else steps
     if not len(starts) == len(ends) == len(axes) == len(steps):
         raise node.error("starts, ends, axes and steps differ in length")
@@ -852,10 +922,17 @@ def _slice(g: Any, node: Any) -> list:
             if st < 0 and e2 < 0:
                 e2 = None
         sl[a] = slice(s2, e2, st)
-    if g.is_const(x):
+    if g.is_const(x) and not like:
         return [np.ascontiguousarray(g.const(x)[tuple(sl)])]
-    return [g.op("slice", [g.sym(x, node)], node.name, begin=tuple(s.start for s in sl),
-                 end=tuple(s.stop for s in sl), step=tuple(s.step for s in sl))]
+    y = g.sym(x, node)
+    if any(sv != slice(None) for sv in sl):
+        y = g.op("slice", [y], node.name if not like else node.name + "_static",
+                 begin=tuple(sv.start for sv in sl), end=tuple(sv.stop for sv in sl),
+                 step=tuple(sv.step for sv in sl))
+    for k, (a, d) in enumerate(like):
+        ref = g.dim_vector(d, rank, a, node)
+        y = g.op("slice_like", [y, ref], node.name if k == len(like) - 1 else f"{node.name}_like{k}", axes=(a,))
+    return [y]
 
 
 @_reg("Gather")
@@ -896,8 +973,14 @@ def _gather_nd(g: Any, node: Any) -> list:
 
 @_reg("Expand")
 def _expand(g: Any, node: Any) -> list:
-    target = tuple(int(d) for d in _need_const(g, node, 1, "shape").reshape(-1))
+    raw = _need_const(g, node, 1, "shape").reshape(-1)
     x = node.input(0)
+    if raw.dtype == object:   # a run-time dim equal to the input's own dim there: kept
+        src = g.sym_shape(x) or ()
+        off = len(raw) - len(src)
+        raw = np.asarray([1 if isinstance(d, Dim) and 0 <= i - off < len(src) and src[i - off] == d else d
+                          for i, d in enumerate(raw)] + [None], dtype=object)[:-1]
+    target = tuple(int(d) for d in raw)
     if g.is_const(x):
         full = _checked_size(node, _broadcast(node, [g.const(x).shape, target]))
         return [np.ascontiguousarray(np.broadcast_to(g.const(x), full))]

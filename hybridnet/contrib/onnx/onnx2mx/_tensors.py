@@ -97,3 +97,76 @@ def _external_bytes(t: Any, what: str, base: Optional[str], nbytes: int) -> byte
     with open(path, "rb") as f:
         f.seek(offset)
         return f.read(length)
+
+
+class DynamicDimError(MXNetError):
+    """A dimension known only at run time was needed as a number at import."""
+
+
+class Dim:
+    """A dimension known only at run time, inside folded shape arithmetic: ``name`` is an ONNX
+    ``dim_param`` (or ``input:axis``) that it equals, None for a derived size (``batch * 5``)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: Optional[str]) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name if self.name is not None else "?"
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, Dim) and self.name is not None and other.name == self.name
+
+    def __ne__(self, other: Any) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(("Dim", self.name))
+
+    def _derived(self, other: Any, neutral: int) -> "Dim":
+        return self if isinstance(other, (int, np.integer)) and int(other) == neutral else Dim(None)
+
+    def __add__(self, o: Any) -> "Dim":
+        return self._derived(o, 0)
+
+    __radd__ = __add__
+
+    def __sub__(self, o: Any) -> "Dim":
+        return self._derived(o, 0)
+
+    def __rsub__(self, o: Any) -> "Dim":
+        return Dim(None)
+
+    def __mul__(self, o: Any) -> "Dim":
+        return self._derived(o, 1)
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, o: Any) -> "Dim":
+        return self._derived(o, 1)
+
+    __truediv__ = __floordiv__
+
+    def __rfloordiv__(self, o: Any) -> "Dim":
+        return Dim(None)
+
+    __rtruediv__ = __rfloordiv__
+
+    def __neg__(self) -> "Dim":
+        return Dim(None)
+
+    def _number(self) -> int:
+        raise DynamicDimError(f"the dimension {self!r} is known only at run time")
+
+    def __int__(self) -> int:
+        return self._number()
+
+    def __index__(self) -> int:
+        return self._number()
+
+    def __float__(self) -> float:
+        return float(self._number())
+
+    def __bool__(self) -> bool:
+        return True      # a size, never zero

@@ -18,14 +18,15 @@ from __future__ import annotations
 import builtins
 import os
 import re
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from ....base import MXNetError
 from ....symbol import symbol as _symbol
 from ....symbol.symbol import Symbol, sym_invoke
-from ._tensors import MAX_FILE_BYTES, MAX_TENSOR_ELEMENTS, OPSET_RANGE, np_dtype, tensor_to_array
+from ._tensors import (MAX_FILE_BYTES, MAX_TENSOR_ELEMENTS, OPSET_RANGE, Dim, DynamicDimError, np_dtype,
+                       tensor_to_array)
 
 __all__ = ["GraphProto", "load_model_proto", "OPSET_RANGE", "MAX_TENSOR_ELEMENTS"]
 
@@ -175,14 +176,15 @@ class OnnxNode:
 
 # ---- tensors ---------------------------------------------------------------------------------
 def _value_info_shape(vi: Any) -> tuple:
-    """(shape with None for unknown dims, elem_type) of a graph input/output."""
+    """(shape, elem_type) of a graph input: a dim known only at run time is a ``Dim`` named by
+    its ``dim_param`` (dims sharing one are equal), else by ``input:axis``."""
     tt = vi.type.tensor_type
     if not vi.type.HasField("tensor_type"):
         return None, 0
     if not tt.HasField("shape"):
         return None, int(tt.elem_type)
-    dims = tuple(int(d.dim_value) if d.HasField("dim_value") and d.dim_value > 0 else None
-                 for d in tt.shape.dim)
+    dims = tuple(int(d.dim_value) if d.HasField("dim_value") and d.dim_value > 0
+                 else Dim(d.dim_param or f"{vi.name}:{k}") for k, d in enumerate(tt.shape.dim))
     return dims, int(tt.elem_type)
 
 
@@ -242,6 +244,9 @@ class GraphProto:
         if t in self._nodes:
             return self._nodes[t]
         if t in self._params:
+            if self._params[t].dtype == object:
+                raise DynamicDimError(f"{t!r} holds sizes known only at run time "
+                                      f"({self._params[t].tolist()}) and cannot be a graph input")
             v = self._const_var.get(t)
             if v is None:
                 v = self.param(self._params[t], t, exact=t not in self._param_vars)
@@ -259,19 +264,28 @@ class GraphProto:
     def _infer_node(self, node: Any) -> None:
         """Infer one node's outputs from its inputs' cached facts (a one-node graph, so the
         import stays linear in the graph size). Dims known only at run time are inferred with
-        two probe sizes: an output dim is static when both give the same size."""
+        two sets of probe sizes, one pair per named dim: an output dim is static when both runs
+        agree, the named dim when it reads that dim's probes, else an unnamed run-time dim."""
         from ....compiler.infer import infer_graph
         from ....ir.graph import Graph, Node
         in_facts = [self._shape_cache.get((id(src), k), (None, None)) for src, k in node.inputs]
-        dynamic = any(shp is not None and None in shp for shp, _ in in_facts)
+        names: dict = {}
+        for shp, _ in in_facts:
+            for d in shp or ():
+                if isinstance(d, Dim) and d.name is not None:
+                    names.setdefault(d.name, len(names))
+        dynamic = any(isinstance(d, Dim) for shp, _ in in_facts for d in shp or ())
         ins = [(Node(None, f"in{j}"), 0) for j in range(len(in_facts))]
         tmp = Node(node.op, node.name, dict(node.attrs), ins, node.subgraphs)
         n_out = tmp.num_outputs()
         graph = Graph([(tmp, k) for k in range(n_out)])
         dtypes = {f"in{j}": dt for j, (_, dt) in enumerate(in_facts) if dt is not None}
 
-        def run(probe: int) -> Optional[tuple]:
-            shapes = {f"in{j}": tuple(probe if d is None else d for d in shp)
+        def run(probe: Callable[[int], int]) -> Optional[tuple]:
+            fresh = iter(range(len(names), 10 ** 6))
+            shapes = {f"in{j}": tuple(d if isinstance(d, int) else
+                                      probe(names[d.name] if d.name is not None else next(fresh))
+                                      for d in shp)
                       for j, (shp, _) in enumerate(in_facts) if shp is not None}
             try:
                 res = infer_graph(graph, shapes, dtypes)
@@ -279,8 +293,15 @@ class GraphProto:
                 return None
             return res.out_shapes.get(id(tmp)) or [], res.out_dtypes.get(id(tmp)) or []
 
-        first = run(7)
-        second = run(11) if dynamic and first is not None else first
+        # large probes first (no size in the model equals them); small ones when a run-time
+        # size must stay small (x[:t] of a constant of 32 rows)
+        for p1, p2 in ((lambda i: 1009 + 61 * i, lambda i: 2003 + 67 * i),
+                       (lambda i: 5 + i, lambda i: 7 + 3 * i)):
+            first = run(p1)
+            second = run(p2) if dynamic and first is not None else first
+            if first is not None and second is not None:
+                break
+        by_probe = {(p1(i), p2(i)): n for n, i in names.items()}
         for k in range(n_out):
             part, dt = None, None
             if first is not None and second is not None:
@@ -288,7 +309,8 @@ class GraphProto:
                 s2 = second[0][k] if k < len(second[0]) else None
                 if s1 is not None and s2 is not None and len(s1) == len(s2) and \
                         all(d is not None and d >= 0 for d in tuple(s1) + tuple(s2)):
-                    part = tuple(int(a) if a == b else None for a, b in zip(s1, s2))
+                    part = tuple(int(a) if a == b else Dim(by_probe.get((int(a), int(b))))
+                                 for a, b in zip(s1, s2))
                 dts = first[1]
                 dt = dts[k] if k < len(dts) else None
             self._shape_cache[(id(node), k)] = (part, np.dtype(dt) if dt else None)
@@ -298,6 +320,9 @@ class GraphProto:
             a = self._params[t]
             return a.shape, a.dtype
         node, k = self.sym(t)._entries[0]
+        return self._entry_facts(node, k)
+
+    def _entry_facts(self, node: Any, k: int) -> tuple:
         if (id(node), k) not in self._shape_cache:
             # the uncached ancestors, inputs first (iterative: graphs can be deep)
             order, stack, seen = [], [(node, False)], set()
@@ -321,7 +346,7 @@ class GraphProto:
     def shape(self, t: str, node: OnnxNode) -> tuple:
         """The static shape of tensor ``t`` (MXNetError when it is not known at import)."""
         shp = self._facts(t)[0]
-        if shp is None or None in shp:
+        if shp is None or not all(isinstance(d, int) for d in shp):
             raise node.error(f"needs the static shape of {t!r}, which is not known at import (the "
                              f"model has dynamic dimensions); export it with fixed input shapes")
         return tuple(shp)
@@ -329,18 +354,55 @@ class GraphProto:
     def maybe_shape(self, t: str) -> Optional[tuple]:
         """The static shape of ``t``, None unless every dim is known."""
         shp = self._facts(t)[0]
-        return None if shp is None or None in shp else tuple(shp)
+        return None if shp is None or not all(isinstance(d, int) for d in shp) else tuple(shp)
 
     def partial_shape(self, t: str) -> Optional[tuple]:
         """The shape of ``t`` with None for dims known only at run time (None: rank unknown)."""
         shp = self._facts(t)[0]
+        return None if shp is None else tuple(d if isinstance(d, int) else None for d in shp)
+
+    def sym_shape(self, t: str) -> Optional[tuple]:
+        """The shape of ``t`` with a ``Dim`` for each dim known only at run time."""
+        shp = self._facts(t)[0]
         return None if shp is None else tuple(shp)
+
+    def find_dim(self, d: Any) -> Optional[tuple]:
+        """(tensor, axis) of the latest graph tensor (of the last 256) with run-time dim ``d``."""
+        if not isinstance(d, Dim) or d.name is None:
+            return None
+        for t in list(self._nodes)[-256:][::-1]:
+            shp = self._facts(t)[0]
+            for axis, e in enumerate(shp or ()):
+                if isinstance(e, Dim) and e == d:
+                    return t, axis
+        return None
+
+    def dim_vector(self, d: Any, rank: int, at: int, node: OnnxNode) -> Symbol:
+        """Zeros of shape (1, .., d, .., 1) (``d`` at ``at`` of ``rank``), made from a graph tensor
+        that has the run-time dim ``d``."""
+        found = self.find_dim(d)
+        if found is None:
+            raise node.error(f"needs a size known only at run time ({d!r}) that no earlier graph "
+                             f"tensor carries; export the model with fixed sizes")
+        t, axis = found
+        y = self.sym(t)
+        for a, e in enumerate(self._facts(t)[0] or ()):
+            if a != axis:
+                y = self.op("slice_axis", [y], f"{node.name}_{d!r}_s{a}", axis=a, begin=0, end=1)
+        y = self.op("zeros_like", [y], f"{node.name}_{d!r}_z")
+        return self.op("Reshape", [y], f"{node.name}_{d!r}_v", shape=(1,) * at + (-1,) + (1,) * (rank - at - 1))
 
     def rank(self, t: str, node: OnnxNode) -> int:
         shp = self._facts(t)[0]
         if shp is None:
             raise node.error(f"needs the rank of {t!r}, which is not known at import")
         return len(shp)
+
+    def dtype_of_sym(self, s: Symbol) -> np.dtype:
+        """The dtype of a Symbol made during a translation."""
+        node, k = s._entries[0]
+        dt = self._entry_facts(node, k)[1]
+        return np.dtype(dt) if dt is not None else np.dtype(np.float32)
 
     def dtype(self, t: str) -> np.dtype:
         dt = self._facts(t)[1]
@@ -368,7 +430,7 @@ class GraphProto:
                                  f"(sequences, maps and optionals are not supported)")
             shape, elem = _value_info_shape(i)
             dt = np_dtype(elem, f"{self.where}: input {i.name!r}") if elem else np.dtype(np.float32)
-            known = shape is not None and all(d is not None for d in shape)
+            known = shape is not None and all(isinstance(d, int) for d in shape)
             self._names.add(i.name)
             self._nodes[i.name] = _symbol.var(i.name, shape=shape if known else None, dtype=dt)
             self._var_shapes[i.name] = tuple(shape) if shape is not None else None  # None: dynamic
@@ -391,6 +453,9 @@ class GraphProto:
                                   f"not in topological order, or truncated)")
             try:
                 outs = handler(self, n)
+            except DynamicDimError as e:
+                raise n.error(f"{e}; hybridnet folds shape arithmetic at import, so export the model "
+                              f"with fixed sizes for these dims") from None
             except MXNetError:
                 raise
             except (ValueError, TypeError, IndexError, KeyError, ArithmeticError, RuntimeError) as e:
