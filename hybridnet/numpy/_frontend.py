@@ -775,18 +775,16 @@ class Frontend:
             """``np.random.lognormal``: ``exp`` of normal samples."""
             return fe.call("_npi_exp", (normal(mean, sigma, size, dtype, ctx),), {}, out)
 
-        def beta(a: float, b: float, size: Any = None, dtype: Any = None, ctx: Any = None) -> Any:
-            """``np.random.beta``: X / (X + Y) of gamma(a) and gamma(b) samples."""
-            x = fe.call("_npi_gamma", (), {"shape": float(a), "scale": 1.0, "size": _size(size),
-                                           "dtype": dtype or fe.default_float(), **fe._ctx(ctx)})
-            y = fe.call("_npi_gamma", (), {"shape": float(b), "scale": 1.0, "size": _size(size),
-                                           "dtype": dtype or fe.default_float(), **fe._ctx(ctx)})
+        def beta(a: Any, b: Any, size: Any = None, dtype: Any = None, ctx: Any = None) -> Any:
+            """``np.random.beta``: X / (X + Y) of gamma(a) and gamma(b) samples (scalars or arrays)."""
+            x = gamma(a, 1.0, size, dtype, ctx)
+            y = gamma(b, 1.0, size, dtype, ctx)
             return top["true_divide"](x, top["add"](x, y))
 
-        def chisquare(df: float, size: Any = None, dtype: Any = None, ctx: Any = None) -> Any:
-            """``np.random.chisquare``: gamma(df / 2, 2) samples."""
-            return fe.call("_npi_gamma", (), {"shape": float(df) / 2, "scale": 2.0, "size": _size(size),
-                                              "dtype": dtype or fe.default_float(), **fe._ctx(ctx)})
+        def chisquare(df: Any, size: Any = None, dtype: Any = None, ctx: Any = None) -> Any:
+            """``np.random.chisquare``: gamma(df / 2, 2) samples (``df`` a scalar or an array)."""
+            half = top["multiply"](df, 0.5) if fe.is_array(df) else float(df) / 2
+            return gamma(half, 2.0, size, dtype, ctx)
 
         def multivariate_normal(mean: Any, cov: Any, size: Any = None, check_valid: Any = None, tol: Any = None) -> Any:
             """``np.random.multivariate_normal``: ``mean + L @ z`` with ``L`` the Cholesky factor of

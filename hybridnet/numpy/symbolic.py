@@ -114,6 +114,14 @@ for _sub in ("random", "linalg"):
             if not hasattr(_m, _k):
                 setattr(_m, _k, _f)
     setattr(np, _sub, _m)
+for _sub in ("random", "image"):  # F.npx.random (bernoulli, uniform_n...), F.npx.image
+    _m = types.ModuleType(f"hybridnet.symbol.numpy_extension.{_sub}", f"mx.sym.npx.{_sub}")
+    for _t in (_FUNCS.get(f"npx.{_sub}", {}), _GEN.get(f"npx.{_sub}", {})):
+        for _k, _f in _t.items():
+            if not hasattr(_m, _k):
+                setattr(_m, _k, _f)
+    if not hasattr(npx, _sub):
+        setattr(npx, _sub, _m)
 _internal = types.ModuleType("hybridnet.symbol.numpy._internal", "mx.sym.np._internal")
 for _k, _f in _GEN["_internal"].items():
     setattr(_internal, _k, _f)

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from ..base import DeferredError, MXNetError, dtype_name, dtype_torch
+from ..np_semantics import is_np_shape
 from .attrs import Dtype, Shape
 from .creation import device_of
 from ._helpers import ints as sample_shape  # a shape attribute (int, list or tuple) as a tuple
@@ -33,11 +34,12 @@ _BF16 = "bfloat16"
 
 # ---- helpers ---------------------------------------------------------------------------------
 def _out_shape(op: str, shape: Any) -> tuple:
-    """Output shape of a scalar-parameter sampler; MXNet 1.x's empty shape means one sample."""
+    """Output shape of a scalar-parameter sampler; MXNet 1.x's empty shape means one sample,
+    a zero-dim array under NumPy shape semantics (``np.random.randint(5)``)."""
     s = sample_shape(shape)
     if any(d < 0 for d in s):
         raise MXNetError(f"{op}: invalid shape {shape!r}; dimensions must be non-negative")
-    return s if s else (1,)
+    return s if s or is_np_shape() else (1,)
 
 
 def _float_out(op: str, dtype: Any, default: str = "float32") -> torch.dtype:
