@@ -9,9 +9,16 @@ the node or tensor and what to do.
 
 Each ONNX node becomes registry operators through ``sym`` (``_op_translations``); constant
 inputs (initializers, ``Constant`` nodes and what is folded from them, such as ``Shape``
-subgraphs on static shapes) stay NumPy arrays until a node needs them as a graph input, where
-they become variables named after the tensor: their values are ``arg_params`` (``aux_params``
-for BatchNorm's moving statistics), as MXNet does.
+subgraphs) stay NumPy arrays until a node needs them as a graph input, where they become
+variables named after the tensor: their values are ``arg_params`` (``aux_params`` for
+BatchNorm's moving statistics), as MXNet does.
+
+Shapes are inferred node by node. A graph input's dim known only at run time (a ``dim_param``)
+is a ``Dim``: inference runs with two sets of probe sizes, one pair per named dim, so each
+output dim is static, a named Dim, or an unnamed run-time size. ``Shape`` of such a tensor
+folds to an object array holding Dims, which the shape arithmetic carries; a Reshape target
+then becomes MXNet's 0/-1 codes, and ConstantOfShape or ``x[:t]`` are built from a tensor that
+carries the dim.
 """
 from __future__ import annotations
 
@@ -458,7 +465,7 @@ class GraphProto:
                               f"with fixed sizes for these dims") from None
             except MXNetError:
                 raise
-            except (ValueError, TypeError, IndexError, KeyError, ArithmeticError, RuntimeError) as e:
+            except (ValueError, TypeError, IndexError, KeyError, AttributeError, ArithmeticError, RuntimeError) as e:
                 # inconsistent attributes or shapes that a check above did not name
                 raise n.error(f"cannot be imported ({type(e).__name__}: {e}); the node's attributes "
                               f"or input shapes are inconsistent") from None
