@@ -408,9 +408,20 @@ __all__: Sequence[str] = ["norm_axis", "as_tuple", "reduce_axes"]
     Sample((_rng.uniform(-1, 1, (3, 4)),), {"axis": 1}, ref=lambda a, axis=None, dtype=None: np.cumsum(a, axis)),
     Sample((_rng.uniform(-1, 1, (3, 4)),), {}, ref=lambda a, axis=None, dtype=None: np.cumsum(a, axis)),
     Sample((_rng.uniform(-1, 1, (2, 3)),), {"axis": -2, "dtype": "float64"},
-           ref=lambda a, axis=None, dtype=None: np.cumsum(a, axis).astype(dtype))])
+           ref=lambda a, axis=None, dtype=None: np.cumsum(a, axis).astype(dtype)),
+    Sample((np.array([True, False, True, True]),), {}, ref=lambda a, axis=None, dtype=None: np.cumsum(a),
+           grad=False)])  # bool counts in int64
 def _np_cumsum(a, *, axis: OptInt = None, dtype: Dtype = None):
     """Cumulative sum along ``axis`` (None: of the flattened array), in ``dtype`` or a's dtype."""
     x = a.reshape(-1) if axis is None else a
     dim = 0 if axis is None else norm_axis(axis, a.dim(), "cumsum")
-    return torch.cumsum(x, dim=dim, dtype=dtype_torch(dtype) if dtype is not None else x.dtype)
+    odt = dtype_torch(dtype) if dtype is not None else (torch.int64 if x.dtype == torch.bool else x.dtype)
+    if odt == torch.float16 and x.dim() and x.shape[dim] > 1:
+        # MXNet (as NumPy) adds float16 one element at a time, rounding after every step;
+        # torch would accumulate in float32 and round once
+        parts = x.to(odt).unbind(dim)
+        acc = [parts[0]]
+        for p in parts[1:]:
+            acc.append(acc[-1] + p)
+        return torch.stack(acc, dim)
+    return torch.cumsum(x, dim=dim, dtype=odt)
