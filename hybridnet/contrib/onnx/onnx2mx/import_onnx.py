@@ -422,6 +422,8 @@ class GraphProto:
         from ....ndarray import array as nd_array
         self.opset_version = int(opset_version)
         self.model_metadata = self.get_graph_metadata(graph)
+        nodes = [OnnxNode(p, k, self.where) for k, p in enumerate(graph.node)]
+        self._check_operators(nodes, graph.node, tr.CONVERT_MAP)   # before any tensor is read
         for init in graph.initializer:
             if not init.name.strip():
                 raise MXNetError(f"ONNX import: {self.where}: an initializer has no name")
@@ -443,17 +445,10 @@ class GraphProto:
             self._var_shapes[i.name] = tuple(shape) if shape is not None else None  # None: dynamic
             self._var_dtypes[i.name] = dt
         self._names.update(self._params)
-        nodes = [OnnxNode(p, k, self.where) for k, p in enumerate(graph.node)]
         for n in nodes:
             self._names.add(n.name)
-        for n, p in zip(nodes, graph.node):
-            if p.domain not in ("", "ai.onnx"):
-                raise n.error(f"operator domain {p.domain!r} is not supported (hybridnet reads the "
-                              f"default ONNX domain)")
-            handler = tr.CONVERT_MAP.get(n.op_type)
-            if handler is None:
-                raise n.error(f"operator {n.op_type} is not supported by hybridnet's ONNX import; "
-                              f"supported: {', '.join(sorted(tr.CONVERT_MAP))}")
+        for n in nodes:
+            handler = tr.CONVERT_MAP[n.op_type]
             for t in n.inputs:
                 if t and t not in self._nodes and t not in self._params:
                     raise n.error(f"input {t!r} is not produced by any earlier node (the graph is "
@@ -498,6 +493,27 @@ class GraphProto:
             elif name in args:
                 self.arg_dict[name] = nd_array(arr, dtype=arr.dtype)
         return out, self.arg_dict, self.aux_dict
+
+    @staticmethod
+    def _check_operators(nodes: list, protos: Any, convert_map: dict) -> None:
+        """Every node's domain and operator is one the import reads; the first that is not is
+        named (with how many other nodes are unsupported)."""
+        bad = []
+        for n, p in zip(nodes, protos):
+            if p.domain not in ("", "ai.onnx"):
+                bad.append(n.error(f"operator domain {p.domain!r} is not supported (hybridnet reads "
+                                   f"the default ONNX domain)"))
+            elif n.op_type not in convert_map:
+                bad.append(n)
+        if not bad:
+            return
+        first = bad[0]
+        if isinstance(first, MXNetError):
+            raise first
+        others = sorted({n.op_type for n in bad[1:] if isinstance(n, OnnxNode)} - {first.op_type})
+        also = f" (also unsupported here: {', '.join(others)})" if others else ""
+        raise first.error(f"operator {first.op_type} is not supported by hybridnet's ONNX import{also}; "
+                          f"supported: {', '.join(sorted(convert_map))}")
 
     def get_graph_metadata(self, graph: Any) -> dict:
         """Input and output names and shapes (MXNet's get_graph_metadata: dynamic dims are 0;
