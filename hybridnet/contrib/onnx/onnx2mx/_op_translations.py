@@ -1268,14 +1268,16 @@ def _resize(g: Any, node: Any) -> list:
         nm = at.str("nearest_mode", "round_prefer_floor")
         fh, fw = oh // shape[2], ow // shape[3]
         integral = oh == fh * shape[2] and ow == fw * shape[3] and fh == fw and fh >= 1
-        if integral and (ctm == "asymmetric" and nm == "floor" or ctm in ("half_pixel", "asymmetric")
-                         and nm in ("round_prefer_floor", "floor") and fh in (1, 2)
-                         or ctm == "asymmetric" and nm == "round_prefer_ceil" and fh == 1):
-            if fh == 1:
-                return [xs]
+        # the source index is floor(out / f) (UpSampling's) for: asymmetric + floor; asymmetric +
+        # round_prefer_floor at f=2 (ties go down); half-pixel + rounding (never a tie)
+        if integral and fh == 1:
+            return [xs]
+        if integral and (ctm == "asymmetric" and (nm == "floor" or nm == "round_prefer_floor" and fh == 2)
+                         or ctm in ("half_pixel", "pytorch_half_pixel")
+                         and nm in ("round_prefer_floor", "round_prefer_ceil")):
             return [g.op("UpSampling", [xs], node.name, scale=fh, sample_type="nearest", num_args=1)]
-        raise node.error(f"nearest resize to {sizes} with {ctm}/{nm} is not supported (integer, equal "
-                         f"H/W factors with asymmetric/floor are)")
+        raise node.error(f"nearest resize to {sizes} with {ctm}/{nm} is not supported (equal integer "
+                         f"H/W factors with asymmetric/floor or half_pixel/round_prefer_* are)")
     if mode == "linear":
         if ctm not in ("align_corners", "half_pixel", "pytorch_half_pixel"):
             raise node.error(f"linear resize with coordinate_transformation_mode {ctm!r} is not supported")
