@@ -13,7 +13,6 @@ from typing import Any, Optional
 
 from ..ir.graph import Graph
 from ..ops.sparse import input_grad_stypes, output_stypes
-from .infer import InferResult
 
 __all__ = ["StorageResult", "infer_storage", "storage_may_change", "variable_stype"]
 
@@ -36,13 +35,17 @@ class StorageResult:
         self.grads: dict = {}
 
 
-def infer_storage(graph: Graph, var_stypes: dict, res: Optional[InferResult] = None) -> StorageResult:
+def infer_storage(graph: Graph, var_stypes: dict, res: Any = None, var_shapes: Optional[dict] = None,
+                  var_dtypes: Optional[dict] = None) -> StorageResult:
     """Storage types of every value of ``graph`` for variables of storage ``var_stypes`` (by
-    name; a variable not named there has its declared storage type). ``res`` (shape inference)
-    lets rules that depend on shapes run; without it they give dense. Raises MXNetError where
+    name; a variable not named there has its declared storage type). Shapes let rules that
+    depend on them run (without, they give dense): a variable's come from ``var_shapes`` /
+    ``var_dtypes`` (by name), other values' from ``res``, an InferResult or a function that
+    makes one (called only when a sparse value feeds an operator node). Raises MXNetError where
     an operator refuses its inputs' storage (MXNet's BatchNorm with fix_gamma and sparse data)."""
     out = StorageResult()
     grad_votes: dict = {}
+    var_shapes, var_dtypes = var_shapes or {}, var_dtypes or {}
     for node in graph.nodes:
         if node.op is None:
             out.entries[(id(node), 0)] = var_stypes.get(node.name) or variable_stype(node)
@@ -50,8 +53,15 @@ def infer_storage(graph: Graph, var_stypes: dict, res: Optional[InferResult] = N
         stypes = [out.entries.get((id(src), k), "default") for src, k in node.inputs]
         shapes: list = []
         dtypes: list = []
+        sparse_in = any(st != "default" for st in stypes)
         for src, k in node.inputs:
-            if res is None:
+            if src.op is None and src.name in var_shapes:
+                shapes.append(var_shapes[src.name])
+                dtypes.append(var_dtypes.get(src.name))
+                continue
+            if callable(res) and (sparse_in or node.op.sparse_from_dense):
+                res = res()
+            if res is None or callable(res):
                 shapes.append(None)
                 dtypes.append(None)
             elif src.op is None:

@@ -500,6 +500,28 @@ def output_stypes(op: Any, stypes: Sequence[Optional[str]], shapes: Sequence[Any
     sparse_in = any(s not in (None, "default") for s in stypes)
     if op.sparse is None or not (sparse_in or op.sparse_from_dense):
         return ["default"] * n
+    try:  # binding the same operator on the same kinds of arrays again asks the rule once
+        key: Any = (op.name, tuple(stypes), tuple(None if s is None else tuple(s) for s in shapes),
+                    tuple(str(d) for d in dtypes), tuple(sorted(attrs.items())))
+        hit = _STYPE_MEMO.get(key)
+    except TypeError:  # an unhashable attribute value
+        key, hit = None, None
+    if hit is not None:
+        return list(hit)
+    result = _rule_stypes(op, n, stypes, shapes, dtypes, attrs)
+    if key is not None:
+        if len(_STYPE_MEMO) > 4096:
+            _STYPE_MEMO.clear()
+        _STYPE_MEMO[key] = tuple(result)
+    return result
+
+
+_STYPE_MEMO: dict = {}
+
+
+def _rule_stypes(op: Any, n: int, stypes: Sequence[Optional[str]], shapes: Sequence[Any],
+                 dtypes: Sequence[Any], attrs: dict) -> list:
+    """What the sparse rule returns for inputs of these storage types that store nothing."""
     tensors: list = []
     for s, shape, dt in zip(stypes, shapes, dtypes):
         if s is None:

@@ -105,11 +105,15 @@ def _output_stypes(g: Graph, bound: list) -> Optional[list]:
     stypes = {n: getattr(a, "stype", "default") for n, a in bound}
     if all(st == "default" for st in stypes.values()) and not storage_may_change(g):
         return None
-    try:
-        res = infer_graph(g, {n: a.shape for n, a in bound}, {n: a.dtype for n, a in bound})
-    except MXNetError:
-        res = None
-    out = infer_storage(g, stypes, res).outputs
+    shapes = {n: a.shape for n, a in bound}
+    dtypes = {n: a.dtype for n, a in bound}
+
+    def shape_inference() -> Any:  # only where a sparse value feeds an operator's output
+        try:
+            return infer_graph(g, shapes, dtypes)
+        except MXNetError:
+            return None
+    out = infer_storage(g, stypes, shape_inference, shapes, dtypes).outputs
     return out if any(st != "default" for st in out) else None
 
 
