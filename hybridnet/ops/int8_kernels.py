@@ -46,12 +46,13 @@ def available() -> bool:
 
 def as_uint8(data: Tensor) -> tuple:
     """``(uint8 tensor, zero point)`` holding ``data`` (int8 or uint8): int8 ``q`` becomes
-    ``q + 128`` with zero point 128, in one pass (the bit pattern with its sign bit flipped)."""
+    ``q + 128`` with zero point 128 (the bit pattern with its sign bit flipped)."""
     if data.dtype == torch.uint8:
         return data, 0
     if data.dtype != torch.int8:
         raise TypeError(f"int8 kernels take int8 or uint8 data, got {data.dtype}")
-    return torch.bitwise_xor(data, -128).view(torch.uint8), 128
+    # the cast wraps (-1 -> 255); flipping the top bit then adds 128
+    return data.to(torch.uint8).bitwise_xor_(128), 128
 
 
 def _packed(weight: Tensor, key: tuple, pack: Any) -> Any:

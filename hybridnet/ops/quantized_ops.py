@@ -53,24 +53,19 @@ def quantized_range(dtype: torch.dtype) -> float:
         raise MXNetError(f"quantized data must be int8, uint8 or int32, got {dtype}") from None
 
 
-def real_range(lo: Tensor, hi: Tensor) -> Tensor:
-    """``max(|lo|, |hi|)`` as a float32 tensor of shape (1,)."""
-    return torch.maximum(lo.reshape(-1)[:1].abs(), hi.reshape(-1)[:1].abs()).to(torch.float32)
+def real_range(lo: Tensor, hi: Tensor) -> float:
+    """``max(|lo|, |hi|)`` of two range arrays (shape (1,)), as a Python float."""
+    return max(abs(float(lo.reshape(-1)[0])), abs(float(hi.reshape(-1)[0])))
 
 
-def _unit(data: Tensor, lo: Tensor, hi: Tensor) -> Tensor:
+def _unit(data: Tensor, lo: Tensor, hi: Tensor) -> float:
     """The float value of one integer step of ``data`` quantized over [lo, hi]."""
     return real_range(lo, hi) / quantized_range(data.dtype)
 
 
-def _to_int8(x: Tensor, scale: Tensor) -> Tensor:
-    """``sign(x) * min(|x| * scale + 0.5, 127)``, truncated: MXNet's FloatToQuantized<int8>."""
-    q = torch.floor(torch.clamp(x.abs() * scale + 0.5, max=127.0))
-    return torch.copysign(q, x).to(torch.int8)
-
-
-def _to_uint8(x: Tensor, scale: Tensor) -> Tensor:
-    return torch.floor(torch.clamp(x * scale + 0.5, 0.0, 255.0)).to(torch.uint8)
+def _f32(x: float) -> float:
+    """``x`` rounded to float32 (the precision MXNet's ranges and scales have)."""
+    return float(np.float32(x))
 
 
 def _out_type(out_type: str, lo: Optional[float], hi: Optional[float]) -> torch.dtype:
@@ -82,18 +77,38 @@ def _out_type(out_type: str, lo: Optional[float], hi: Optional[float]) -> torch.
     return torch.int8
 
 
-def _quantize(v: Tensor, real: Tensor, dtype: torch.dtype) -> list:
-    """Float ``v`` quantized to ``dtype`` over the symmetric range ``real``: [q, min, max]."""
-    safe = real.clamp_min(_TINY)
+def _range_tensors(lo: float, hi: float, device: torch.device) -> list:
+    return [torch.tensor([lo], dtype=torch.float32, device=device),
+            torch.tensor([hi], dtype=torch.float32, device=device)]
+
+
+def _requantized(scaled: Tensor, real: float, dtype: torch.dtype) -> list:
+    """``scaled`` (float32 values already multiplied by ``qmax / real``, a fresh tensor) rounded
+    to the nearest integer (ties to even, as MXNet's oneDNN kernels), saturated and cast:
+    [q, min, max] over the symmetric range ``real`` (uint8: [0, real])."""
     if dtype == torch.uint8:
-        return [_to_uint8(v, 255.0 / safe), torch.zeros_like(real), real]
-    return [_to_int8(v, 127.0 / safe), -real, real.clone()]
+        q = scaled.round_().clamp_(0.0, 255.0).to(torch.uint8)
+        return [q] + _range_tensors(0.0, real, scaled.device)
+    q = scaled.round_().clamp_(-127.0, 127.0).to(torch.int8)
+    return [q] + _range_tensors(-real, real, scaled.device)
 
 
-def _calibrated(lo: Optional[float], hi: Optional[float]) -> Optional[Tensor]:
+def _quantize(v: Tensor, real: float, dtype: torch.dtype) -> list:
+    """Float ``v`` quantized to ``dtype`` over the symmetric range ``real``: [q, min, max]."""
+    scale = _f32(quantized_range(dtype) / real) if real > 0 else 0.0
+    return _requantized(torch.mul(v, scale), real, dtype)
+
+
+def _meta(shape: Any, dtype: torch.dtype) -> list:
+    """Outputs of the right shapes and dtypes for shape and type inference on "meta" tensors."""
+    return [torch.empty(tuple(shape), dtype=dtype, device="meta"), torch.empty((1,), device="meta"),
+            torch.empty((1,), device="meta")]
+
+
+def _calibrated(lo: Optional[float], hi: Optional[float]) -> Optional[float]:
     if lo is None or hi is None:
         return None
-    return torch.tensor([max(abs(lo), abs(hi))], dtype=torch.float32)
+    return _f32(max(abs(lo), abs(hi)))
 
 
 # ---- NumPy references of the integer semantics (the samples' refs) ---------------------------
@@ -105,13 +120,18 @@ def _np_unit(q: np.ndarray, lo: Any, hi: Any) -> np.float32:
     return np.float32(_np_real(lo, hi) / np.float32(_NP_QMAX[q.dtype]))
 
 
-def _np_quantize(v: np.ndarray, real: np.float32, dtype: Any) -> list:
-    v = v.astype(np.float32)
+def _np_scaled(scaled: np.ndarray, real: Any, dtype: Any) -> list:
+    """Round half to even, saturate, cast; with the range [-real, real] (uint8: [0, real])."""
     if dtype == np.uint8:
-        q = np.floor(np.clip(v * np.float32(255.0 / real) + np.float32(0.5), 0, 255)).astype(np.uint8)
-        return [q, np.array([0.0], np.float32), np.array([real], np.float32)]
-    q = np.floor(np.minimum(np.abs(v) * np.float32(127.0 / real) + np.float32(0.5), 127))
-    return [(np.sign(v) * q).astype(np.int8), np.array([-real], np.float32), np.array([real], np.float32)]
+        return [np.clip(np.round(scaled), 0, 255).astype(np.uint8), np.array([0.0], np.float32),
+                np.array([real], np.float32)]
+    return [np.clip(np.round(scaled), -127, 127).astype(np.int8), np.array([-real], np.float32),
+            np.array([real], np.float32)]
+
+
+def _np_quantize(v: np.ndarray, real: Any, dtype: Any) -> list:
+    qmax = 255.0 if dtype == np.uint8 else 127.0
+    return _np_scaled(v.astype(np.float32) * np.float32(qmax / float(real)), real, dtype)
 
 
 # ---- quantize_v2 --------------------------------------------------------------------------------
@@ -147,7 +167,9 @@ def _contrib_quantize_v2(data: Tensor, *, out_type: Literal["auto", "int8", "uin
             lo, hi = float(min_calib_range), float(max_calib_range)
         else:
             lo, hi = (0.0, 255.0) if data.dtype == torch.uint8 else (-127.0, 127.0)
-        return [data, torch.tensor([lo], device=data.device), torch.tensor([hi], device=data.device)]
+        return [data] + _range_tensors(lo, hi, data.device)
+    if data.device.type == "meta":
+        return _meta(data.shape, dtype)
     if data.dtype != torch.float32:
         data = data.to(torch.float32)
     real = _calibrated(min_calib_range, max_calib_range)
@@ -155,19 +177,21 @@ def _contrib_quantize_v2(data: Tensor, *, out_type: Literal["auto", "int8", "uin
         if data.numel() == 0:
             raise MXNetError("quantize_v2: cannot take the range of an empty array; give "
                              "min_calib_range and max_calib_range")
-        real = real_range(data.min(), data.max())
-    return _quantize(data, real.to(data.device), dtype)
+        lo_t, hi_t = torch.aminmax(data)
+        real = real_range(lo_t, hi_t)
+    return _quantize(data, real, dtype)
 
 
 # ---- requantize ---------------------------------------------------------------------------------
 def _np_requantize(data, lo, hi, out_type="int8", min_calib_range=None, max_calib_range=None):  # type: ignore[no-untyped-def]
-    v = data.astype(np.float32) * _np_unit(data, lo, hi)
+    unit = float(_np_real(lo, hi)) / _INT32_MAX
     if min_calib_range is not None:
         real = np.float32(max(abs(min_calib_range), abs(max_calib_range)))
     else:
-        real = np.float32(max(abs(v.min()), abs(v.max())))
+        real = np.float32(max(abs(float(data.min())), abs(float(data.max()))) * unit)
     dtype = np.uint8 if _out_type(out_type, min_calib_range, max_calib_range) == torch.uint8 else np.int8
-    return _np_quantize(v, real, dtype)
+    qmax = 255.0 if dtype == np.uint8 else 127.0
+    return _np_scaled(data.astype(np.float32) * np.float32(unit * qmax / float(real)), real, dtype)
 
 
 def _requantize_samples() -> list:
@@ -189,15 +213,19 @@ def _contrib_requantize(data: Tensor, min_range: Tensor, max_range: Tensor, *,
     the range of its values); outputs (quantized, min, max)."""
     if data.dtype != torch.int32:
         raise MXNetError(f"requantize: data must be int32 (a quantized layer's accumulators), got {data.dtype}")
+    dtype = _out_type(out_type, min_calib_range, max_calib_range)
+    if data.device.type == "meta":
+        return _meta(data.shape, dtype)
     unit = real_range(min_range, max_range) / _INT32_MAX
     real = _calibrated(min_calib_range, max_calib_range)
-    dtype = _out_type(out_type, min_calib_range, max_calib_range)
     if real is None:
         if data.numel() == 0:
             raise MXNetError("requantize: cannot take the range of an empty array; give "
                              "min_calib_range and max_calib_range")
-        real = real_range(data.min().to(torch.float32) * unit, data.max().to(torch.float32) * unit)
-    return _quantize(data.to(torch.float32) * unit, real.to(data.device), dtype)
+        lo_t, hi_t = torch.aminmax(data)
+        real = _f32(max(abs(int(lo_t)), abs(int(hi_t))) * unit)
+    scale = _f32(unit * quantized_range(dtype) / real) if real > 0 else 0.0
+    return _requantized(torch.mul(data, scale), real, dtype)  # int32 * float: float32, one pass
 
 
 # ---- quantized convolution and fully connected ------------------------------------------------------
@@ -228,20 +256,25 @@ def _check_qlayer(op: str, data: Tensor, weight: Tensor, bias: Optional[Tensor])
         raise MXNetError(f"{op}: bias must be int8, got {bias.dtype}")
 
 
+def _acc_unit(data: Tensor, min_d: Tensor, max_d: Tensor, weight: Tensor, min_w: Tensor, max_w: Tensor) -> float:
+    """The float value of one accumulator step: data unit * weight unit (in float32)."""
+    return _f32(_f32(_unit(data, min_d, max_d)) * _f32(_unit(weight, min_w, max_w)))
+
+
 def _bias_in_accumulator(bias: Optional[Tensor], min_b: Optional[Tensor], max_b: Optional[Tensor],
-                         acc_unit: Tensor) -> Optional[Tensor]:
+                         acc_unit: float) -> Optional[Tensor]:
     """The int8 bias in accumulator units (``data unit * weight unit``), rounded to integers as
     MXNet's oneDNN kernels do (an int32 bias), held as float32."""
-    if bias is None:
+    if bias is None or bias.device.type == "meta":
         return None
-    ratio = real_range(min_b, max_b).to(torch.float64) / 127.0 / acc_unit.to(torch.float64).clamp_min(_TINY)  # type: ignore[arg-type]
+    ratio = real_range(min_b, max_b) / 127.0 / max(acc_unit, _TINY)  # type: ignore[arg-type]
     return torch.round(bias.to(torch.float64) * ratio).to(torch.float32)
 
 
-def _accumulators(acc: Tensor, acc_unit: Tensor) -> list:
-    out = torch.round(acc).to(torch.int32)
-    top = acc_unit * _INT32_MAX
-    return [out, -top, top]
+def _accumulators(acc: Tensor, acc_unit: float) -> list:
+    """int32 accumulators (``acc`` holds integers in float32) and their range."""
+    top = _f32(acc_unit * _INT32_MAX)
+    return [acc.to(torch.int32)] + _range_tensors(-top, top, acc.device)
 
 
 def _np_conv2d(x: np.ndarray, w: np.ndarray, stride: tuple, pad: tuple, dilate: tuple, groups: int) -> np.ndarray:
@@ -328,14 +361,13 @@ def _contrib_quantized_conv(data: Tensor, weight: Tensor, bias: Optional[Tensor]
     _check_qlayer("quantized_conv", data, weight, bias)
     s, p, d = _per_dim(stride, 2, 1, "stride", "quantized_conv"), _per_dim(pad, 2, 0, "pad", "quantized_conv"), \
         _per_dim(dilate, 2, 1, "dilate", "quantized_conv")
-    acc_unit = _unit(data, min_d, max_d) * _unit(weight, min_w, max_w)  # type: ignore[arg-type]
-    bias_acc = _bias_in_accumulator(bias, min_b, max_b, acc_unit)
     if data.device.type == "meta":
         acc = F.conv2d(torch.empty(data.shape, device="meta"), torch.empty(weight.shape, device="meta"), None,
                        s, p, d, num_group)
-    else:
-        acc = int8_kernels.conv2d_accumulate(data, weight, bias_acc, s, p, d, num_group)
-    return _accumulators(acc, acc_unit)
+        return _meta(acc.shape, torch.int32)
+    acc_unit = _acc_unit(data, min_d, max_d, weight, min_w, max_w)  # type: ignore[arg-type]
+    bias_acc = _bias_in_accumulator(bias, min_b, max_b, acc_unit)
+    return _accumulators(int8_kernels.conv2d_accumulate(data, weight, bias_acc, s, p, d, num_group), acc_unit)
 
 
 def _qfc_samples() -> list:
@@ -366,13 +398,11 @@ def _contrib_quantized_fully_connected(data: Tensor, weight: Tensor, bias: Optio
     if x.shape[1] != weight.shape[1]:
         raise MXNetError(f"quantized_fully_connected: data of shape {tuple(data.shape)} has {x.shape[1]} "
                          f"features, the weight {tuple(weight.shape)} expects {weight.shape[1]}")
-    acc_unit = _unit(data, min_d, max_d) * _unit(weight, min_w, max_w)  # type: ignore[arg-type]
-    bias_acc = _bias_in_accumulator(bias, min_b, max_b, acc_unit)
     if data.device.type == "meta":
-        acc = torch.empty((x.shape[0], num_hidden), device="meta")
-    else:
-        acc = int8_kernels.linear_accumulate(x, weight, bias_acc)
-    out = _accumulators(acc, acc_unit)
+        return _meta(tuple(lead) + (num_hidden,), torch.int32)
+    acc_unit = _acc_unit(data, min_d, max_d, weight, min_w, max_w)  # type: ignore[arg-type]
+    bias_acc = _bias_in_accumulator(bias, min_b, max_b, acc_unit)
+    out = _accumulators(int8_kernels.linear_accumulate(x, weight, bias_acc), acc_unit)
     out[0] = out[0].reshape(tuple(lead) + (num_hidden,))
     return out
 
@@ -413,11 +443,17 @@ def _contrib_quantized_pooling(data: Tensor, min_data: Tensor, max_data: Tensor,
         raise MXNetError(f"quantized_pooling: only pool_type max and avg are quantized, got {pool_type!r}")
     if data.dtype not in (torch.int8, torch.uint8):
         raise MXNetError(f"quantized_pooling: data must be int8 or uint8, got {data.dtype}")
+    if pool_type == "max" and not global_pool and pooling_convention == "valid" and data.device.type != "meta":
+        try:  # torch's max pooling takes int8 / uint8 as they are
+            return [_pooling(data, kernel=kernel, pool_type="max", stride=stride, pad=pad, layout=layout),
+                    min_data, max_data]
+        except (RuntimeError, NotImplementedError):
+            pass
     out = _pooling(data.to(torch.float32), kernel=kernel, pool_type=pool_type, global_pool=global_pool,
                    pooling_convention=pooling_convention, stride=stride, pad=pad,
                    count_include_pad=count_include_pad, layout=layout)
     if pool_type == "avg":
-        out = torch.round(out)
+        out = out.round_()
     return [out.to(data.dtype), min_data, max_data]
 
 
@@ -450,13 +486,19 @@ def _contrib_quantized_flatten(data: Tensor, min_data: Tensor, max_data: Tensor)
 
 # ---- elementwise addition --------------------------------------------------------------------------
 def _np_qadd(a, b, a_lo, a_hi, b_lo, b_hi, min_calib_range=None, max_calib_range=None):  # type: ignore[no-untyped-def]
-    v = a.astype(np.float32) * _np_unit(a, a_lo, a_hi) + b.astype(np.float32) * _np_unit(b, b_lo, b_hi)
     if min_calib_range is None:
-        top = np.float32(_np_real(a_lo, a_hi) + _np_real(b_lo, b_hi))
-        q = np.round(v.astype(np.float64) / (np.float64(top) / _INT32_MAX)).astype(np.int32)
-        return [q, np.array([-top], np.float32), np.array([top], np.float32)]
-    real = np.float32(max(abs(min_calib_range), abs(max_calib_range)))
-    return _np_quantize(v, real, a.dtype if a.dtype == b.dtype else np.int8)
+        top, dtype, qmax = np.float32(float(_np_real(a_lo, a_hi)) + float(_np_real(b_lo, b_hi))), np.int32, _INT32_MAX
+    else:
+        top = np.float32(max(abs(min_calib_range), abs(max_calib_range)))
+        dtype = a.dtype if a.dtype == b.dtype else np.int8
+        qmax = 255.0 if dtype == np.uint8 else 127.0
+    sa = np.float32(float(_np_real(a_lo, a_hi)) / _NP_QMAX[a.dtype] * qmax / float(top))
+    sb = np.float32(float(_np_real(b_lo, b_hi)) / _NP_QMAX[b.dtype] * qmax / float(top))
+    scaled = a.astype(np.float32) * sa + b.astype(np.float32) * sb
+    if dtype == np.int32:
+        return [np.round(scaled.astype(np.float64)).astype(np.int32), np.array([-top], np.float32),
+                np.array([top], np.float32)]
+    return _np_scaled(scaled, top, dtype)
 
 
 def _qadd_samples() -> list:
@@ -476,21 +518,25 @@ def _contrib_quantized_elemwise_add(lhs: Tensor, rhs: Tensor, lhs_min: Tensor, l
     if lhs.shape != rhs.shape:
         raise MXNetError(f"quantized_elemwise_add: lhs {tuple(lhs.shape)} and rhs {tuple(rhs.shape)} must have "
                          "one shape")
-    ra, rb = real_range(lhs_min, lhs_max), real_range(rhs_min, rhs_max)
-    v = lhs.to(torch.float32) * (ra / quantized_range(lhs.dtype)) + rhs.to(torch.float32) * (rb / quantized_range(rhs.dtype))
     real = _calibrated(min_calib_range, max_calib_range)
-    if real is None:
-        top = ra + rb
-        q = torch.round(v.to(torch.float64) / (top.to(torch.float64).clamp_min(_TINY) / _INT32_MAX))
-        return [q.to(torch.int32), -top, top.clone()]
-    dtype = lhs.dtype if lhs.dtype == rhs.dtype else torch.int8
-    return _quantize(v, real.to(v.device), dtype)
+    dtype = torch.int32 if real is None else lhs.dtype if lhs.dtype == rhs.dtype else torch.int8
+    if lhs.device.type == "meta":
+        return _meta(lhs.shape, dtype)
+    ra, rb = real_range(lhs_min, lhs_max), real_range(rhs_min, rhs_max)
+    top = _f32(ra + rb) if real is None else real
+    qmax = quantized_range(dtype)
+    sa = _f32(ra / quantized_range(lhs.dtype) * qmax / top) if top > 0 else 0.0
+    sb = _f32(rb / quantized_range(rhs.dtype) * qmax / top) if top > 0 else 0.0
+    scaled = torch.mul(lhs, sa).add_(torch.mul(rhs, sb))  # in the output's integer units
+    if real is None:  # int32 over the sum of the two ranges
+        return [scaled.round_().to(torch.int32)] + _range_tensors(-top, top, lhs.device)
+    return _requantized(scaled, real, dtype)
 
 
 # ---- batch norm -----------------------------------------------------------------------------------
 def _np_qbn(data, gamma, beta, mean, var, lo, hi, eps=1e-3, fix_gamma=True, min_calib_range=None,  # type: ignore[no-untyped-def]
             max_calib_range=None, **_):
-    v = data.astype(np.float32) * _np_unit(data, lo, hi)
+    v = data.astype(np.float32) * np.float32(float(_np_real(lo, hi)) / _NP_QMAX[data.dtype])
     g = np.ones_like(gamma) if fix_gamma else gamma
     sh = (1, -1) + (1,) * (data.ndim - 2)
     y = (v - mean.reshape(sh)) / np.sqrt(var.reshape(sh) + np.float32(eps)) * g.reshape(sh) + beta.reshape(sh)
@@ -519,10 +565,13 @@ def _contrib_quantized_batch_norm(data: Tensor, gamma: Tensor, beta: Tensor, mov
     range (else the range of the result); outputs (quantized, min, max)."""
     if data.dtype not in (torch.int8, torch.uint8):
         raise MXNetError(f"quantized_batch_norm: data must be int8 or uint8, got {data.dtype}")
-    v = data.to(torch.float32) * _unit(data, min_data, max_data)
+    if data.device.type == "meta":
+        return _meta(data.shape, torch.int8)
+    v = torch.mul(data, _f32(_unit(data, min_data, max_data)))
     y = _batch_norm(v, gamma, beta, moving_mean, moving_var, eps=eps, fix_gamma=fix_gamma, axis=axis,
                     use_global_stats=True)
     real = _calibrated(min_calib_range, max_calib_range)
     if real is None:
-        real = real_range(y.min(), y.max())
-    return _quantize(y, real.to(y.device), torch.int8)
+        lo_t, hi_t = torch.aminmax(y)
+        real = _f32(real_range(lo_t, hi_t))
+    return _quantize(y, real, torch.int8)
