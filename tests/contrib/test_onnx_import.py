@@ -537,6 +537,64 @@ def test_torch_transformer_encoder(rt, tmp_path, opset):
         np.testing.assert_allclose(got[0], net(tok).numpy(), rtol=RTOL, atol=1e-5)
 
 
+def _torch_more_layers():
+    import torch
+    F = torch.nn.functional
+
+    class Vision(torch.nn.Module):
+        """MobileNetV3 pieces (Hardswish, squeeze-excite with Hardsigmoid, depthwise conv), norms,
+        resizes, transposed conv, reflect padding, PixelShuffle, SiLU."""
+
+        def __init__(self):
+            super().__init__()
+            self.c, self.bn = torch.nn.Conv2d(3, 16, 3, 2, 1), torch.nn.BatchNorm2d(16)
+            self.dw = torch.nn.Conv2d(16, 16, 3, 1, 1, groups=16)
+            self.se1, self.se2 = torch.nn.Conv2d(16, 4, 1), torch.nn.Conv2d(4, 16, 1)
+            self.gn, self.inorm = torch.nn.GroupNorm(4, 16), torch.nn.InstanceNorm2d(16, affine=True)
+            self.up, self.ps = torch.nn.ConvTranspose2d(16, 8, 4, 2, 1), torch.nn.PixelShuffle(2)
+
+        def forward(self, x):
+            x = self.dw(F.hardswish(self.bn(self.c(x))))
+            x = x * F.hardsigmoid(self.se2(F.relu(self.se1(F.adaptive_avg_pool2d(x, 1)))))
+            x = self.inorm(self.gn(x))
+            y = F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)
+            z = F.interpolate(x, scale_factor=2, mode="nearest")
+            return (torch.cat([y, z, self.up(x).repeat(1, 2, 1, 1)], 1).mean((2, 3)),
+                    F.pad(x, (1, 2, 0, 1), mode="reflect"), self.ps(x), F.silu(x).amax(1))
+
+    class Sequence(torch.nn.Module):
+        """nn.MultiheadAttention, bidirectional GRU, tanh RNN, topk, cumsum, argmax, masked_fill,
+        tanh-approximated GELU, log_softmax."""
+
+        def __init__(self):
+            super().__init__()
+            self.m = torch.nn.MultiheadAttention(16, 4, batch_first=True)
+            self.e = torch.nn.Embedding(30, 16)
+            self.g = torch.nn.GRU(16, 8, bidirectional=True, batch_first=True)
+            self.r = torch.nn.RNN(16, 8)
+
+        def forward(self, tok):
+            x = self.e(tok)
+            a, _ = self.m(x, x, x, need_weights=False)
+            g, _ = self.g(a)
+            v, i = torch.topk(g, 3, dim=-1)
+            m = x.masked_fill(tok.unsqueeze(-1) == 0, 0.0)
+            return (v, i, torch.cumsum(g, 1), torch.argmax(g, -1),
+                    F.gelu(m, approximate="tanh").log_softmax(1), self.r(x)[0])
+
+    torch.manual_seed(0)
+    return Vision(), Sequence()
+
+
+@pytest.mark.parametrize("which", ["vision", "sequence"])
+def test_torch_more_layers(rt, tmp_path, which):
+    torch = pytest.importorskip("torch")
+    vision, sequence = _torch_more_layers()
+    net, x = (vision, torch.randn(2, 3, 16, 16)) if which == "vision" else (sequence, torch.randint(0, 30, (2, 6)))
+    path = _torch_export(tmp_path, net, (x,), which, input_names=["x"], opset_version=14)
+    _import_and_compare(rt, path, {"x": x.numpy()}, f"torch {which} layers", atol=1e-4)
+
+
 @pytest.mark.parametrize("which", ["conv", "rnn", "encoder"])
 def test_torch_dynamic_axes(rt, tmp_path, which):
     """dynamic_axes exports: Shape subgraphs fold into symbolic sizes, Reshape targets become

@@ -1276,7 +1276,7 @@ def _resize(g: Any, node: Any) -> list:
                          or ctm in ("half_pixel", "pytorch_half_pixel")
                          and nm in ("round_prefer_floor", "round_prefer_ceil")):
             return [g.op("UpSampling", [xs], node.name, scale=fh, sample_type="nearest", num_args=1)]
-        raise node.error(f"nearest resize to {sizes} with {ctm}/{nm} is not supported (equal integer "
+        raise node.error(f"nearest resize to {oh}x{ow} with {ctm}/{nm} is not supported (equal integer "
                          f"H/W factors with asymmetric/floor or half_pixel/round_prefer_* are)")
     if mode == "linear":
         if ctm not in ("align_corners", "half_pixel", "pytorch_half_pixel"):
