@@ -628,9 +628,9 @@ class Frontend:
                            {"scalar": float(base), "is_int": False})
 
         def meshgrid(*xi: Any, indexing: str = "xy", **kwargs: Any) -> Any:
-            """NumPy's ``meshgrid`` of 1-D arrays (``indexing`` 'xy' or 'ij'; copies)."""
+            """NumPy's ``meshgrid`` (each input flattened, as NumPy; ``indexing`` 'xy' or 'ij'; copies)."""
             n = len(xi)
-            shape = [x.shape[0] for x in xi]
+            shape = [int(_onp.prod(x.shape)) for x in xi]
             if indexing == "xy" and n > 1:
                 shape[0], shape[1] = shape[1], shape[0]
             out = []
@@ -639,7 +639,7 @@ class Frontend:
                 if indexing == "xy" and n > 1 and i < 2:
                     ax = 1 - i
                 view = [1] * n
-                view[ax] = x.shape[0]
+                view[ax] = int(_onp.prod(x.shape))
                 out.append(broadcast_to(reshape(x, tuple(view)), tuple(shape)))
             return _as_seq(_SEQ_MESHGRID, out)
 

@@ -219,6 +219,7 @@ def _scalar_for(x: torch.Tensor, scalar: float, is_int: bool) -> Any:
 def _mod(a: Any, b: Any) -> torch.Tensor:
     """NumPy's ``mod`` (the divisor's sign); for floats ``a - floor(a / b) * b``, which torch can
     differentiate in both arguments (its ``remainder`` has no gradient for the divisor)."""
+    a, b = _bool_as_number(a, b)
     fa = isinstance(a, torch.Tensor) and a.is_floating_point()
     fb = isinstance(b, torch.Tensor) and b.is_floating_point()
     if fa or fb:
@@ -264,15 +265,35 @@ def _lcm(a: Any, b: Any) -> torch.Tensor:
     return torch.lcm(a, b)
 
 
+def _bool_as_number(a: Any, b: Any) -> tuple:
+    """Arithmetic with one bool operand: the bool counts as 0/1 in the promoted type, as NumPy
+    (torch refuses ``-`` and ``%`` on bool tensors); two bools stay bool."""
+    if (isinstance(a, torch.Tensor) and a.dtype == torch.bool) or (isinstance(b, torch.Tensor) and b.dtype == torch.bool):
+        dt = torch.result_type(a, b)
+        if dt != torch.bool:
+            a = a.to(dt) if isinstance(a, torch.Tensor) else a
+            b = b.to(dt) if isinstance(b, torch.Tensor) else b
+    return a, b
+
+
+def _sub(a: Any, b: Any) -> torch.Tensor:
+    """NumPy's ``subtract`` (a bool operand counts as 0/1; two bools raise TypeError as NumPy)."""
+    a, b = _bool_as_number(a, b)
+    if isinstance(a, torch.Tensor) and a.dtype == torch.bool and (not isinstance(b, torch.Tensor) or b.dtype == torch.bool):
+        raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, "
+                        "the `^` operator, or the logical_xor function instead")
+    return torch.sub(a, b)
+
+
 # name, torch function, NumPy reference, (lo, hi) of sample values, differentiable, reflected
 # scalar operator (None: commutative, the scalar operator serves both sides)
 _BINARY: list = [
     ("add", torch.add, np.add, (-2, 2), True, None),
-    ("subtract", torch.sub, np.subtract, (-2, 2), True, "rsubtract"),
+    ("subtract", _sub, np.subtract, (-2, 2), True, "rsubtract"),
     ("multiply", torch.mul, np.multiply, (-2, 2), True, None),
     ("true_divide", _true_div, np.true_divide, (0.5, 2), True, "rtrue_divide"),
     ("mod", lambda a, b: _mod(a, b), np.mod, (0.5, 3), False, "rmod"),
-    ("power", torch.pow, np.power, (0.5, 2), True, "rpower"),
+    ("power", lambda a, b: torch.pow(*_bool_as_number(a, b)), np.power, (0.5, 2), True, "rpower"),
     ("arctan2", _arctan2, np.arctan2, (0.5, 2), True, "rarctan2"),
     ("copysign", _copysign, np.copysign, (-2, 2), False, "rcopysign"),
     ("ldexp", _ldexp, lambda a, b: a * np.power(2.0, b), (0.5, 2), False, "rldexp"),
