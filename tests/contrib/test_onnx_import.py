@@ -595,7 +595,29 @@ def test_torch_more_layers(rt, tmp_path, which):
     _import_and_compare(rt, path, {"x": x.numpy()}, f"torch {which} layers", atol=1e-4)
 
 
-@pytest.mark.parametrize("which", ["conv", "rnn", "encoder"])
+def _torch_positions():
+    import torch
+
+    class Positions(torch.nn.Module):
+        """arange(t) position ids, a class token expanded to the batch, a mask expanded to
+        (b, t, t): Range, Expand and ConstantOfShape over run-time sizes."""
+
+        def __init__(self):
+            super().__init__()
+            self.e, self.p = torch.nn.Embedding(20, 8), torch.nn.Embedding(64, 8)
+            self.cls = torch.nn.Parameter(torch.randn(1, 1, 8))
+
+        def forward(self, tok):
+            b, t = tok.shape
+            x = self.e(tok) + self.p(torch.arange(t).unsqueeze(0))
+            mask = (tok > 0).unsqueeze(1).expand(b, t, t).float()
+            return torch.cat([self.cls.expand(b, -1, -1), x], 1), mask
+
+    torch.manual_seed(0)
+    return Positions()
+
+
+@pytest.mark.parametrize("which", ["conv", "rnn", "encoder", "positions"])
 def test_torch_dynamic_axes(rt, tmp_path, which):
     """dynamic_axes exports: Shape subgraphs fold into symbolic sizes, Reshape targets become
     0/-1 codes, ConstantOfShape and x[:t] are built from tensors carrying the run-time dims; one
@@ -605,8 +627,10 @@ def test_torch_dynamic_axes(rt, tmp_path, which):
         net, make, axes = _torch_conv_net(), (lambda b, t: torch.randn(b, 3, 16, 16)), {0: "batch"}
     elif which == "rnn":
         net, make, axes = _torch_rnn_net(), (lambda b, t: torch.randn(b, t, 6)), {0: "batch", 1: "time"}
-    else:
+    elif which == "encoder":
         net, make, axes = _torch_encoder(), (lambda b, t: torch.randint(1, 20, (b, t))), {0: "batch", 1: "time"}
+    else:
+        net, make, axes = _torch_positions(), (lambda b, t: torch.randint(0, 20, (b, t))), {0: "batch", 1: "time"}
     path = _torch_export(tmp_path, net, (make(2, 5),), f"dyn_{which}", input_names=["x"],
                          dynamic_axes={"x": axes}, opset_version=17)
     meta = onnx_mxnet.get_model_metadata(path)["input_tensor_data"][0]
@@ -626,14 +650,21 @@ def test_run_time_sizes_the_import_cannot_fold_are_named(rt, tmp_path):
     from onnx import TensorProto, helper
     nodes = [helper.make_node("Shape", ["x"], ["s"]),
              helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
-             helper.make_node("Range", ["zero", "n", "one"], ["r"], name="range"),
+             helper.make_node("Range", ["one", "n", "one"], ["r"], name="range"),
              helper.make_node("Cast", ["r"], ["y"], to=TensorProto.FLOAT)]
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                               initializer=[helper.make_tensor("zero", TensorProto.INT64, [], [0]),
                                            helper.make_tensor("one", TensorProto.INT64, [], [1])])
     path = _write(tmp_path, "range.onnx", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
-    with pytest.raises(MXNetError, match=r"node 'range' \(Range\): the dimension n is known only at run time"):
+    with pytest.raises(MXNetError, match=r"node 'range' \(Range\): Range\(1, n, 1\) over a run-time size"):
+        onnx_mxnet.import_model(path)
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Tile", ["x", "s"], ["y"], name="tile")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    path = _write(tmp_path, "tile.onnx", helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    with pytest.raises(MXNetError, match=r"node 'tile' \(Tile\): the dimension n is known only at run time; "
+                                         r"hybridnet folds shape arithmetic at import"):
         onnx_mxnet.import_model(path)
 
 

@@ -693,6 +693,16 @@ def _constant_of_shape(g: Any, node: Any) -> list:
 def _range(g: Any, node: Any) -> list:
     start, limit, delta = (_need_const(g, node, i, what).reshape(()) for i, what in
                            enumerate(("start", "limit", "delta")))
+    lim = limit.item() if limit.dtype == object else None
+    if isinstance(lim, Dim):   # arange(t) for a run-time t: arange_like over a tensor carrying t
+        if start.dtype == object or delta.dtype == object or int(start) != 0 or int(delta) != 1:
+            raise node.error(f"Range({start}, {lim!r}, {delta}) over a run-time size is supported only "
+                             f"as Range(0, t, 1)")
+        found = g.find_dim(lim)
+        if found is None:
+            raise node.error(f"needs the run-time size {lim!r}, which no earlier graph tensor carries")
+        y = g.op("_contrib_arange_like", [g.sym(found[0], node)], node.name + "_f", axis=found[1])
+        return [g.op("Cast", [y], node.name, dtype=start.dtype.name)]
     if delta == 0:
         raise node.error("delta is 0")
     n = max(int(math.ceil((float(limit) - float(start)) / float(delta))), 0)
@@ -975,13 +985,21 @@ def _gather_nd(g: Any, node: Any) -> list:
 def _expand(g: Any, node: Any) -> list:
     raw = _need_const(g, node, 1, "shape").reshape(-1)
     x = node.input(0)
+    grow: list = []   # (axis, dim): broadcast from 1 to a run-time size
     if raw.dtype == object:   # a run-time dim equal to the input's own dim there: kept
         src = g.sym_shape(x) or ()
         off = len(raw) - len(src)
-        raw = np.asarray([1 if isinstance(d, Dim) and 0 <= i - off < len(src) and src[i - off] == d else d
-                          for i, d in enumerate(raw)] + [None], dtype=object)[:-1]
+        kept = []
+        for i, d in enumerate(raw):
+            if isinstance(d, Dim):
+                if not (0 <= i - off < len(src) and src[i - off] == d):
+                    grow.append((i, d))
+                kept.append(1)
+            else:
+                kept.append(d)
+        raw = np.asarray(kept, dtype=np.int64)
     target = tuple(int(d) for d in raw)
-    if g.is_const(x):
+    if g.is_const(x) and not grow:
         full = _checked_size(node, _broadcast(node, [g.const(x).shape, target]))
         return [np.ascontiguousarray(np.broadcast_to(g.const(x), full))]
     shape = g.partial_shape(x)
@@ -1004,9 +1022,15 @@ def _expand(g: Any, node: Any) -> list:
     y = g.sym(x, node)
     for k in range(r - len(shape)):
         y = g.op("expand_dims", [y], f"{node.name}_rank{k}", axis=0)
-    if tuple(out) == ins:
-        return [y]
-    return [g.op("broadcast_to", [y], node.name, shape=tuple(0 if d is None else d for d in out))]
+    if tuple(out) != ins:
+        y = g.op("broadcast_to", [y], node.name if not grow else node.name + "_static",
+                 shape=tuple(0 if d is None else d for d in out))
+    for k, (i, d) in enumerate(grow):
+        z = g.dim_vector(d, r, i, node)
+        if g.dtype_of_sym(z) != g.dtype(x):
+            z = g.op("Cast", [z], f"{node.name}_z{k}", dtype=g.dtype(x).name)
+        y = g.op("broadcast_add", [y, z], node.name if k == len(grow) - 1 else f"{node.name}_grow{k}")
+    return [y]
 
 
 @_reg("Tile")
