@@ -210,6 +210,7 @@ class GraphProto:
         self._shape_cache: dict = {}
         self._var_shapes: dict = {}   # data input name -> static shape or None
         self._var_dtypes: dict = {}
+        self._initializers: set = set()
         self.arg_dict: dict = {}
         self.aux_dict: dict = {}
         self.model_metadata: dict = {}
@@ -256,7 +257,9 @@ class GraphProto:
                                       f"({self._params[t].tolist()}) and cannot be a graph input")
             v = self._const_var.get(t)
             if v is None:
-                v = self.param(self._params[t], t, exact=t not in self._param_vars)
+                own = t in self._initializers or t not in self._names   # the name is free for it
+                v = self.param(self._params[t], t, exact=own and t not in self._param_vars)
+                self._names.add(t)
                 self._const_var[t] = v
             return v
         raise (node.error(f"input {t!r} is not produced by any earlier node") if node is not None
@@ -428,6 +431,7 @@ class GraphProto:
             if not init.name.strip():
                 raise MXNetError(f"ONNX import: {self.where}: an initializer has no name")
             self._params[init.name] = tensor_to_array(init, self.where, self.base)
+            self._initializers.add(init.name)
         for v in graph.sparse_initializer:
             raise MXNetError(f"ONNX import: {self.where}: sparse initializer "
                              f"{v.values.name!r} is not supported")
