@@ -1435,3 +1435,51 @@ def _mvn(g: Any, node: Any) -> list:
     var = g.op("mean", [g.op("square", [cen], n + "_sq")], n + "_var", axis=tuple(axes), keepdims=True)
     std = g.op("sqrt", [g.op("_plus_scalar", [var], n + "_eps", scalar=1e-9)], n + "_std")
     return [g.op("broadcast_div", [cen, std], n)]
+
+
+def _per_axis(g: Any, node: Any, t: str, x: str, tag: str) -> Symbol:
+    """Scale or zero point ``t`` (a scalar, or 1-D along attribute ``axis`` of ``x``), shaped to
+    broadcast against ``x``."""
+    c = g.const(t)
+    if node.attrs.int("block_size", 0):
+        raise node.error("blocked quantization (block_size) is not supported")
+    rank = g.rank(x, node)
+    if c is not None and c.size == 1:
+        return g.param(c.reshape(()).astype(np.float32).reshape((1,) * max(rank, 1)), f"{node.name}_{tag}")
+    axis = _ax(node.attrs.int("axis", 1), rank, node)
+    shape = [1] * rank
+    shape[axis] = -1
+    s = g.sym(t, node)
+    if g.dtype(t) != np.float32:
+        s = g.op("Cast", [s], f"{node.name}_{tag}_f", dtype="float32")
+    return g.op("Reshape", [s], f"{node.name}_{tag}_r", shape=tuple(shape))
+
+
+@_reg("DequantizeLinear")
+def _dequantize_linear(g: Any, node: Any) -> list:
+    """(x - zero_point) * scale, in float32."""
+    x = node.input(0)
+    xs = g.op("Cast", [g.sym(x, node)], node.name + "_f", dtype="float32")
+    if node.input(2):
+        xs = g.op("broadcast_sub", [xs, _per_axis(g, node, node.input(2), x, "zp")], node.name + "_c")
+    return [g.op("broadcast_mul", [xs, _per_axis(g, node, node.input(1), x, "scale")], node.name)]
+
+
+@_reg("QuantizeLinear")
+def _quantize_linear(g: Any, node: Any) -> list:
+    """saturate(round_half_even(x / scale) + zero_point) in the zero point's type (uint8 default)."""
+    x = node.input(0)
+    zp = node.input(2)
+    out_dt = g.dtype(zp) if zp else np.dtype(np.uint8)
+    if out_dt not in (np.dtype(np.uint8), np.dtype(np.int8)):
+        raise node.error(f"quantizing to {out_dt} is not supported (uint8, int8)")
+    xs = g.sym(x, node)
+    if g.dtype(x) != np.float32:
+        xs = g.op("Cast", [xs], node.name + "_f", dtype="float32")
+    q = g.op("rint", [g.op("broadcast_div", [xs, _per_axis(g, node, node.input(1), x, "scale")],
+                           node.name + "_div")], node.name + "_round")
+    if zp:
+        q = g.op("broadcast_add", [q, _per_axis(g, node, zp, x, "zp")], node.name + "_zp")
+    info = np.iinfo(out_dt)
+    q = g.op("clip", [q], node.name + "_sat", a_min=float(info.min), a_max=float(info.max))
+    return [g.op("Cast", [q], node.name, dtype=out_dt.name)]
