@@ -25,8 +25,14 @@ _COMPILED_ONLY = ("internal to compiled functions (oneDNN-fused convolution or l
 _NOT_YET = "not lowered yet: ONNX can express it only as a decomposition that has not been written"
 _NUMPY = ("MXNet's NumPy interface (mx.np/npx, ops/numpy_ops.py): ONNX export of np-mode graphs is not "
           "written yet (MXNet 1.9.1's exporter has no _np*_ rules either)")
+_INT8 = ("MXNet's int8 quantized operator (ops/quantized_ops.py): ONNX's QuantizeLinear/QLinearConv "
+         "family is not lowered to; export the float32 model")
 
 _GROUPS: dict = {
+    _INT8: (
+        "_contrib_quantize_v2", "_contrib_requantize", "_contrib_quantized_conv",
+        "_contrib_quantized_fully_connected", "_contrib_quantized_pooling", "_contrib_quantized_act",
+        "_contrib_quantized_flatten", "_contrib_quantized_elemwise_add", "_contrib_quantized_batch_norm"),
     _OPTIMIZER: (
         "_adamw_update", "_mp_adamw_update", "_sparse_adagrad_update", "adam_update", "all_finite",
         "ftml_update", "ftrl_update", "lamb_update_phase1", "lamb_update_phase2",
