@@ -486,6 +486,26 @@ class Module(BaseModule):
         self._bound("install_monitor").install_monitor(mon)
 
     def prepare(self, data_batch: Any, sparse_row_id_fn: Any = None) -> None:
-        """Nothing to prepare: parameters are dense and buckets are fixed."""
+        """Pull the rows of row_sparse parameters the next batch needs from the kvstore
+        (``sparse_row_id_fn(data_batch)`` gives name -> row ids), as MXNet's Module.prepare;
+        without a kvstore that updates the parameters there is nothing to pull (a warning)."""
         self._bound("prepare")
-        super().prepare(data_batch, sparse_row_id_fn)
+        if sparse_row_id_fn is None:
+            return
+        if not self._kvstore or not self._update_on_kvstore:
+            warnings.warn(UserWarning("Parameters are not updated in the KVStore. No need to call "
+                                      "sparse_row_id_fn."), stacklevel=2)
+            return
+        row_ids = sparse_row_id_fn(data_batch)
+        if not isinstance(row_ids, dict):
+            raise MXNetError(f"prepare: sparse_row_id_fn must return a dict name -> row ids, got "
+                             f"{type(row_ids).__name__}")
+        group = self._exec_group
+        for name, rows in row_ids.items():
+            idx = group.param_names.index(name)
+            arrays = group.param_arrays[idx]
+            if arrays[0].stype != "row_sparse":
+                warnings.warn(UserWarning(f"{name}.stype is not 'row_sparse'. No need to perform "
+                                          f"row_sparse_pull."), stacklevel=2)
+            else:
+                self._kvstore.row_sparse_pull(name, arrays, row_ids=rows, priority=-idx)

@@ -1,12 +1,20 @@
 """Sparse training end to end, as MXNet's example/sparse/linear_classification does it: CSR
 batches (NDArrayIter over a CSRNDArray, LibSVMIter over a file), a row_sparse weight whose
 gradient is row_sparse, and lazy optimizer updates; through Module and through Gluon."""
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 import hybridnet as mx
 from hybridnet import autograd, gluon
 from hybridnet.test_utils import rand_ndarray
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from real_mxnet import MXNET_PYTHON, SKIP_REASON  # noqa: E402
 
 N, M, BATCH = 256, 60, 32
 
@@ -143,3 +151,67 @@ def test_gluon_trains_with_row_sparse_parameter():
         history.append(total)
     assert net.w.grad().stype == "row_sparse"
     assert history[-1] < history[0] / 20, history
+
+
+_COMPARE_SCRIPT = r"""
+import json, sys
+import numpy as np
+import mxnet as mx
+
+path, optimizer = sys.argv[1], sys.argv[2]
+num_features, batch = 300, 32
+x = mx.sym.Variable("data", stype="csr")
+w = mx.sym.Variable("weight", shape=(num_features, 2), stype="row_sparse")
+b = mx.sym.Variable("bias", shape=(2,))
+out = mx.sym.SoftmaxOutput(mx.sym.broadcast_add(mx.sym.sparse.dot(x, w), b), mx.sym.Variable("softmax_label"),
+                           name="out")
+it = mx.io.LibSVMIter(data_libsvm=path, data_shape=(num_features,), batch_size=batch)
+mod = mx.mod.Module(out, data_names=["data"], label_names=["softmax_label"])
+mod.bind(data_shapes=it.provide_data, label_shapes=it.provide_label)
+rng = np.random.RandomState(5)
+mod.init_params(arg_params={
+    "weight": mx.nd.array(rng.normal(0, 0.01, (num_features, 2))).tostype("row_sparse"),
+    "bias": mx.nd.zeros((2,))})
+mod.init_optimizer(optimizer=optimizer, optimizer_params={"learning_rate": 0.1, "rescale_grad": 1.0 / batch})
+metric = mx.metric.create("nll_loss")
+history = []
+for epoch in range(3):
+    it.reset()
+    metric.reset()
+    for data_batch in it:
+        mod.forward_backward(data_batch)
+        mod.update()
+        mod.update_metric(metric, data_batch.label)
+    history.append(float(metric.get()[1]))
+print(json.dumps({"history": history, "weight_stype": mod.get_params()[0]["weight"].stype}))
+"""
+
+
+def _write_libsvm(path, rows=320, features=300, seed=11):
+    rng = np.random.RandomState(seed)
+    w = rng.randn(features)
+    with open(path, "w") as f:
+        for _ in range(rows):
+            cols = np.sort(rng.choice(features, 8, replace=False))
+            vals = rng.uniform(0.5, 1.5, 8)
+            f.write(f"{int(w[cols] @ vals > 0)} " + " ".join(f"{c}:{v:.4f}" for c, v in zip(cols, vals)) + "\n")
+
+
+@pytest.mark.skipif(MXNET_PYTHON is None, reason=SKIP_REASON)
+@pytest.mark.parametrize("optimizer", ["sgd", "adam", "adagrad"])
+def test_sparse_classification_matches_real_mxnet(tmp_path, optimizer):
+    """The same script (csr LibSVM batches, a row_sparse weight, lazy updates) gives MXNet
+    1.9.1's loss curve."""
+    data = tmp_path / "train.libsvm"
+    _write_libsvm(data)
+    script = tmp_path / "train.py"
+    script.write_text(_COMPARE_SCRIPT)
+    runs = {}
+    for who, cmd in (("mxnet", [MXNET_PYTHON, str(script)]),
+                     ("hybridnet", [sys.executable, "-m", "hybridnet", str(script)])):
+        res = subprocess.run(cmd + [str(data), optimizer], capture_output=True, text=True, timeout=600,
+                             cwd=str(tmp_path))
+        assert res.returncode == 0, res.stderr[-3000:]
+        runs[who] = json.loads(res.stdout.strip().splitlines()[-1])
+    assert runs["hybridnet"]["weight_stype"] == runs["mxnet"]["weight_stype"] == "row_sparse"
+    np.testing.assert_allclose(runs["hybridnet"]["history"], runs["mxnet"]["history"], rtol=1e-4, atol=1e-5)
