@@ -378,8 +378,15 @@ def _pad_extra(g: Any, node: Any, x: Symbol, extra: list, value: float = 0.0) ->
 
 @_reg("Conv")
 def _conv(g: Any, node: Any) -> list:
-    w = node.input(1)
-    wshape = g.shape(w, node)
+    b = g.sym(node.input(2), node) if node.input(2) else None
+    return [_convolution(g, node, node.input(0), g.sym(node.input(0), node), g.shape(node.input(1), node),
+                         g.sym(node.input(1), node), b, node.name)]
+
+
+def _convolution(g: Any, node: Any, x_name: str, x: Symbol, wshape: tuple, w: Symbol, b: Optional[Symbol],
+                 name: str) -> Symbol:
+    """Convolution of ``x`` (tensor ``x_name``, for shapes) by weights ``w`` of ``wshape`` with
+    the node's kernel/stride/dilation/group/pad attributes."""
     nd = len(wshape) - 2
     if nd < 1 or nd > 3:
         raise node.error(f"{nd}-D convolution is not supported (1-D to 3-D are)")
@@ -387,16 +394,13 @@ def _conv(g: Any, node: Any) -> list:
     stride = node.attrs.ints("strides", (1,) * nd)
     dilate = node.attrs.ints("dilations", (1,) * nd)
     group = node.attrs.int("group", 1)
-    pad, extra = _conv_pads(g, node, node.input(0), kernel, stride, dilate)
-    x = g.sym(node.input(0), node)
+    pad, extra = _conv_pads(g, node, x_name, kernel, stride, dilate)
     if extra is not None:
         x = _pad_extra(g, node, x, extra)
-    ins = [x, g.sym(w, node)]
-    if node.input(2):
-        ins.append(g.sym(node.input(2), node))
-    return [g.op("Convolution", ins, node.name, kernel=tuple(kernel), stride=tuple(stride),
-                 dilate=tuple(dilate), pad=tuple(pad), num_filter=int(wshape[0]), num_group=group,
-                 no_bias=len(ins) == 2)]
+    ins = [x, w] + ([b] if b is not None else [])
+    return g.op("Convolution", ins, name, kernel=tuple(kernel), stride=tuple(stride),
+                dilate=tuple(dilate), pad=tuple(pad), num_filter=int(wshape[0]), num_group=group,
+                no_bias=b is None)
 
 
 @_reg("ConvTranspose")
@@ -1483,3 +1487,87 @@ def _quantize_linear(g: Any, node: Any) -> list:
     info = np.iinfo(out_dt)
     q = g.op("clip", [q], node.name + "_sat", a_min=float(info.min), a_max=float(info.max))
     return [g.op("Cast", [q], node.name, dtype=out_dt.name)]
+
+
+# ---- integer and quantized linear operators: exact in float64, requantized as ONNX says ------
+def _centered(g: Any, node: Any, q: str, zp: str, like_axis: int, tag: str) -> Symbol:
+    """Tensor ``q`` minus its zero point ``zp`` (scalar or along ``like_axis``), in float64."""
+    y = g.op("Cast", [g.sym(q, node)], f"{node.name}_{tag}64", dtype="float64")
+    if not zp:
+        return y
+    c = g.const(zp)
+    if c is not None and c.size == 1:
+        return g.op("_minus_scalar", [y], f"{node.name}_{tag}c", scalar=float(c.reshape(-1)[0]))
+    rank = g.rank(q, node)
+    shape = [1] * rank
+    shape[_ax(like_axis, rank, node)] = -1
+    z = g.op("Reshape", [g.op("Cast", [g.sym(zp, node)], f"{node.name}_{tag}z64", dtype="float64")],
+             f"{node.name}_{tag}zr", shape=tuple(shape))
+    return g.op("broadcast_sub", [y, z], f"{node.name}_{tag}c")
+
+
+def _scale_vec(g: Any, node: Any, t: str, rank: int, axis: int, tag: str) -> Symbol:
+    c = g.const(t)
+    if c is None:
+        raise node.error(f"scale {t!r} must be a constant")
+    shape = [1] * rank
+    if c.size > 1:
+        shape[axis] = c.size
+    return g.param(c.astype(np.float64).reshape(shape), f"{node.name}_{tag}")
+
+
+def _requantize(g: Any, node: Any, acc: Symbol, multiplier: Symbol, yzp: str) -> Symbol:
+    y = g.op("rint", [g.op("broadcast_mul", [acc, multiplier], node.name + "_m")], node.name + "_r")
+    dt = g.dtype(yzp) if yzp else np.dtype(np.uint8)
+    if dt not in (np.dtype(np.uint8), np.dtype(np.int8)):
+        raise node.error(f"output type {dt} is not supported (uint8, int8)")
+    if yzp:
+        c = g.const(yzp)
+        if c is None or c.size != 1:
+            raise node.error("the output zero point must be a constant scalar")
+        y = g.op("_plus_scalar", [y], node.name + "_zp", scalar=float(c.reshape(-1)[0]))
+    info = np.iinfo(dt)
+    y = g.op("clip", [y], node.name + "_sat", a_min=float(info.min), a_max=float(info.max))
+    return g.op("Cast", [y], node.name, dtype=dt.name)
+
+
+@_reg("MatMulInteger", "QLinearMatMul")
+def _matmul_integer(g: Any, node: Any) -> list:
+    q = node.op_type == "QLinearMatMul"
+    if q:
+        a, azp, b, bzp = node.input(0), node.input(2), node.input(3), node.input(5)
+    else:
+        a, azp, b, bzp = node.input(0), node.input(2), node.input(1), node.input(3)
+    # zero points (and scales) are per row of a, per column of b
+    acc = g.op("_npi_matmul", [_centered(g, node, a, azp, -2, "a"), _centered(g, node, b, bzp, -1, "b")],
+               node.name + ("_acc" if q else "_f"))
+    if not q:
+        return [g.op("Cast", [acc], node.name, dtype="int32")]
+    rank = max(g.rank(a, node), g.rank(b, node))
+    mult = g.op("broadcast_div", [g.op("broadcast_mul", [_scale_vec(g, node, node.input(1), rank, rank - 2, "as"),
+                                                         _scale_vec(g, node, node.input(4), rank, rank - 1, "bs")],
+                                       node.name + "_ab"),
+                                  _scale_vec(g, node, node.input(6), rank, rank - 1, "ys")], node.name + "_mult")
+    return [_requantize(g, node, acc, mult, node.input(7))]
+
+
+@_reg("ConvInteger", "QLinearConv")
+def _conv_integer(g: Any, node: Any) -> list:
+    q = node.op_type == "QLinearConv"
+    x, xzp = node.input(0), node.input(2)
+    w, wzp = (node.input(3), node.input(5)) if q else (node.input(1), node.input(3))
+    wshape = g.shape(w, node)
+    xc = _centered(g, node, x, xzp, 1, "x")
+    wc = _centered(g, node, w, wzp, 0, "w")
+    bias = None
+    if q and node.input(8):
+        bias = g.op("Cast", [g.sym(node.input(8), node)], node.name + "_b64", dtype="float64")
+    acc = _convolution(g, node, x, xc, wshape, wc, bias, node.name + ("_acc" if q else "_f"))
+    if not q:
+        return [g.op("Cast", [acc], node.name, dtype="int32")]
+    rank = g.rank(x, node)
+    mult = g.op("broadcast_div", [g.op("broadcast_mul", [_scale_vec(g, node, node.input(1), rank, 1, "xs"),
+                                                         _scale_vec(g, node, node.input(4), rank, 1, "ws")],
+                                       node.name + "_xw"),
+                                  _scale_vec(g, node, node.input(6), rank, 1, "ys")], node.name + "_mult")
+    return [_requantize(g, node, acc, mult, node.input(7))]
