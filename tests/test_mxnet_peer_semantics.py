@@ -252,3 +252,28 @@ def test_operator_star_import_has_mxnet_names():
     exec("from hybridnet.operator import *", ns)  # noqa: S102 - MXNet's tests do exactly this
     for name in ("ctypes", "NDArrayHandle", "NDArray", "c_str", "py_str", "CustomOp"):
         assert name in ns
+
+
+# ---- binding big unrolled graphs ----------------------------------------------------------------
+def test_module_bind_infers_shapes_and_dtypes_in_one_pass(monkeypatch):
+    import hybridnet.compiler.infer as infer
+    import hybridnet.module.executor_group as group
+    calls = []
+    real = infer.infer_graph
+
+    def counting(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+    monkeypatch.setattr(infer, "infer_graph", counting)
+    monkeypatch.setattr(group, "infer_graph", counting)
+    stack = mx.rnn.SequentialRNNCell()
+    for i in range(3):
+        stack.add(mx.rnn.LSTMCell(8, prefix=f"l{i}_"))
+    out, _ = stack.unroll(4, mx.sym.Variable("data"), layout="NTC", merge_outputs=True)
+    mod = mx.mod.Module(out, label_names=None)
+    mod.bind(data_shapes=[("data", (2, 4, 5))], inputs_need_grad=True)
+    # one pass for the arrays, one to resolve the begin states' unknown batch size
+    assert len(calls) == 2
+    mod.init_params()
+    mod.forward(mx.io.DataBatch(data=[mx.nd.ones((2, 4, 5))]), is_train=True)
+    assert mod.get_outputs()[0].shape == (2, 4, 8)

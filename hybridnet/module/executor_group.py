@@ -21,6 +21,7 @@ import torch
 from ..base import MXNetError, dtype_from_flag, dtype_np, dtype_torch
 from ..context import Context
 from ..io import DataDesc
+from ..compiler.infer import infer_graph
 from ..compiler.storage import infer_storage, variable_stype
 from ..ndarray.ndarray import NDArray
 from ..ndarray.sparse import BaseSparseNDArray, CSRNDArray, store_into, wrap
@@ -277,14 +278,21 @@ class DataParallelExecutorGroup:
             dt = attrs.get(name, {}).get("__dtype__")
             if dt is not None and dt != "-1" and name in [d.name for d in data_shapes]:
                 input_types[name] = dtype_np(dtype_from_flag(int(dt)))
-        arg_shapes, _, aux_shapes = self.symbol.infer_shape(**input_shapes)
-        arg_types, _, aux_types = self.symbol.infer_type(**input_types)
-        if arg_shapes is None:
-            raise MXNetError(f"bind: cannot infer the argument shapes of the symbol from the inputs "
-                             f"{input_shapes}")
+        unknown = set(input_shapes) - set(self.symbol.list_inputs())
+        if unknown:
+            raise MXNetError(f"bind: {sorted(unknown)} are not inputs of the symbol; inputs are "
+                             f"{self.symbol.list_inputs()}")
+        # shapes and dtypes in one inference pass over the graph (binding an unrolled RNN's
+        # graph of thousands of nodes is dominated by inference)
+        graph = self.symbol._graph()
+        inferred = infer_graph(graph, {k: tuple(int(d) for d in v) for k, v in input_shapes.items()},
+                               {k: v for k, v in input_types.items() if v is not None})
+        arg_shapes = [inferred.var_shapes[id(v)] or () for v in graph.arguments()]
+        aux_shapes = [inferred.var_shapes[id(v)] or () for v in graph.aux_variables()]
+        arg_types = [inferred.var_dtypes[id(v)] for v in graph.arguments()]
+        aux_types = [inferred.var_dtypes[id(v)] for v in graph.aux_variables()]
 
         # storage types: an argument's declared one (Variable(stype=...)), a gradient's inferred
-        graph = self.symbol._graph()
         arg_stypes = {v.name: variable_stype(v) for v in graph.arguments()}
         grad_stypes = infer_storage(graph, arg_stypes).grads
 
