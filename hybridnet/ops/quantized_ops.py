@@ -55,7 +55,7 @@ def quantized_range(dtype: torch.dtype) -> float:
 
 def real_range(lo: Tensor, hi: Tensor) -> float:
     """``max(|lo|, |hi|)`` of two range arrays (shape (1,)), as a Python float."""
-    return max(abs(float(lo.reshape(-1)[0])), abs(float(hi.reshape(-1)[0])))
+    return max(abs(float(lo.detach().reshape(-1)[0])), abs(float(hi.detach().reshape(-1)[0])))
 
 
 def _unit(data: Tensor, lo: Tensor, hi: Tensor) -> float:
@@ -154,7 +154,7 @@ def _quantize_v2_samples() -> list:
             Sample((pos,), {"out_type": "uint8"}, ref=_np_quantize_v2, grad=False)]
 
 
-@register("_contrib_quantize_v2", num_outputs=3, output_names=_OUT3, differentiable=False,
+@register("_contrib_quantize_v2", num_outputs=3, output_names=_OUT3, differentiable=False, returns_view=True,
           samples=_quantize_v2_samples)
 def _contrib_quantize_v2(data: Tensor, *, out_type: Literal["auto", "int8", "uint8"] = "int8",
                          min_calib_range: OptFloat = None, max_calib_range: OptFloat = None) -> list:
@@ -430,7 +430,7 @@ def _qpool_samples() -> list:
                    grad=False)]
 
 
-@register("_contrib_quantized_pooling", num_outputs=3, output_names=_OUT3, differentiable=False,
+@register("_contrib_quantized_pooling", num_outputs=3, output_names=_OUT3, differentiable=False, returns_view=True,
           samples=_qpool_samples)
 def _contrib_quantized_pooling(data: Tensor, min_data: Tensor, max_data: Tensor, *, kernel: Shape = (),
                                pool_type: Literal["avg", "lp", "max", "sum"] = "max", global_pool: bool = False,
@@ -461,7 +461,8 @@ def _np_qact(data, lo, hi, act_type="relu"):  # type: ignore[no-untyped-def]
     return [np.maximum(data, 0).astype(data.dtype), lo, hi]
 
 
-@register("_contrib_quantized_act", num_outputs=3, output_names=_OUT3, differentiable=False, samples=lambda: [
+@register("_contrib_quantized_act", num_outputs=3, output_names=_OUT3, differentiable=False, returns_view=True,
+          samples=lambda: [
     Sample((_int_sample((3, 4)),) + _ranges(1.0), {"act_type": "relu"}, ref=_np_qact, grad=False),
     Sample((_int_sample((2, 5), np.uint8),) + _ranges(1.0), {"act_type": "relu"}, ref=_np_qact, grad=False)])
 def _contrib_quantized_act(data: Tensor, min_data: Tensor, max_data: Tensor, *,
@@ -474,7 +475,8 @@ def _contrib_quantized_act(data: Tensor, min_data: Tensor, max_data: Tensor, *,
     return [torch.clamp(data, min=0), min_data, max_data]
 
 
-@register("_contrib_quantized_flatten", num_outputs=3, output_names=_OUT3, differentiable=False, samples=lambda: [
+@register("_contrib_quantized_flatten", num_outputs=3, output_names=_OUT3, differentiable=False, returns_view=True,
+          samples=lambda: [
     Sample((_int_sample((2, 3, 4)),) + _ranges(1.0), {},
            ref=lambda x, lo, hi: [x.reshape(x.shape[0], -1), lo, hi], grad=False)])
 def _contrib_quantized_flatten(data: Tensor, min_data: Tensor, max_data: Tensor) -> list:
