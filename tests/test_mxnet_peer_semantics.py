@@ -277,3 +277,64 @@ def test_module_bind_infers_shapes_and_dtypes_in_one_pass(monkeypatch):
     mod.init_params()
     mod.forward(mx.io.DataBatch(data=[mx.nd.ones((2, 4, 5))]), is_train=True)
     assert mod.get_outputs()[0].shape == (2, 4, 8)
+
+
+# ---- clients: GluonNLP's weight drop -------------------------------------------------------------
+class _WeightDropParameter(mx.gluon.Parameter):
+    """A stand-in for GluonNLP 0.10's WeightDropParameter: a Parameter sharing another one's
+    arrays (set through MXNet's private attributes) whose data() applies dropout."""
+
+    def __init__(self, parameter, rate=0.0, mode="training", axes=()):
+        p = parameter
+        self._deferred_init = p._deferred_init
+        super().__init__(name=p.name, grad_req=p.grad_req, shape=p._shape, dtype=p.dtype,
+                         lr_mult=p.lr_mult, wd_mult=p.wd_mult, init=p.init,
+                         allow_deferred_init=p._allow_deferred_init, differentiable=p._differentiable)
+        self._rate, self._mode, self._axes = rate, mode, axes
+        self._var = p._var
+        self._data = p._data
+        self._grad = p._grad
+        self._ctx_list = p._ctx_list
+        self._ctx_map = p._ctx_map
+        self._trainer = p._trainer
+
+    def data(self, ctx=None):
+        d = self._check_and_get(self._data, ctx)
+        return mx.nd.Dropout(d, self._rate, self._mode, self._axes) if self._rate else d
+
+
+def _apply_weight_drop(block, local_name, rate):
+    for child in block._children.values():
+        _apply_weight_drop(child, local_name, rate)
+    for name, p in list(block._reg_params.items()):
+        if name.endswith(local_name):
+            dropped = _WeightDropParameter(p, rate)
+            block._reg_params[name] = dropped
+            if block._params._params.get(p.name) is p:
+                block._params._params[p.name] = dropped
+
+
+@pytest.mark.parametrize("init_first", [False, True])
+def test_weight_drop_parameter_shares_arrays_and_loads(tmp_path, init_first):
+    net = mx.gluon.rnn.LSTM(6, num_layers=2, input_size=4)
+    if init_first:
+        net.initialize()
+    _apply_weight_drop(net, "h2h_weight", 0.5)
+    if not init_first:
+        net.initialize()
+    x = mx.nd.ones((3, 2, 4))
+    params = net.collect_params()
+    dropped = [p for p in params.values() if isinstance(p, _WeightDropParameter)]
+    assert len(dropped) == 2
+    with mx.autograd.record():
+        y = net(x)
+    y.backward()
+    for p in dropped:
+        assert p.grad().shape == p.shape and float(p.grad().abs().sum()) > 0
+    np.testing.assert_allclose(net(x).asnumpy(), net(x).asnumpy())  # predict mode: no dropout
+    f = str(tmp_path / "lm.params")
+    net.save_parameters(f)
+    other = mx.gluon.rnn.LSTM(6, num_layers=2, input_size=4)
+    _apply_weight_drop(other, "h2h_weight", 0.5)
+    other.load_parameters(f)
+    np.testing.assert_allclose(other(x).asnumpy(), net(x).asnumpy(), rtol=1e-6)

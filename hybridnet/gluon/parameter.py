@@ -382,6 +382,20 @@ class Parameter:
             return None
         return [d._grad for d in self._data]
 
+    @_grad.setter
+    def _grad(self, grads: Optional[list]) -> None:
+        """Code written for MXNet's Parameter sets ``_grad`` next to ``_data`` (GluonNLP's
+        WeightDropParameter shares another parameter's arrays so). The gradient buffers live on
+        the data arrays here: a list is attached to ``_data``'s arrays, one per context."""
+        if grads is None:
+            return
+        if self._data is None or len(grads) != len(self._data):
+            raise MXNetError(f"Parameter {self.name!r}: _grad must hold one gradient array per "
+                             f"context of its data; set _data first")
+        for d, g in zip(self._data, grads):
+            if g is not None and getattr(d, "_grad", None) is not g:
+                d._mark(g, self._grad_req if self._grad_req != "null" else "write")
+
     @property
     def _ctx_map(self) -> Optional[list]:
         """MXNet's lookup table: ``[cpu ids, gpu ids]`` -> index into the per-context lists."""
@@ -394,6 +408,11 @@ class Parameter:
                 ids.append(None)
             ids[c.device_id] = i
         return table
+
+    @_ctx_map.setter
+    def _ctx_map(self, table: Optional[list]) -> None:
+        """Accepted for code written for MXNet (which stores the table): here it is derived
+        from ``_ctx_list``, so setting it changes nothing."""
 
     def _check_and_get(self, arr_list: Optional[list], ctx: Any) -> Any:
         """``arr_list`` itself (ctx is ``list``) or its entry for ``ctx``; the deferred or
