@@ -381,6 +381,7 @@ def _single_op_cases():
                                          ("wz", np.int8([0, 0, 0, 0]), 1), ("ys", np.float32(0.2), 1),
                                          ("yz", np.uint8(100), 1), ("b", _R.randint(-500, 500, 4).astype(np.int32), 1)],
          {"strides": [2, 2], "pads": [1, 1, 1, 1]}, 13, 1),
+        ("dynamic_quantize", "DynamicQuantizeLinear", [("x", _f32(3, 4), 0)], {}, 13, 3),
         # dims left dynamic (None in the graph input): only the dims the translation needs are static
         ("dyn_layernorm_axis1", "LayerNormalization", [("x", _f32(2, 3, 4), 0), ("s", _f32(3, 4), 1),
                                                        ("b", _f32(3, 4), 1)], {"axis": 1}, 17, 1, (0,)),
@@ -693,6 +694,44 @@ def test_run_time_sizes_the_import_cannot_fold_are_named(rt, tmp_path):
     with pytest.raises(MXNetError, match=r"node 'tile' \(Tile\): the dimension n is known only at run time; "
                                          r"hybridnet folds shape arithmetic at import"):
         onnx_mxnet.import_model(path)
+
+
+def test_onnxruntime_quantized_models(rt, tmp_path):
+    """onnxruntime.quantization outputs: quantize_dynamic (DynamicQuantizeLinear + MatMulInteger)
+    of the encoder equals onnxruntime; quantize_static in QDQ format (QuantizeLinear/
+    DequantizeLinear around float ops, which onnxruntime runs as fused integer kernels) within
+    one output quantization step."""
+    torch = pytest.importorskip("torch")
+    quant = pytest.importorskip("onnxruntime.quantization")
+    import logging
+    logging.getLogger().setLevel(logging.ERROR)
+    tok = torch.randint(1, 20, (2, 5))
+    src = _torch_export(tmp_path, _torch_encoder(), (tok,), "enc", input_names=["tok"], opset_version=17)
+    dyn = str(tmp_path / "enc_dynamic_q.onnx")
+    quant.quantize_dynamic(src, dyn, weight_type=quant.QuantType.QUInt8)
+    assert {"DynamicQuantizeLinear", "MatMulInteger"} <= {n.op_type for n in rt[0].load(dyn).graph.node}
+    _import_and_compare(rt, dyn, {"tok": tok.numpy()}, "onnxruntime quantize_dynamic encoder")
+
+    class Reader(quant.CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([{"x": np.random.RandomState(i).randn(2, 3, 16, 16).astype(np.float32)}
+                            for i in range(3)])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    conv = _torch_export(tmp_path, _torch_conv_net(), (torch.randn(2, 3, 16, 16),), "conv", input_names=["x"],
+                         opset_version=13)
+    qdq = str(tmp_path / "conv_qdq.onnx")
+    quant.quantize_static(conv, qdq, Reader(), quant_format=quant.QuantFormat.QDQ, per_channel=True,
+                          activation_type=quant.QuantType.QUInt8, weight_type=quant.QuantType.QInt8)
+    model = rt[0].load(qdq)
+    assert {"QuantizeLinear", "DequantizeLinear"} <= {n.op_type for n in model.graph.node}
+    out_step = float(max(np.abs(rt[0].numpy_helper.to_array(t)).max() for t in model.graph.initializer
+                         if t.data_type == 1 and t.name.endswith("_scale")))
+    x = np.random.RandomState(9).randn(2, 3, 16, 16).astype(np.float32)
+    _import_and_compare(rt, qdq, {"x": x}, "onnxruntime quantize_static QDQ conv net", rtol=0,
+                        atol=out_step * 1.01)
 
 
 # ---- (c) import_to_gluon ---------------------------------------------------------------------------

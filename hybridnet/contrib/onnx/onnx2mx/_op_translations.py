@@ -1571,3 +1571,27 @@ def _conv_integer(g: Any, node: Any) -> list:
                                        node.name + "_xw"),
                                   _scale_vec(g, node, node.input(6), rank, 1, "ys")], node.name + "_mult")
     return [_requantize(g, node, acc, mult, node.input(7))]
+
+
+@_reg("DynamicQuantizeLinear")
+def _dynamic_quantize_linear(g: Any, node: Any) -> list:
+    """uint8 quantization with the scale and zero point of x's range (widened to hold 0):
+    scale = (max(0, max x) - min(0, min x)) / 255, zero point = saturate(round(-min / scale))."""
+    x = node.input(0)
+    xs = g.sym(x, node)
+    if g.dtype(x) != np.float32:
+        raise node.error("only float32 inputs are quantized")
+    n = node.name
+
+    def scalar(y: Symbol, tag: str) -> Symbol:   # ONNX's 0-d outputs
+        return g.op("_np_reshape", [y], f"{n}_{tag}", newshape=())
+
+    lo = g.op("_minimum_scalar", [g.op("min", [xs], n + "_min")], n + "_lo", scalar=0.0)
+    hi = g.op("_maximum_scalar", [g.op("max", [xs], n + "_max")], n + "_hi", scalar=0.0)
+    scale = g.op("_div_scalar", [g.op("elemwise_sub", [hi, lo], n + "_range")], n + "_scale1", scalar=255.0)
+    zp = g.op("clip", [g.op("rint", [g.op("negative", [g.op("elemwise_div", [lo, scale], n + "_lods")],
+                                          n + "_neg")], n + "_zpr")], n + "_zpf", a_min=0.0, a_max=255.0)
+    q = g.op("rint", [g.op("broadcast_div", [xs, scale], n + "_div")], n + "_round")
+    q = g.op("clip", [g.op("broadcast_add", [q, zp], n + "_shift")], n + "_sat", a_min=0.0, a_max=255.0)
+    return [g.op("Cast", [q], n, dtype="uint8"), scalar(scale, "scale"),
+            scalar(g.op("Cast", [zp], n + "_zp8", dtype="uint8"), "zero_point")]
