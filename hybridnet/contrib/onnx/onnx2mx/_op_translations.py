@@ -616,8 +616,7 @@ def _topk(g: Any, node: Any) -> list:
         k = int(_need_const(g, node, 1, "k").reshape(-1)[0])
     else:
         k = node.attrs.int("k")
-    if not node.attrs.int("sorted", 1):
-        pass  # sorted output is a valid unsorted output
+    # sorted=0 lets any order out: the sorted order is one
     y = g.op("topk", [g.sym(node.input(0), node)], node.name, k=k, axis=node.attrs.int("axis", -1),
              ret_typ="both", is_ascend=not node.attrs.int("largest", 1), dtype="int64")
     return [y[0], y[1]]
