@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterator, Optional
 
 
 from .. import autograd as _ag
+from .. import autograd_engine as _engine
 from ..autograd_engine import note_zero_grad as _note_zero_grad
 from .. import name as _name
 from .. import ndarray as nd
@@ -511,6 +512,14 @@ def _brief(names: list, n: int = 20) -> str:
     return str(names) if len(names) <= n else str(names[:n])[:-1] + f", ... ({len(names)} in all)]"
 
 
+def _int_twins(cached: CachedGraph, tensors: list, mode: Any, outs: Any) -> Any:
+    """A recorded hybridized call with integer inputs that carry gradients (the engine's float64
+    twins, as for eager operators): the graph runs again on the twins so gradients reach the
+    integer variables, as MXNet differentiates integer arrays."""
+    if not _engine.int_variables:
+        return outs
+    return _ndarray_mod._twin_run(lambda *ts: tuple(cached(list(ts), mode)), tensors, {}, tuple(outs))
+
 class HybridBlock(Block):
     """A Block whose ``hybrid_forward(F, x, ...)`` works with F = nd and F = sym.
 
@@ -764,6 +773,7 @@ class HybridBlock(Block):
             outs = cached(tensors, mode)
             if mode.recording:
                 _note_zero_grad(outs, tensors)
+                outs = _int_twins(cached, tensors, mode, outs)
         outs = [NDArray(o) for o in outs]
         if _ndarray_mod._labelled:
             _ndarray_mod._carry_context(real, outs)
@@ -828,6 +838,7 @@ class HybridBlock(Block):
         outs = cached(tensors, mode)
         if mode.recording:
             _note_zero_grad(outs, tensors)
+            outs = _int_twins(cached, tensors, mode, outs)
         if _ndarray_mod._labelled:  # some array lives on cpu(i): results keep the input's label
             results = [NDArray(o) for o in outs]
             _ndarray_mod._carry_context((x,), results)

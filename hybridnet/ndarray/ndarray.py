@@ -389,8 +389,17 @@ def _twin_run(kernel: Callable, tensors: list, attrs: dict, res: Any) -> Any:
     twins = [None if t is None else _ag.twin_of(t) for t in tensors]
     if all(tw is None for tw in twins):
         return res
+    ins = [t if tw is None else tw for t, tw in zip(tensors, twins)]
     try:
-        fres = kernel(*[t if tw is None else tw for t, tw in zip(tensors, twins)], **attrs)
+        try:
+            fres = kernel(*ins, **attrs)
+        except RuntimeError:
+            if attrs.get("dtype") is None:
+                raise
+            fres = None
+        if attrs.get("dtype") is not None and (fres is None or not any(
+                isinstance(f, _Tensor) and f.requires_grad for f in ([fres] if isinstance(fres, _Tensor) else fres))):
+            fres = kernel(*ins, **{**attrs, "dtype": "float64"})  # an integer dtype= cuts the twin's graph
     except Exception:  # noqa: BLE001 - e.g. a kernel that takes integer inputs only
         return res
     single = res.__class__ is _Tensor

@@ -72,7 +72,6 @@ def np_invoke(op: _reg.OpDef, inputs: Sequence, attrs: dict, out: Any = None, na
     return as_np(res)
 
 
-_INT_GRAD_WARNED = False  # attach_grad on an integer array warned once (see ndarray.attach_grad)
 
 # NumPy's dispatch protocols (filled by hybridnet.numpy_dispatch_protocol, MXNet's lists):
 # {official NumPy function: mx.np function} for __array_function__, {ufunc name: mx.np function}
@@ -242,28 +241,8 @@ class ndarray(NDArray):
 
     def attach_grad(self, grad_req: str = "write", stype: Optional[str] = None) -> None:
         """Attach a zero gradient buffer (an ``mx.np.ndarray``); see ``NDArray.attach_grad``.
-
-        Integer and bool arrays take one too, as in MXNet 1.9.1 (its NumPy tests attach gradients
-        to arrays of every dtype), but torch differentiates floats only: nothing flows into such a
-        buffer (it stays zero; a warning says so once), and a head computed from integer
-        variables alone still refuses ``backward``."""
-        t = self._t
-        if grad_req == "null" and stype in (None, "default"):
-            self._mark(None, "null")  # type: ignore[arg-type]  # MXNet: no buffer, x.grad is None
-            return
-        if grad_req != "null" and stype in (None, "default") and not (t.is_floating_point() or t.is_complex()):
-            global _INT_GRAD_WARNED
-            if not _INT_GRAD_WARNED:
-                _INT_GRAD_WARNED = True
-                warnings.warn(f"attach_grad on an {t.dtype} array: hybridnet computes gradients of float arrays "
-                              "only, so this buffer stays zero (MXNet 1.9.1 fills integer gradients); cast to "
-                              "float32 for a gradient", stacklevel=2)
-            self._grad = ndarray(torch.zeros_like(t))
-            self._grad_req = grad_req
-            self._fresh = False
-            if hasattr(self, "_hist"):
-                del self._hist
-            return
+        Integer and bool arrays take one too, as in MXNet 1.9.1: their gradient flows through
+        the engine's float64 twin and is cast into the buffer."""
         super().attach_grad(grad_req, stype)
         g = getattr(self, "_grad", None)
         if g is not None and g.__class__ is NDArray:
