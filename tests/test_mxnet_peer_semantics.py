@@ -338,3 +338,43 @@ def test_weight_drop_parameter_shares_arrays_and_loads(tmp_path, init_first):
     _apply_weight_drop(other, "h2h_weight", 0.5)
     other.load_parameters(f)
     np.testing.assert_allclose(other(x).asnumpy(), net(x).asnumpy(), rtol=1e-6)
+
+
+# ---- clients: GluonNLP's language models ---------------------------------------------------------
+class _StandInLM(mx.gluon.HybridBlock):
+    """GluonNLP 0.10's StandardRNN in small: begin_state(batch_size=0, func=F.zeros) inside
+    hybrid_forward, the 0 standing for the data's batch size."""
+
+    def __init__(self, fill=None, **kw):
+        super().__init__(**kw)
+        self._fill = fill
+        with self.name_scope():
+            self.embedding = mx.gluon.nn.Embedding(50, 8)
+            self.encoder = mx.gluon.rnn.LSTM(12, num_layers=2, input_size=8)
+            self.decoder = mx.gluon.nn.Dense(50, flatten=False, in_units=12)
+
+    def hybrid_forward(self, F, inputs, begin_state=None):
+        if begin_state is None:
+            func = F.zeros if self._fill is None else (lambda **kw: F.full(val=self._fill, **kw))
+            begin_state = self.encoder.begin_state(batch_size=0, func=func)
+        encoded, state = self.encoder(self.embedding(inputs), begin_state)
+        return self.decoder(encoded), state
+
+
+@pytest.mark.parametrize("fill", [None, 0.5])
+def test_rnn_begin_state_with_batch_zero_takes_the_data_batch_hybridized_and_exported(tmp_path, fill):
+    net = _StandInLM(fill)
+    net.initialize()
+    x = mx.nd.array(np.random.RandomState(0).randint(0, 50, (5, 3)))
+    value = 0.0 if fill is None else fill
+    want, want_state = net(x, [mx.nd.full((2, 3, 12), value), mx.nd.full((2, 3, 12), value)])
+    net.hybridize()
+    out, state = net(x)
+    assert out.shape == (5, 3, 50) and [s.shape for s in state] == [(2, 3, 12)] * 2
+    np.testing.assert_allclose(out.asnumpy(), want.asnumpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(state[1].asnumpy(), want_state[1].asnumpy(), rtol=1e-5, atol=1e-6)
+    prefix = str(tmp_path / "lm")
+    net.export(prefix)
+    imported = mx.gluon.SymbolBlock.imports(prefix + "-symbol.json", ["data"], prefix + "-0000.params")
+    got = imported(mx.nd.array(np.random.RandomState(0).randint(0, 50, (5, 4))))  # another batch size
+    assert [g.shape for g in got] == [(5, 4, 50), (2, 4, 12), (2, 4, 12)]

@@ -28,6 +28,31 @@ _GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 _PARAM_KEY = re.compile(r"(l|r)(\d+)_(i2h|h2h|h2r)_(weight|bias)\Z")
 
 
+
+# created states whose values are known without their shape: the value an operator fills with
+_FILLS: dict = {"_zeros": lambda a: 0.0, "_ones": lambda a: 1.0, "_full": lambda a: float(a.get("value", 0.0))}
+
+
+def _state_with_data_batch(F: Any, data_tnc: Any, state: Any) -> Any:
+    """A traced begin state created with batch size 0 (GluonNLP's ``begin_state(batch_size=0,
+    func=F.zeros)``: 0 is MXNet's unknown dimension, which its binding infers from the data) made
+    with the data's batch size instead, filled with the same value; other states as they are."""
+    entries = getattr(state, "_entries", None)
+    if not entries or len(entries) != 1:
+        return state
+    node = entries[0][0]
+    fill = _FILLS.get(getattr(node.op, "name", None))
+    if fill is None or node.inputs:
+        return state
+    attrs = node.kernel_attrs()
+    shape = tuple(attrs.get("shape", ()))
+    if len(shape) != 3 or shape[1] != 0 or 0 in (shape[0], shape[2]):
+        return state
+    made = rnn_cell.symbolic_zero_state_maker(F, data_tnc, 1)(name=node.name, shape=shape, __layout__="LNC")
+    value = fill(attrs)
+    return made + value if value else made
+
+
 class _RNNLayer(HybridBlock):
     """Implementation of the fused recurrent layers (MXNet's ``_RNNLayer``)."""
 
@@ -271,6 +296,8 @@ class _RNNLayer(HybridBlock):
         attrs = {k: v for k, v in attrs.items() if v is not None}  # MXNet drops None attributes
         if self._use_sequence_length:
             attrs["sequence_length"] = sequence_length
+        if F is not ndarray:
+            states = [_state_with_data_batch(F, inputs, s) for s in states]
         rnn = F.RNN(inputs, params, *states, **attrs)
         if self._mode == "lstm":
             outputs, new_states = rnn[0], [rnn[1], rnn[2]]
