@@ -609,9 +609,11 @@ def _batches(data: Any) -> Any:
 
 
 def _collect_layer_statistics(runner: _LayerRunner, data: Any, collector: Any, max_num_examples: Optional[int] = None,
-                              logger: Any = None) -> int:
+                              logger: Any = None, max_num_batches: Optional[int] = None) -> int:
     num_batches = num_examples = 0
     for arrays, batch_size in _batches(data):
+        if max_num_batches is not None and num_batches >= max_num_batches:
+            break
         runner.run(arrays, collector)
         num_batches += 1
         num_examples += batch_size
@@ -1037,10 +1039,12 @@ def quantize_net_v2(network: Any, quantized_dtype: str = "auto", quantize_mode: 
                     exclude_layers_match: Optional[List[str]] = None, exclude_operators: Optional[List[str]] = None,
                     calib_data: Any = None, data_shapes: Optional[list] = None, calib_mode: str = "none",
                     num_calib_examples: Optional[int] = None, ctx: Any = cpu(), LayerOutputCollector: Any = None,
-                    logger: Any = None) -> Any:
+                    logger: Any = None, num_calib_batches: Optional[int] = None) -> Any:
     """User-level API for Gluon users to generate a quantized SymbolBlock from a FP32
     HybridBlock w/ or w/o calibration. ``calib_data``: a DataIter or an iterable such as a
-    gluon DataLoader; ``data_shapes``: DataDesc list, required without ``calib_data``."""
+    gluon DataLoader; ``data_shapes``: DataDesc list, required without ``calib_data``;
+    ``num_calib_examples`` (MXNet 1.9.1) or ``num_calib_batches`` (MXNet 2.0's spelling, also
+    taken here) bound the calibration pass."""
     from ..gluon import SymbolBlock
     from ..model import load_checkpoint
     from ..symbol import var
@@ -1108,7 +1112,7 @@ def quantize_net_v2(network: Any, quantized_dtype: str = "auto", quantize_mode: 
             include = getattr(collector, "include_layer", None)
             runner = _LayerRunner(symnet, args, auxs, data_names, include, ctx)
             num_examples = _collect_layer_statistics(runner, _Truncated(calib_data, len(data_nd)), collector,
-                                                     num_calib_examples, logger)
+                                                     num_calib_examples, logger, max_num_batches=num_calib_batches)
             if logger:
                 logger.info("Collected layer output values from FP32 model using %d examples" % num_examples)
             qsym, qarg_params, aux_params = calib_graph(qsym=qsym, arg_params=args, aux_params=auxs,
@@ -1146,7 +1150,8 @@ def quantize_net(network: Any, quantized_dtype: str = "auto", quantize_mode: str
                  exclude_layers: Optional[List[str]] = None, exclude_layers_match: Optional[List[str]] = None,
                  exclude_operators: Optional[List[str]] = None, calib_data: Any = None,
                  data_shapes: Optional[list] = None, calib_mode: str = "none",
-                 num_calib_examples: Optional[int] = None, ctx: Any = cpu(), logger: Any = None) -> Any:
+                 num_calib_examples: Optional[int] = None, ctx: Any = cpu(), logger: Any = None,
+                 num_calib_batches: Optional[int] = None) -> Any:
     """User-level API for Gluon users to generate a quantized SymbolBlock from a FP32
     HybridBlock w/ or w/o calibration. Will be deprecated after MXNet 2.0, please use
     quantize_net_v2."""
@@ -1155,4 +1160,5 @@ def quantize_net(network: Any, quantized_dtype: str = "auto", quantize_mode: str
                            quantize_granularity="tensor-wise", exclude_layers=exclude_layers,
                            exclude_layers_match=exclude_layers_match, exclude_operators=exclude_operators,
                            calib_data=calib_data, data_shapes=data_shapes, calib_mode=calib_mode,
-                           num_calib_examples=num_calib_examples, ctx=ctx, LayerOutputCollector=None, logger=logger)
+                           num_calib_examples=num_calib_examples, ctx=ctx, LayerOutputCollector=None, logger=logger,
+                           num_calib_batches=num_calib_batches)

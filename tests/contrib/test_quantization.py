@@ -167,7 +167,7 @@ def test_trained_demo_lenet_agrees_with_its_float32_self():
     calib = mx.gluon.data.DataLoader(mx.gluon.data.ArrayDataset(xtr[:256], ytr[:256]), batch_size=64)
     for mode in ("naive", "entropy"):
         qnet = q.quantize_net_v2(net, quantized_dtype="auto", calib_mode=mode, calib_data=calib,
-                                 num_calib_examples=256)
+                                 num_calib_batches=4)  # MXNet 2.0's spelling of num_calib_examples=256
         pred = qnet(x).asnumpy().argmax(1)
         agreement = (pred == ref).mean()
         assert agreement >= 0.99, (mode, agreement)
