@@ -378,3 +378,17 @@ def test_rnn_begin_state_with_batch_zero_takes_the_data_batch_hybridized_and_exp
     imported = mx.gluon.SymbolBlock.imports(prefix + "-symbol.json", ["data"], prefix + "-0000.params")
     got = imported(mx.nd.array(np.random.RandomState(0).randint(0, 50, (5, 4))))  # another batch size
     assert [g.shape for g in got] == [(5, 4, 50), (2, 4, 12), (2, 4, 12)]
+
+
+# ---- operators without a gradient ---------------------------------------------------------------
+def test_binding_a_gradient_through_an_operator_without_one_raises():
+    x, idx = mx.sym.Variable("x"), mx.sym.Variable("idx")
+    y = mx.sym.batch_take(x, idx)
+    types = {"x": np.float32, "idx": np.int32}
+    exe = mx.sym.stop_gradient(y).simple_bind(mx.cpu(), x=(4, 3), idx=(4,), type_dict=types)
+    exe.forward()
+    exe.backward()  # the gradient stops before batch_take
+    with pytest.raises(MXNetError, match="batch_take.*FGradient"):
+        y.simple_bind(mx.cpu(), x=(4, 3), idx=(4,), type_dict=types)
+    exe = y.simple_bind(mx.cpu(), x=(4, 3), idx=(4,), type_dict=types, grad_req="null")
+    assert exe.forward()[0].shape == (4,)

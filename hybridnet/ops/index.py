@@ -142,9 +142,9 @@ def take(a, indices, *, axis: int = 0, mode: Literal["raise", "wrap", "clip"] = 
     return out.reshape(tuple(a.shape[:ax]) + tuple(indices.shape) + tuple(a.shape[ax + 1:]))
 
 
-@register("batch_take", samples=lambda: [
+@register("batch_take", no_gradient=True, samples=lambda: [
     Sample((_u(3, 4), np.array([0.0, 3.0, 1.0])), ref=lambda a, i: a[np.arange(len(i)), i.astype(int)],
-           grad_inputs=(0,))])
+           grad=False)])
 def batch_take(a, indices):
     """out[i] = a[i, indices[i]] for a 2-D ``a`` (indices clipped into range)."""
     if a.dim() != 2 or indices.dim() != 1 or indices.shape[0] != a.shape[0]:

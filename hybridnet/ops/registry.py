@@ -86,7 +86,8 @@ class OpDef:
                  channel_affine: Optional[Callable[[dict], int]] = None,
                  absorbs_channel_affine: Optional[Callable[[dict], Optional[ChannelAffine]]] = None,
                  export_broadcast: Optional[str] = None, amp_cast: bool = False,
-                 dtype_is_output: bool = True, value_dependent_path: bool = False):
+                 dtype_is_output: bool = True, value_dependent_path: bool = False,
+                 no_gradient: bool = False):
         self.name = name
         # -- facts the compiler's passes read (never the operator's name) ----------------------
         # an output may be an input itself or a view of its memory (for some attributes, dtypes
@@ -137,6 +138,9 @@ class OpDef:
         self.hint = hint or name.lower()
         self.random = random
         self.differentiable = differentiable
+        # MXNet registers no gradient for it (no FGradient, unlike the differentiable=False
+        # operators' zero gradients): binding a graph that needs a gradient through it raises
+        self.no_gradient = no_gradient
         self._num_outputs = num_outputs
         self._output_names = output_names
         self._total_outputs = total_outputs

@@ -117,6 +117,33 @@ def _output_stypes(g: Graph, bound: list) -> Optional[list]:
     return out if any(st != "default" for st in out) else None
 
 
+def _check_gradients_exist(g: Graph, grad_names: set) -> None:
+    """Raise where the backward pass would need the gradient of an operator MXNet registers none
+    for (``OpDef.no_gradient``): a node that depends on an argument with a gradient and reaches
+    an output through operators that pass gradients (MXNet's bind fails there)."""
+    if not grad_names or not any(n.op is not None and n.op.no_gradient for n in g.nodes):
+        return
+    on_path = {id(v) for v in g.arguments() if v.name in grad_names}
+    for n in g.nodes:
+        if n.op is not None and (n.op.differentiable or n.op.no_gradient) and \
+                any(id(src) in on_path for src, _ in n.inputs):
+            on_path.add(id(n))
+    reached: set = set()
+    todo = [n for n, _ in g.outputs if id(n) in on_path]
+    while todo:
+        n = todo.pop()
+        if id(n) in reached:
+            continue
+        reached.add(id(n))
+        if n.op is not None and n.op.no_gradient:
+            raise MXNetError(f"Operator {n.op.name} (node {n.name!r}) is non-differentiable because it "
+                             f"didn't register FGradient attribute (as in MXNet): bind with grad_req "
+                             f"'null' for the arguments it depends on, or cut the gradient after it "
+                             f"with stop_gradient/BlockGrad")
+        if n.op is not None and n.op.differentiable:
+            todo.extend(src for src, _ in n.inputs if id(src) in on_path)
+
+
 class Executor:
     """Runs a Symbol with bound argument, gradient and auxiliary arrays."""
 
@@ -146,6 +173,7 @@ class Executor:
         # an argument without a gradient array gets no gradient, whatever grad_req says
         self._grad_req = {n: (reqs.get(n, "null") if g_ is not None else "null")
                           for n, g_ in zip(self._arg_names, self.grad_arrays)}
+        _check_gradients_exist(g, {n for n, r in self._grad_req.items() if r != "null"})
         self._order = order = g.arguments() + g.aux_variables()  # the compiled functions' inputs
         self._compiled = compile_graph(g, order)
         self._ownership = OutputOwnership(g, order)
