@@ -260,13 +260,13 @@ class Frontend:
             return _split_op("_split_v2", ary, indices_or_sections, axis)
 
         def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> Any:
-            """NumPy's ``array_split`` (sections may differ by one in size)."""
-            if isinstance(indices_or_sections, int):
-                n, k = ary.shape[axis], indices_or_sections
-                sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
-                idx = list(_onp.cumsum(sizes)[:-1])
-                return split(ary, [int(i) for i in idx], axis)
-            return split(ary, indices_or_sections, axis)
+            """NumPy's ``array_split`` (sections may differ by one in size; MXNet's
+            ``_npi_array_split``, which reads the axis' length off the data)."""
+            if isinstance(indices_or_sections, (int, _onp.integer)):
+                if int(indices_or_sections) <= 0:
+                    raise ValueError("array_split: number sections must be larger than 0")
+                return _split_op("_npi_array_split", ary, int(indices_or_sections), axis)
+            return _split_op("_npi_array_split", ary, list(indices_or_sections), axis)
 
         def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None) -> Any:
             """NumPy's ``clip`` (either bound may be None)."""

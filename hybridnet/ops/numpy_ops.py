@@ -20,7 +20,7 @@ from typing import Any, Callable, Literal, Optional, Sequence, Tuple
 import numpy as np
 import torch
 
-from ..base import MXNetError, dtype_name, dtype_torch
+from ..base import MXNetError, ShapeError, dtype_name, dtype_torch
 from .attrs import Axis, Dtype, OptFloat, OptInt, Shape
 from .creation import device_of
 from .random import _normal, _uniform
@@ -675,7 +675,13 @@ def _np_transpose(a, *, axes: Axis = None):  # type: ignore[no-untyped-def]
     """NumPy's ``transpose`` (no ``axes``: reversed)."""
     if axes is None or (isinstance(axes, tuple) and len(axes) == 0):
         return a.permute(tuple(reversed(range(a.dim())))).clone()
-    return a.permute(tuple(x % max(a.dim(), 1) for x in ((axes,) if isinstance(axes, int) else axes))).clone()
+    ax = (axes,) if isinstance(axes, int) else tuple(axes)
+    if len(ax) != a.dim() or any(not -a.dim() <= x < max(a.dim(), 1) for x in ax):
+        raise MXNetError(f"transpose: axes {ax} do not match an array of {a.dim()} dimensions")
+    perm = tuple(x % max(a.dim(), 1) for x in ax)
+    if len(set(perm)) != len(perm):
+        raise ShapeError(f"transpose: repeated axis in transpose: {ax}")
+    return a.permute(perm).clone()
 
 
 def _concat_samples(ref: Callable) -> Callable[[], list]:
@@ -2103,6 +2109,40 @@ def _npi_mvn_fallback(mean, cov, *, size: Axis = None):  # type: ignore[no-untyp
     low = torch.linalg.cholesky(cov.to(work))
     z = torch.randn(shape, dtype=work, device=mean.device)
     return (mean.to(work) + (low @ z.unsqueeze(-1)).squeeze(-1)).to(mean.dtype)
+
+
+def _array_split_ref(x: np.ndarray, indices: Any = (), axis: int = 0, squeeze_axis: bool = False,
+                     sections: int = 0) -> Any:
+    parts = np.array_split(x, sections if sections > 0 else list(indices)[1:], axis=axis)
+    return parts if len(parts) > 1 else parts[0]
+
+
+@register("_npi_array_split", returns_view=True, num_outputs=lambda attrs: get("_split_v2").num_outputs(attrs),
+          samples=lambda: [
+    Sample((_u(-1, 1, (7, 2)),), {"sections": 3, "axis": 0}, ref=_array_split_ref),
+    Sample((_u(-1, 1, (2, 5)),), {"sections": 2, "axis": 1}, ref=_array_split_ref),
+    Sample((_u(-1, 1, (6,)),), {"indices": (0, 2, 9), "axis": 0}, ref=_array_split_ref),
+    Sample((_u(-1, 1, (0, 3)),), {"sections": 3, "axis": 0}, ref=_array_split_ref, grad=False)])
+def _npi_array_split(data, *, indices: Shape = (), axis: int = 0, squeeze_axis: bool = False,  # type: ignore[no-untyped-def]
+                     sections: int = 0):
+    """NumPy's ``array_split`` (MXNet's ``_npi_array_split``): ``sections`` parts whose sizes differ
+    by at most one (the first ``n % sections`` one larger), or at ``indices`` (with the leading 0,
+    as split_v2 takes them; indices past the end give empty parts); the axis' length is read off
+    the data, so a traced call needs no shape."""
+    a = axis % max(data.dim(), 1)
+    n = data.shape[a]
+    if sections > 0:
+        sizes = [n // sections + (1 if i < n % sections else 0) for i in range(sections)]
+        bounds = [0]
+        for size in sizes:
+            bounds.append(bounds[-1] + size)
+    else:
+        idx = [min(max(int(i), 0), n) for i in tuple(indices)]
+        bounds = idx + [n]
+    parts = [data.narrow(a, b, max(e - b, 0)) for b, e in zip(bounds[:-1], bounds[1:])]
+    if squeeze_axis:
+        parts = [p.squeeze(a) for p in parts]
+    return parts[0] if len(parts) == 1 else tuple(parts)
 
 
 for _alias, _canonical in ALIASES.items():

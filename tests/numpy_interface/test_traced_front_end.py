@@ -6,6 +6,7 @@ once as NumPy; integer matrices in the eigen-solvers."""
 import numpy as onp
 import pytest
 
+import hybridnet as mx
 from hybridnet import gluon, np, npx
 
 RS = onp.random.RandomState(5)
@@ -143,3 +144,23 @@ def test_integer_gradients_eager_and_hybridized(dtype):
         y = np.sum(x, axis=0, dtype=dtype)
     y.backward()
     onp.testing.assert_array_equal(x.grad.asnumpy(), onp.ones((2, 3), dtype=dtype))
+
+
+def test_array_split_traces_and_transpose_checks_axes():
+    npx.set_np()
+    x = onp.arange(14, dtype="float32").reshape(7, 2)
+    for hybridize in (False, True):
+        blk = Fn(lambda F, a: F.np.array_split(a, 3, axis=0))
+        if hybridize:
+            blk.hybridize()
+        got = blk(np.array(x))
+        for g, w in zip(got, onp.array_split(x, 3, axis=0)):
+            onp.testing.assert_array_equal(g.asnumpy(), w)
+    parts = np.array_split(np.array(x), [2, 9])
+    assert [p.shape for p in parts] == [(2, 2), (5, 2), (0, 2)]
+    d = np.ones((3, 4, 5))
+    with pytest.raises(ValueError, match="repeated axis"):
+        d.transpose((0, 0, 1))
+    with pytest.raises(mx.MXNetError):
+        d.transpose((0, 1, 3))
+    assert d.transpose((-1, 1, 0)).shape == (5, 4, 3)
