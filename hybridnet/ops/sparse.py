@@ -7,6 +7,13 @@ computes on the dense forms (MXNet's storage fallback). Output storage follows M
 storage inference, e.g. ``dot(csr, dense) = dense``, ``dot(csr.T, dense) = row_sparse``,
 ``elemwise_add(rsp, rsp) = rsp``, ``elemwise_mul(rsp, dense) = rsp``, unary operators with
 f(0) = 0 keep the input's storage.
+
+Graphs compute densely; which of their values MXNet holds sparse is storage-type inference
+(``compiler.storage``), asking ``output_stypes`` and ``input_grad_stypes`` here: an operator's
+``storage``/``grad_storage`` fact (``registry.storage_rule``: cast_storage's result, BatchNorm's
+refusal of sparse inputs with fix_gamma, the row_sparse weight gradient of Embedding with
+sparse_grad, SparseEmbedding and dot(csr, w)), else what its sparse rule returns for inputs of
+the same storage types that store nothing, so eager calls and bound Symbols agree.
 """
 from __future__ import annotations
 
