@@ -392,3 +392,23 @@ def test_binding_a_gradient_through_an_operator_without_one_raises():
         y.simple_bind(mx.cpu(), x=(4, 3), idx=(4,), type_dict=types)
     exe = y.simple_bind(mx.cpu(), x=(4, 3), idx=(4,), type_dict=types, grad_req="null")
     assert exe.forward()[0].shape == (4,)
+
+
+def test_bound_cast_passes_gradients_between_integer_and_float():
+    x_np = np.random.RandomState(3).uniform(-10, 10, (4, 5))
+    for src, dst in [(np.int32, np.float32), (np.float32, np.int32), (np.int32, np.int32)]:
+        x = mx.sym.Variable("x", dtype=src)
+        exe = mx.sym.Cast(x, dtype=dst).simple_bind(mx.cpu(), x=(4, 5))
+        exe.arg_arrays[0][:] = x_np
+        exe.forward(is_train=True)
+        exe.backward(mx.nd.array(x_np, dtype=dst))
+        assert exe.grad_arrays[0].dtype == src
+        np.testing.assert_array_equal(exe.grad_arrays[0].asnumpy(), x_np.astype(dst).astype(src))
+    # an integer argument of a bigger graph: gradient through take's data, none to the indices
+    a, i = mx.sym.Variable("a", dtype=np.int32), mx.sym.Variable("i", dtype=np.int32)
+    exe = (mx.sym.take(a, i) * 2).simple_bind(mx.cpu(), a=(3, 2), i=(2,))
+    exe.arg_dict["i"][:] = mx.nd.array([2, 2])
+    exe.forward(is_train=True)
+    exe.backward(mx.nd.ones((2, 2), dtype=np.int32))
+    np.testing.assert_array_equal(exe.grad_dict["a"].asnumpy(), [[0, 0], [0, 0], [4, 4]])
+    np.testing.assert_array_equal(exe.grad_dict["i"].asnumpy(), [0, 0])

@@ -29,6 +29,7 @@ from ..compiler.memory import planned_bytes
 from ..compiler.pipeline import PassContext, Serve, serving_order, training_graph
 from ..context import Context, current_context
 from ..ir.graph import Graph
+from .. import autograd_engine as _ag
 from ..ndarray import ndarray as _nd
 from ..ndarray.ndarray import NDArray
 from ..ops import storage as _storage
@@ -446,9 +447,26 @@ class Executor:
             res = torch.autograd.grad([p[0] for p in pairs], leaves, [p[1] for p in pairs],
                                       allow_unused=True, retain_graph=True)
         done = {n for n, _ in self._leaves}
+        # integer arguments over every output; floating ones over the outputs that carry no
+        # gradient of their own (an integer Cast of them): through float64 twins
+        ints = [n for n, a in zip(self._arg_names, self.arg_arrays) if self._grad_req[n] != "null"
+                and self.grad_arrays[self._arg_names.index(n)] is not None
+                and not (a._t.is_floating_point() or a._t.is_complex())]
+        int_grads = self._twin_grads(ints, out_grads, None) if ints else {}
+        gradless = [i for i, o in enumerate(outs)
+                    if not (o.requires_grad or o.is_floating_point() or o.is_complex())]
+        float_extra = self._twin_grads([n for n, _ in self._leaves], out_grads, gradless) \
+            if gradless and self._leaves else {}
+        done |= set(int_grads)
         with torch.no_grad():
+            for n, g in int_grads.items():
+                buf = self.grad_arrays[self._arg_names.index(n)]
+                _write(buf, g.to(buf._t.dtype), self._grad_req[n] == "add")
             for (n, _), g in zip(self._leaves, res):
                 buf = self.grad_arrays[self._arg_names.index(n)]
+                extra = float_extra.get(n)
+                if extra is not None:
+                    g = extra.to(buf._t.dtype) if g is None else g + extra.to(g.dtype)
                 if g is None:
                     if self._grad_req[n] == "write":
                         _write(buf, torch.zeros(buf.shape, dtype=buf._t.dtype, device=buf._t.device), False)
@@ -458,6 +476,56 @@ class Executor:
                 if n not in done and buf is not None and self._grad_req[n] == "write":
                     # an integer argument: no gradient flows to it
                     _write(buf, torch.zeros(buf.shape, dtype=buf._t.dtype, device=buf._t.device), False)
+
+    def _twin_grads(self, names: list, out_grads: Any, heads_at: Optional[list]) -> dict:
+        """Gradients of arguments ``names`` that torch's graph of the forward cannot give: of
+        integer arguments (MXNet differentiates integer arrays), or through integer outputs
+        (MXNet's Cast passes gradients both ways). The graph runs node by node with float64
+        twins of those arguments, as eager operators do (``ndarray._twin_run``), and the gradients
+        of the outputs ``heads_at`` (all: None) flow back through the twins. Only arguments
+        something flows to are returned."""
+        from ..ir.interpreter import Interpreter
+        env: dict = {}
+        leaves = {}
+        for v, a in zip(self._order, self.arg_arrays + self.aux_arrays):
+            t = _dense(a._t).detach()
+            if v.name in names:
+                leaf = t.to(torch.float64).requires_grad_(True)
+                setattr(t, _ag.TWIN, leaf)
+                leaves[v.name] = leaf
+            env[(id(v), 0)] = t
+        for n in self._graph.nodes:
+            if n.op is None:
+                continue
+            ins = [env[(id(src), k)] for src, k in n.inputs]
+            attrs = n.kernel_attrs()
+            if n.op.train_aware:
+                attrs["is_train"] = self._last_train
+            if n.subgraphs:
+                attrs["subgraphs"] = tuple(Interpreter(sub).run for sub in n.subgraphs)
+            with torch.no_grad():
+                res = n.op.kernel(*ins, **attrs)
+            res = _nd._twin_run(n.op.kernel, ins, attrs, res)
+            outs = (res,) if n.num_outputs() == 1 else tuple(res)
+            for k, o in enumerate(outs):
+                env[(id(n), k)] = o
+        heads, grads = [], []
+        given = list(out_grads) if isinstance(out_grads, (list, tuple)) else [out_grads]
+        for i, (node, k) in enumerate(self._graph.outputs):
+            if heads_at is not None and i not in heads_at:
+                continue
+            o = env[(id(node), k)]
+            h = o if o.requires_grad else getattr(o, _ag.TWIN, None)
+            if h is None or not h.requires_grad:
+                continue
+            g = given[i] if out_grads is not None and i < len(given) else None
+            heads.append(h)
+            grads.append(torch.ones_like(h) if g is None else _tensor(g, h).to(h.dtype))
+        if not heads:
+            return {}
+        found = list(leaves)
+        res = torch.autograd.grad(heads, [leaves[n] for n in found], grads, allow_unused=True)
+        return {n: g for n, g in zip(found, res) if g is not None}
 
     def copy_params_from(self, arg_params: dict, aux_params: Optional[dict] = None,
                          allow_extra_params: bool = False) -> None:
