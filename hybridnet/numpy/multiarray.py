@@ -242,7 +242,11 @@ class ndarray(NDArray):
     def attach_grad(self, grad_req: str = "write", stype: Optional[str] = None) -> None:
         """Attach a zero gradient buffer (an ``mx.np.ndarray``); see ``NDArray.attach_grad``.
         Integer and bool arrays take one too, as in MXNet 1.9.1: their gradient flows through
-        the engine's float64 twin and is cast into the buffer."""
+        the engine's float64 twin and is cast into the buffer. ``grad_req='null'`` keeps no
+        buffer (``x.grad`` is None, as MXNet 1.9.1)."""
+        if grad_req == "null" and stype in (None, "default"):
+            self._mark(None, "null")  # type: ignore[arg-type]
+            return
         super().attach_grad(grad_req, stype)
         g = getattr(self, "_grad", None)
         if g is not None and g.__class__ is NDArray:
