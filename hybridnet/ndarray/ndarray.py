@@ -347,7 +347,7 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
         raise _op_error(op, inputs, attrs, e) from e
     if box is not None:
         res = _with_pending(res, out, box)
-    elif _ag.int_variables and _mode().recording:
+    elif (_ag.int_variables or (guard and attrs.get("dtype") is not None)) and _mode().recording:
         res = _twin_run(kernel, tensors, attrs, res)
     if res.__class__ is _Tensor:
         if out is not None:
@@ -388,7 +388,11 @@ def _twin_run(kernel: Callable, tensors: list, attrs: dict, res: Any) -> Any:
     the twins passes no gradient."""
     twins = [None if t is None else _ag.twin_of(t) for t in tensors]
     if all(tw is None for tw in twins):
-        return res
+        # an integer dtype= on inputs with gradients (np.mean(x, dtype='int8')): MXNet's gradient
+        # passes through the cast, so the integer result gets the float64 result as its twin
+        if attrs.get("dtype") is None or not any(t is not None and t.requires_grad for t in tensors) or all(
+                r.is_floating_point() or r.is_complex() for r in ([res] if res.__class__ is _Tensor else res)):
+            return res
     ins = [t if tw is None else tw for t, tw in zip(tensors, twins)]
     try:
         try:

@@ -500,7 +500,15 @@ def _npi_mean(a, *, axis: Axis = None, dtype: Dtype = None, keepdims: bool = Fal
               initial: OptFloat = None):
     """NumPy's ``mean`` (integer arrays average to float32, MXNet's default float)."""
     dt = _mean_dtype(a, dtype)
-    wdt = dt if dt.is_floating_point or dt.is_complex else torch.float64  # an integer dtype: truncated
+    # accumulate in the wider of the input and the result (at least float32), round once at the end
+    # as NumPy's mean(x.astype(acc)).astype(dtype) does; an integer dtype truncates
+    if not (dt.is_floating_point or dt.is_complex):  # NumPy: the sum in dtype (wrapping), divided, truncated
+        axes = _axes(axis, a.dim())
+        count = a.numel() if axes is None else math.prod(a.shape[i] for i in axes)
+        total = _reduce(lambda x, ax, kd: torch.sum(x, dim=ax, keepdim=kd) if ax is not None else torch.sum(x),
+                        a.to(dt), axis, keepdims).to(dt)
+        return (total.to(torch.float64) / max(count, 1)).to(dt)
+    wdt = torch.promote_types(torch.promote_types(dt, torch.float32), a.dtype if a.is_floating_point() else dt)
     return _reduce(lambda x, ax, kd: torch.mean(x, dim=ax, keepdim=kd) if ax is not None
                    else torch.mean(x), a.to(wdt), axis, keepdims).to(dt)
 

@@ -164,3 +164,20 @@ def test_array_split_traces_and_transpose_checks_axes():
     with pytest.raises(mx.MXNetError):
         d.transpose((0, 1, 3))
     assert d.transpose((-1, 1, 0)).shape == (5, 4, 3)
+
+
+def test_mean_with_a_dtype_as_numpy_and_its_gradient():
+    from hybridnet import autograd
+    npx.set_np()
+    xi = onp.array([[100, 90, -120], [7, 8, 9]], dtype="int32")
+    onp.testing.assert_array_equal(np.mean(np.array(xi), axis=1, dtype="int8").asnumpy(),
+                                   onp.mean(xi, axis=1, dtype="int8"))
+    xf = onp.random.RandomState(0).uniform(-1, 1, (3, 5))
+    onp.testing.assert_array_equal(np.mean(np.array(xf), axis=1, dtype="float16").asnumpy(),
+                                   onp.mean(xf, axis=1).astype("float16"))
+    x = np.array(xf.astype("float16"))
+    x.attach_grad()
+    with autograd.record():
+        y = np.mean(x, axis=1, dtype="int8")
+    y.backward()
+    onp.testing.assert_allclose(x.grad.asnumpy(), onp.full((3, 5), 0.2, dtype="float16"), rtol=1e-3)
