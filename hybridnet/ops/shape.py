@@ -474,16 +474,15 @@ def slice_ranges(dshape: Sequence[int], begin: Sequence, end: Sequence, step: Se
         if n > 0:
             if b < 0:
                 b += n
-                if b < 0:
-                    raise MXNetError(f"slice: begin[{i}]={begin[i]} is out of range for dim {i} of size {n}")
-            if b >= n:
-                raise MXNetError(f"slice: begin[{i}]={begin[i]} is out of range for dim {i} of size {n}")
             if end[i] is not None and e < 0:
                 e += n
-                if e < 0:
-                    raise MXNetError(f"slice: end[{i}]={end[i]} is out of range for dim {i} of size {n}")
-            if e > n:
-                raise MXNetError(f"slice: end[{i}]={end[i]} is out of range for dim {i} of size {n}")
+            # MXNet's GetIndexRange clips bounds past either end, as Python slicing does
+            b = 0 if b < 0 and s > 0 else (n - 1 if b > n - 1 and s < 0 else b)
+            e = min(max(e, -1), n)
+            if b < 0 or b > n - 1:  # starts outside the axis: nothing selected
+                if not is_np_shape():
+                    raise MXNetError(f"slice: begin[{i}]={begin[i]} is out of range for dim {i} of size {n}")
+                b = e = 0
             if b == e and not is_np_shape():  # NumPy shapes have zero-size arrays
                 raise MXNetError(f"slice: begin[{i}] == end[{i}] == {b} gives an empty array, which "
                                  f"MXNet does not support outside NumPy shape semantics")
@@ -498,8 +497,8 @@ def slice_ranges(dshape: Sequence[int], begin: Sequence, end: Sequence, step: Se
 def _apply_slice(data: torch.Tensor, axis: int, b: int, e: int, s: int) -> torch.Tensor:
     if s > 0:
         length = max(0, (e - b + s - 1) // s)
-        if s == 1:
-            return data.narrow(axis, b, length)
+        if s == 1 or length == 0:
+            return data.narrow(axis, min(b, data.shape[axis]), length)
         sl = builtins.slice
         return data.narrow(axis, b, (length - 1) * s + 1)[(sl(None),) * axis + (sl(None, None, s),)]
     length = max(0, (b - e + (-s) - 1) // (-s))
