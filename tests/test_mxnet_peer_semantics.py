@@ -412,3 +412,65 @@ def test_bound_cast_passes_gradients_between_integer_and_float():
     exe.backward(mx.nd.ones((2, 2), dtype=np.int32))
     np.testing.assert_array_equal(exe.grad_dict["a"].asnumpy(), [[0, 0], [0, 0], [4, 4]])
     np.testing.assert_array_equal(exe.grad_dict["i"].asnumpy(), [0, 0])
+
+
+# ---- Module: ctx groups, optimizer states across kvstore/local, backward monitor -------------------
+def test_module_ctx_group_arrays_live_on_the_group_context():
+    with mx.AttrScope(ctx_group="dev1"):
+        a = mx.sym.Variable("a") * 2
+    with mx.AttrScope(ctx_group="dev2"):
+        c = a + mx.sym.Variable("b")
+    mod = mx.mod.Module(c, context=[mx.cpu(0)], data_names=["a", "b"], label_names=None,
+                        group2ctxs={"dev1": mx.cpu(1), "dev2": mx.cpu(2)})
+    mod.bind(data_shapes=[["a", (2, 5)], ["b", (2, 5)]], inputs_need_grad=True)
+    mod.init_params()
+    mod.forward(mx.io.DataBatch(data=[mx.nd.ones((2, 5)), mx.nd.ones((2, 5))]), is_train=True)
+    mod.backward([mx.nd.ones((2, 5))])
+    ga, gb = mod.get_input_grads()
+    assert ga.context == mx.cpu(1) and gb.context == mx.cpu(2)
+    assert (ga.asnumpy() == 2).all() and (gb.asnumpy() == 1).all()
+
+
+def test_module_loads_kvstore_saved_optimizer_states_into_a_local_updater(tmp_path):
+    prefix = str(tmp_path / "m")
+    sym = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=4, name="fc")
+    mod = mx.mod.Module(sym, ("data",), label_names=None, context=[mx.cpu(0), mx.cpu(1)])
+    mod.bind(data_shapes=[("data", (6, 3))])
+    mod.init_params()
+    mod.init_optimizer(optimizer_params={"learning_rate": 0.1, "momentum": 0.9})
+    mod.forward(mx.io.DataBatch(data=[mx.nd.ones((6, 3))]), is_train=True)
+    mod.backward([mx.nd.ones((6, 4))])
+    mod.update()
+    mod.save_checkpoint(prefix, 0, save_optimizer_states=True)
+    mod2 = mx.mod.Module.load(prefix, 0, load_optimizer_states=True, data_names=("data",), label_names=None)
+    mod2.bind(data_shapes=[("data", (6, 3))])
+    mod2.init_optimizer(optimizer_params={"learning_rate": 0.1, "momentum": 0.9})
+    kv_states = mod._kvstore._updater.states
+    assert set(mod2._updater.states) == set(kv_states) == {"fc_weight", "fc_bias"}  # as MXNet keeps them
+    for k in kv_states:
+        np.testing.assert_array_equal(mod2._updater.states[k].asnumpy(), kv_states[k].asnumpy())
+    mod2.forward(mx.io.DataBatch(data=[mx.nd.ones((6, 3))]), is_train=True)
+    mod2.backward([mx.nd.ones((6, 4))])
+    mod2.update()  # the loaded momentum is used, under the local updater's indices
+    assert sorted(mod2._updater.states) == [0, 1]
+    assert float(mod2._updater.states[0].abs().sum()) > float(kv_states["fc_weight"].abs().sum())
+
+
+def test_monitor_sees_backward_node_outputs():
+    x = mx.sym.Variable("data")
+    x = mx.sym.FullyConnected(x, num_hidden=2, name="fc_0")
+    x = mx.sym.Activation(x, act_type="sigmoid", name="act_0")
+    x = mx.sym.LinearRegressionOutput(x, name="softmax")
+    mon = mx.mon.Monitor(1, stat_func=lambda a: mx.nd.norm(a), pattern=".*", sort=True)
+    mod = mx.mod.Module(x, context=[mx.cpu()])
+    it = mx.io.NDArrayIter(mx.nd.array([[0.05, 0.1]]), mx.nd.array([[0.01, 0.99]]), batch_size=1)
+    mod.bind(it.provide_data, label_shapes=it.provide_label)
+    mod.install_monitor(mon)
+    mod.init_params()
+    mon.tic()
+    mod.forward_backward(next(iter(it)))
+    names = [k for _, k, _ in mon.toc()]
+    assert names == ["act_0_backward_output", "act_0_output", "data", "fc_0_backward_output0",
+                     "fc_0_backward_output1", "fc_0_backward_output2", "fc_0_bias", "fc_0_output",
+                     "fc_0_weight", "softmax_backward_output0", "softmax_backward_output1",
+                     "softmax_label", "softmax_output"]

@@ -23,7 +23,7 @@ from ..context import Context
 from ..io import DataDesc
 from ..compiler.infer import infer_graph
 from ..compiler.storage import infer_storage, variable_stype
-from ..ndarray.ndarray import NDArray
+from ..ndarray.ndarray import NDArray, placed
 from ..ndarray.sparse import BaseSparseNDArray, CSRNDArray, store_into, wrap
 from ..ops import storage as _storage
 from ..symbol.executor import Executor
@@ -342,6 +342,14 @@ class DataParallelExecutorGroup:
                 aux[name] = like.aux_dict[name]
             else:
                 aux[name] = fresh(tuple(shape), dtype)
+        mapping = self.group2ctxs[i] if i < len(self.group2ctxs) else None
+        if mapping:  # arrays of a ctx_group's variables live on the group's context (same device)
+            for name in args:
+                gctx = mapping.get(attrs.get(name, {}).get("__ctx_group__"))
+                if gctx is not None:
+                    for arr in (args[name], grads.get(name)):
+                        if arr is not None:
+                            placed(arr, Context(gctx))
         exe = Executor(self.symbol, ctx, args, grads, self.grad_req, aux)
         self._total_exec_bytes += sum(a._t.numel() * a._t.element_size()
                                       for a in list(args.values()) + list(aux.values()))

@@ -22,7 +22,7 @@ from ..ndarray.ndarray import NDArray
 from ..ndarray.sparse import store_into, wrap
 from ..ops import storage as _storage
 from ..ndarray.write_guard import new_guard, set_guard
-from ..optimizer._states_check import check_against_params
+from ..optimizer._states_check import check_against_params, clone_state
 from ..optimizer.optimizer import decode_states
 from .base_module import BaseModule, check_input_names, parse_data_desc
 from .executor_group import DataParallelExecutorGroup
@@ -386,11 +386,29 @@ class Module(BaseModule):
             blob = f.read()
         try:
             states, optimizer = decode_states(blob)
-            check_against_params(optimizer if optimizer is not None else self._optimizer, states,
-                                 self._state_slots())
+            slots = self._state_slots()
+            # states a kvstore-updating module saved are keyed by parameter name (MXNet keeps
+            # them so in the updater; the first update() files them under the updater's indices)
+            by_name = {s.name: i for i, s in reversed(list(enumerate(slots)))}
+            checked = {by_name.get(k, k) if isinstance(k, str) else k: v for k, v in states.items()}
+            check_against_params(optimizer if optimizer is not None else self._optimizer, checked, slots)
         except MXNetError as e:
             raise MXNetError(f"Module.load_optimizer_states({fname!r}): {e}") from None
         self._updater.set_states(blob)
+
+    def _index_named_states(self) -> None:
+        """States loaded under parameter names (saved by a module that updated on a kvstore) go
+        under the local updater's keys, ``i * num_device + k``, before they are used."""
+        states = self._updater.states
+        if not any(isinstance(k, str) for k in states):
+            return
+        n_dev = len(self._context)
+        for i, name in enumerate(self._exec_group.param_names):
+            if name in states:
+                state = states.pop(name)
+                for k in range(n_dev):
+                    states[i * n_dev + k] = state if k == 0 else clone_state(state)
+                    self._updater.states_synced[i * n_dev + k] = False
 
     def _state_slots(self) -> List[SimpleNamespace]:
         """What each updater state index stands for (MXNet's ``i * num_device + k``: parameter
@@ -451,6 +469,7 @@ class Module(BaseModule):
                 _update_params_on_kvstore(group.param_arrays, group.grad_arrays, self._kvstore,
                                           group.param_names)
             else:
+                self._index_named_states()
                 _update_params(group.param_arrays, group.grad_arrays, updater=self._updater,
                                num_device=len(self._context), kvstore=self._kvstore,
                                param_names=group.param_names)

@@ -476,6 +476,58 @@ class Executor:
                 if n not in done and buf is not None and self._grad_req[n] == "write":
                     # an integer argument: no gradient flows to it
                     _write(buf, torch.zeros(buf.shape, dtype=buf._t.dtype, device=buf._t.device), False)
+        if self._monitor is not None:
+            self._run_backward_monitor(out_grads)
+
+    def _run_backward_monitor(self, out_grads: Any) -> None:
+        """The monitor callback for the backward pass, as MXNet's executor calls it for its
+        backward nodes: for each operator node, from the last to the first, the gradient it sends
+        to each of its inputs, named ``<node>_backward_output`` (one input) or
+        ``<node>_backward_output<i>``. The graph runs again node by node for it (a debugging
+        aid: random operators draw again)."""
+        from ..ir.interpreter import Interpreter
+        callback, _ = self._monitor  # type: ignore[misc]
+        env: dict = {}
+        for v, a in zip(self._order, self.arg_arrays + self.aux_arrays):
+            env[(id(v), 0)] = _dense(a._t).detach()
+        taped = []
+        for n in self._graph.nodes:
+            if n.op is None:
+                continue
+            ins = [env[(id(src), k)].detach().requires_grad_(env[(id(src), k)].is_floating_point())
+                   for src, k in n.inputs]
+            attrs = n.kernel_attrs()
+            if n.op.train_aware:
+                attrs["is_train"] = self._last_train
+            if n.subgraphs:
+                attrs["subgraphs"] = tuple(Interpreter(sub).run for sub in n.subgraphs)
+            with torch.enable_grad():
+                res = n.op.kernel(*ins, **attrs)
+            outs = (res,) if n.num_outputs() == 1 else tuple(res)
+            for k, o in enumerate(outs):
+                env[(id(n), k)] = o
+            taped.append((n, ins, outs))
+        grads: dict = {}
+        given = list(out_grads) if isinstance(out_grads, (list, tuple)) else [out_grads]
+        for i, (node, k) in enumerate(self._graph.outputs):
+            o = env[(id(node), k)]
+            g = given[i] if out_grads is not None and i < len(given) and given[i] is not None else None
+            g = torch.ones_like(o) if g is None else _tensor(g, o)
+            grads[(id(node), k)] = grads[(id(node), k)] + g if (id(node), k) in grads else g
+        for n, ins, outs in reversed(taped):
+            pairs = [(o, grads[(id(n), k)]) for k, o in enumerate(outs)
+                     if (id(n), k) in grads and o.requires_grad]
+            wrt = [t for t in ins if t.requires_grad]
+            got = iter(torch.autograd.grad([p[0] for p in pairs], wrt, [p[1] for p in pairs],
+                                           allow_unused=True) if pairs and wrt else [None] * len(wrt))
+            in_grads = [next(got) if t.requires_grad else None for t in ins]
+            in_grads = [torch.zeros_like(t) if g is None else g for t, g in zip(ins, in_grads)]
+            for j, ((src, k), g) in enumerate(zip(n.inputs, in_grads)):
+                name = f"{n.name}_backward_output" if len(ins) == 1 else f"{n.name}_backward_output{j}"
+                callback(name, NDArray(g.detach()))
+                if src.op is not None:
+                    key = (id(src), k)
+                    grads[key] = grads[key] + g if key in grads else g
 
     def _twin_grads(self, names: list, out_grads: Any, heads_at: Optional[list]) -> dict:
         """Gradients of arguments ``names`` that torch's graph of the forward cannot give: of
