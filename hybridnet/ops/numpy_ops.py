@@ -446,8 +446,10 @@ def _np_sum(a, *, axis: Axis = None, dtype: Dtype = None, keepdims: bool = False
             initial: OptFloat = None):
     """NumPy's ``sum``; integer arrays keep their dtype (MXNet 1.9.1), bools sum to int64."""
     dt = _sum_dtype(a, dtype)
-    r = _reduce(lambda x, ax, kd: torch.sum(x, dim=ax, keepdim=kd, dtype=dt) if ax is not None
-                else torch.sum(x, dtype=dt), a, axis, keepdims).to(dt)
+    # a float array summed into an integer dtype: accumulated in float64, then truncated (MXNet)
+    wdt = torch.float64 if a.is_floating_point() and not (dt.is_floating_point or dt.is_complex) else dt
+    r = _reduce(lambda x, ax, kd: torch.sum(x, dim=ax, keepdim=kd, dtype=wdt) if ax is not None
+                else torch.sum(x, dtype=wdt), a, axis, keepdims).to(dt)
     return r + initial if initial is not None else r
 
 
