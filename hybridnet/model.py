@@ -145,7 +145,7 @@ def _initialize_kvstore(kvstore: Any, param_arrays: list, arg_params: Dict[str, 
         name = param_names[idx]
         kvstore.init(name, arg_params[name])
         if update_on_kvstore:
-            kvstore.pull(name, param_on_devs, priority=-idx)
+            kvstore.pull(name, param_on_devs, priority=-idx, ignore_sparse=False)
 
 
 def _update_params_on_kvstore(param_arrays: list, grad_arrays: list, kvstore: Any, param_names: list) -> None:
@@ -167,7 +167,7 @@ def _update_params(param_arrays: list, grad_arrays: list, updater: Any, num_devi
         if kvstore:
             name = param_names[i]
             kvstore.push(name, grad_list, priority=-i)
-            kvstore.pull(name, grad_list, priority=-i)
+            kvstore.pull(name, grad_list, priority=-i, ignore_sparse=False)
         for k, (w, g) in enumerate(zip(arg_list, grad_list)):
             updates[k].append((i * num_device + k, g, w))
     for dev_updates in updates:

@@ -474,3 +474,20 @@ def test_monitor_sees_backward_node_outputs():
                      "fc_0_backward_output1", "fc_0_backward_output2", "fc_0_bias", "fc_0_output",
                      "fc_0_weight", "softmax_backward_output0", "softmax_backward_output1",
                      "softmax_label", "softmax_output"]
+
+
+# ---- kvstore ------------------------------------------------------------------------------------
+def test_kvstore_pull_ignores_sparse_outputs_and_row_sparse_pull_refuses_dense():
+    kv = mx.kv.create()
+    kv.init(3, mx.nd.zeros((4, 4)))
+    rsp = (mx.nd.ones((4, 4)) * 2).tostype("row_sparse")
+    kv.pull(3, out=rsp)  # ignored, as MXNet does (ignore_sparse=True)
+    assert (rsp.asnumpy() == 2).all()
+    kv.pull(3, out=rsp, ignore_sparse=False)
+    assert (rsp.asnumpy() == 0).all()
+    with pytest.raises(MXNetError, match="must be row_sparse"):
+        kv.row_sparse_pull(3, out=mx.nd.ones((4, 4)), row_ids=mx.nd.array([1]))
+    with pytest.raises(MXNetError):  # int keys in this store: a str key is refused
+        kv.pull("a", out=mx.nd.ones((4, 4)))
+    with pytest.raises(TypeError):
+        kv.push("a", mx.nd.ones((4, 4)))

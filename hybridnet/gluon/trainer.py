@@ -304,7 +304,7 @@ class Trainer:
             raise MXNetError(f"Parameter {parameter.name!r}: row_sparse_data needs a Trainer with a "
                              f"kvstore holding the parameter")
         if full_idx:
-            self._kvstore.pull(idx, out=out)
+            self._kvstore.pull(idx, out=out, ignore_sparse=False)
         else:
             self._kvstore.row_sparse_pull(idx, out=out, row_ids=row_id)
         self._record_kv_snapshots([parameter])

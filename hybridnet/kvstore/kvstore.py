@@ -87,6 +87,11 @@ def _grouped(pairs: List[Tuple[Key, List[NDArray]]]) -> List[Tuple[Key, List[NDA
     return list(out.items())
 
 
+class KeyTypeError(MXNetError, TypeError):
+    """A key of the other type than the store's (int and str keys do not mix): MXNet raises
+    MXNetError here; a TypeError too."""
+
+
 def _copy_into(dst: NDArray, src: torch.Tensor, who: str, key: Key) -> None:
     if tuple(dst.shape) != tuple(src.shape):
         raise MXNetError(f"KVStore.{who}: key {key!r} holds shape {tuple(src.shape)} but the output "
@@ -301,7 +306,7 @@ class KVStore(KVStoreBase):
         if self._str_keys is None:
             self._str_keys = is_str
         elif self._str_keys != is_str:
-            raise TypeError(f"KVStore.{who}: this store uses {'str' if self._str_keys else 'int'} "
+            raise KeyTypeError(f"KVStore.{who}: this store uses {'str' if self._str_keys else 'int'} "
                             f"keys; got key {keys[0]!r}. Do not mix int and str keys in one store")
 
     def _stored(self, key: Key, who: str) -> NDArray:
@@ -369,13 +374,18 @@ class KVStore(KVStoreBase):
                     self._updater(k, _wrap(s), self._store[k])
 
     def pull(self, key: Any, out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> None:
-        """Copy the stored value of each key into ``out`` (an NDArray or one per device)."""
+        """Copy the stored value of each key into ``out`` (an NDArray or one per device).
+        With ``ignore_sparse`` (the default, as in MXNet) sparse output arrays are left alone
+        (MXNet: "use row_sparse_pull"); ``ignore_sparse=False`` fills them too."""
         if out is None:
             raise ValueError("KVStore.pull: out is required (the arrays to copy the values into)")
         pairs = _pairs(key, out, "pull", "out")
+        self._note_key_type([k for k, _ in pairs], "pull")
         for k, outs in pairs:
             src = self._stored(k, "pull")._t
             for o in outs:
+                if ignore_sparse and o._t.layout is not torch.strided:
+                    continue
                 _copy_into(o, src, "pull", k)
 
     def pushpull(self, key: Any, value: Any, out: Any = None, priority: int = 0) -> None:
@@ -402,14 +412,19 @@ class KVStore(KVStoreBase):
     def row_sparse_pull(self, key: Any, out: Any = None, priority: int = 0,
                         row_ids: Any = None) -> None:
         """Pull the rows ``row_ids`` of each key's value into ``out`` (one NDArray, or one per
-        device with one row_ids array each or a single one for all): a row_sparse ``out`` gets
-        just those rows (MXNet); a dense ``out`` (which MXNet refuses) gets the whole value."""
+        device with one row_ids array each or a single one for all): row_sparse ``out`` arrays
+        get just those rows; dense ones are refused, as in MXNet (``pull`` fills them)."""
         if row_ids is None:
             raise ValueError("KVStore.row_sparse_pull: row_ids is required")
         if out is None:
             raise ValueError("KVStore.row_sparse_pull: out is required (the arrays to pull into)")
         from ..ndarray.sparse import retain_rows, store_into
         pairs = _pairs(key, out, "row_sparse_pull", "out")
+        self._note_key_type([k for k, _ in pairs], "row_sparse_pull")
+        for k, outs in pairs:
+            if any(o._t.layout is torch.strided for o in outs):
+                raise MXNetError(f"KVStore.row_sparse_pull: the output arrays of key {k!r} must be "
+                                 f"row_sparse (MXNet refuses dense ones); use pull() for dense arrays")
         ids = row_ids if isinstance(row_ids, (list, tuple)) else [row_ids]
         flat_ids = ids if len(pairs) > 1 and len(ids) == len(pairs) and all(
             isinstance(r, (list, tuple)) for r in ids) else None
