@@ -491,3 +491,24 @@ def test_kvstore_pull_ignores_sparse_outputs_and_row_sparse_pull_refuses_dense()
         kv.pull("a", out=mx.nd.ones((4, 4)))
     with pytest.raises(TypeError):
         kv.push("a", mx.nd.ones((4, 4)))
+
+
+# ---- Executor.reshape ---------------------------------------------------------------------------
+def test_executor_reshape_shares_memory_as_mxnet():
+    y = mx.sym.FullyConnected(mx.sym.Variable("x"), num_hidden=4)
+    exe = y.simple_bind(mx.cpu(), x=(5, 4), grad_req="null")
+    exe.arg_arrays[0][:] = 1
+    exe.arg_arrays[1][:] = mx.nd.ones((4, 4))
+    exe.arg_arrays[2][:] = 0
+    out0 = exe.outputs[0]
+    small = exe.reshape(x=(3, 4))  # the small x is a view of the big one
+    small.forward()
+    assert (small.outputs[0].asnumpy() == 4).all()
+    assert (exe.outputs[0].asnumpy()[:3] == 4).all()  # the outputs share memory too
+    exe.forward()
+    assert exe.outputs[0] is out0  # outputs are updated in place by forward
+    with pytest.raises(MXNetError, match="allow_up_sizing"):
+        exe.reshape(x=(6, 4))
+    big = exe.reshape(allow_up_sizing=True, x=(6, 4))
+    big.arg_arrays[0][:] = 0
+    assert (exe.arg_arrays[0].asnumpy() == 1).all() and (big.arg_arrays[1].asnumpy() == 1).all()

@@ -304,7 +304,7 @@ class Executor:
                 for o, t in zip(held, outs):
                     store_into(o, t.detach().to(o._t.dtype))
         elif held is not None and len(held) == len(outs) and all(
-                o.shape == t.shape and o.dtype == t.dtype for o, t in zip(held, outs)):
+                o.shape == t.shape and o._t.dtype == t.dtype for o, t in zip(held, outs)):
             with torch.no_grad():
                 for o, t in zip(held, outs):
                     o._t.copy_(t.detach())
@@ -608,18 +608,40 @@ class Executor:
                 dst._t.copy_(src)
 
     def reshape(self, partial_shaping: bool = False, allow_up_sizing: bool = False, **kwargs: Any) -> "Executor":
-        """A new executor for new input shapes, sharing the arrays whose shapes are unchanged."""
+        """A new executor for new input shapes. As MXNet's: arrays whose shapes are unchanged are
+        shared, smaller ones are views of the old arrays' memory (outputs too: the old executor's
+        outputs see the new one's forward), larger ones are new arrays and need
+        ``allow_up_sizing=True``."""
         shapes = {n: a.shape for n, a in self.arg_dict.items()}
         shapes.update({k: tuple(v) for k, v in kwargs.items()})
         dtypes = {n: a.dtype for n, a in self.arg_dict.items()}
         new = simple_bind(self._symbol, self._ctx, dict(self._grad_req), dtypes,
                           {k: v for k, v in shapes.items() if k in kwargs or not partial_shaping})
+
+        def shared(name: str, old: Optional[NDArray], fresh: Optional[NDArray]) -> Optional[NDArray]:
+            if old is None or fresh is None:
+                return fresh
+            if old.shape == fresh.shape:
+                return old
+            n = fresh._t.numel()
+            if n <= old._t.numel() and old._t.layout is torch.strided and old._t.is_contiguous() \
+                    and old._t.dtype == fresh._t.dtype and fresh._t.layout is torch.strided:
+                return NDArray(old._t.view(-1)[:n].view(fresh._t.shape))
+            if not allow_up_sizing:
+                raise MXNetError(f"reshape: new shape of {name!r} {fresh.shape} is larger than the "
+                                 f"original {old.shape}; pass allow_up_sizing=True to allocate it "
+                                 f"(binding the large shape first and reshaping down is cheaper)")
+            return fresh
+
         for names, old_arrays, new_arrays in ((self._arg_names, self.arg_arrays, new.arg_arrays),
                                               (self._aux_names, self.aux_arrays, new.aux_arrays),
                                               (self._arg_names, self.grad_arrays, new.grad_arrays)):
-            for i, (old, fresh) in enumerate(zip(old_arrays, new_arrays)):
-                if old is not None and fresh is not None and old.shape == fresh.shape:
-                    new_arrays[i] = old
+            for i, (name, old, fresh) in enumerate(zip(names, old_arrays, new_arrays)):
+                new_arrays[i] = shared(name, old, fresh)
+        fresh_outs = new.outputs
+        if fresh_outs and len(fresh_outs) == len(self.outputs):
+            new._outputs = [shared(name, old, f) if old._t.numel() >= f._t.numel() else f
+                            for name, old, f in zip(self._symbol.list_outputs(), self.outputs, fresh_outs)]
         new._monitor = self._monitor  # MXNet's reshaped executor keeps the monitor
         return new
 

@@ -161,7 +161,7 @@ def test_executor_forward_backward_matches_autograd():
         exe2.backward()
     np.testing.assert_allclose(exe2.grad_dict["w"].asnumpy(), 2 * wa.grad.asnumpy(), rtol=1e-5)
     # reshape keeps parameters
-    exe3 = exe.reshape(x=(5, 4))
+    exe3 = exe.reshape(allow_up_sizing=True, x=(5, 4))  # larger: MXNet asks for allow_up_sizing
     assert exe3.arg_dict["x"].shape == (5, 4)
     np.testing.assert_allclose(exe3.arg_dict["w"].asnumpy(), wv.astype(np.float32), rtol=1e-6)
 
