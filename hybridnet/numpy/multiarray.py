@@ -16,6 +16,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as _onp
 import torch
 
+from .. import autograd_engine as _engine
 from ..autograd_engine import is_recording
 from ..base import MXNetError, dtype_torch
 from ..context import Context
@@ -259,8 +260,16 @@ class ndarray(NDArray):
         t = self._t
         if _ndm._nograd_needed(t):
             with torch.no_grad():
-                return self._np_getitem(t.detach(), key)
-        return self._np_getitem(t, key)
+                r = self._np_getitem(t.detach(), key)
+        else:
+            r = self._np_getitem(t, key)
+        if _engine.int_variables and _engine.is_recording():
+            tw = _engine.twin_of(t)
+            if tw is not None:  # an integer array with a gradient: index its float64 twin too
+                rt = r._t if r is not self else None
+                if rt is not None:
+                    setattr(rt, _engine.TWIN, self._np_getitem(tw, key)._t)
+        return r
 
     def _np_getitem(self, t: torch.Tensor, key: Any) -> "ndarray":
         if key.__class__ is tuple and len(key) == 0:

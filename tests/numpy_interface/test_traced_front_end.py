@@ -181,3 +181,16 @@ def test_mean_with_a_dtype_as_numpy_and_its_gradient():
         y = np.mean(x, axis=1, dtype="int8")
     y.backward()
     onp.testing.assert_allclose(x.grad.asnumpy(), onp.full((3, 5), 0.2, dtype="float16"), rtol=1e-3)
+
+
+def test_integer_np_indexing_carries_gradients():
+    from hybridnet import autograd
+    npx.set_np()
+    x = np.array(onp.arange(24).reshape(2, 3, 4), dtype="int32")
+    x.attach_grad()
+    with autograd.record():
+        y = x[1, 1:, ::2]
+    y.backward()
+    want = onp.zeros((2, 3, 4), dtype="int32")
+    want[1, 1:, ::2] = 1
+    onp.testing.assert_array_equal(x.grad.asnumpy(), want)
