@@ -512,3 +512,14 @@ def test_executor_reshape_shares_memory_as_mxnet():
     big = exe.reshape(allow_up_sizing=True, x=(6, 4))
     big.arg_arrays[0][:] = 0
     assert (exe.arg_arrays[0].asnumpy() == 1).all() and (big.arg_arrays[1].asnumpy() == 1).all()
+
+
+def test_partial_setitem_under_record_raises_as_in_mxnet():
+    x = mx.nd.zeros((3, 4))
+    y = mx.nd.ones((4,))
+    y.attach_grad()
+    with mx.autograd.record():
+        with pytest.raises(MXNetError, match=r"Inplace operations \(\+=, -=, x\[:\]=, etc\) are not supported"):
+            x[1] = y
+        x[None] = mx.nd.broadcast_to(y.reshape((1, 4)), (3, 4))  # the whole array: allowed
+    x[1] = y  # outside record: fine

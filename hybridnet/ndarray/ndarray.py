@@ -422,6 +422,21 @@ def _twin_run(kernel: Callable, tensors: list, attrs: dict, res: Any) -> Any:
     return outs[0] if single else outs
 
 
+def _whole_array_key(key: Any, t: torch.Tensor) -> bool:
+    """Whether ``x[key] = v`` assigns the whole array (``x[:]``, ``x[...]``, ``x[None]``, slices
+    covering every axis forward): MXNet copies into the array then, recorded like ``copyto``."""
+    parts = key if isinstance(key, tuple) else (key,)
+    if not all(k is None or k is Ellipsis or isinstance(k, slice) for k in parts):
+        return False
+    if any(isinstance(k, slice) and k.step is not None and k.step < 0 for k in parts):
+        return False
+    try:
+        view = t.detach()[key]
+    except (IndexError, TypeError, ValueError, RuntimeError):
+        return False
+    return view.numel() == t.numel()
+
+
 def _inplace_check(arr: "NDArray", what: str) -> torch.Tensor:
     t = arr._t
     if _mode().recording and t.requires_grad and t.is_leaf:
@@ -1044,6 +1059,11 @@ class NDArray:
         t = _inplace_check(self, "x[...] = value")
         v = self._value_tensor(value, t)
         if _mode().recording and (t.requires_grad or (isinstance(v, torch.Tensor) and v.requires_grad)):
+            if not _whole_array_key(key, t):
+                raise MXNetError("Inplace operations (+=, -=, x[:]=, etc) are not supported when recording "
+                                 "with autograd (as in MXNet): x[key] = value writes part of an array that "
+                                 "the recorded graph reads; compute a new array instead (concat, where, "
+                                 "slice_assign's result...) or assign outside autograd.record()")
             self._setitem(t, key, v)
         else:
             with _no_grad():
