@@ -523,3 +523,12 @@ def test_partial_setitem_under_record_raises_as_in_mxnet():
             x[1] = y
         x[None] = mx.nd.broadcast_to(y.reshape((1, 4)), (3, 4))  # the whole array: allowed
     x[1] = y  # outside record: fine
+
+
+def test_partial_setitem_under_record_raises_for_integer_targets_too():
+    x = mx.nd.zeros((3, 4), dtype="int32")
+    y = mx.nd.ones((4,))
+    y.attach_grad()
+    with mx.autograd.record():
+        with pytest.raises(MXNetError, match="Inplace operations"):
+            x[0] = y  # the value carries a gradient, though the cast to int32 would lose it

@@ -32,6 +32,7 @@ from ..base import (DeferredError, MXNetError, ShapeError, dtype_name, dtype_np,
                     tensor_from_handle, tensor_handle)
 from ..context import Context, current_context
 from ..ops import registry as _reg
+from ..ops.numpy_ops import twin_run as _twin_scope
 from ..ops.registry import OpDef
 from ..profiler import recorder as _profiler
 
@@ -396,7 +397,8 @@ def _twin_run(kernel: Callable, tensors: list, attrs: dict, res: Any) -> Any:
     ins = [t if tw is None else tw for t, tw in zip(tensors, twins)]
     try:
         try:
-            fres = kernel(*ins, **attrs)
+            with _twin_scope():  # integer dtype= reductions compute in float64 on the twins
+                fres = kernel(*ins, **attrs)
         except RuntimeError:
             if attrs.get("dtype") is None:
                 raise
@@ -1058,7 +1060,8 @@ class NDArray:
         """``x[key] = value`` in place (views of ``x`` see it); ``value`` broadcasts to ``x[key]``."""
         t = _inplace_check(self, "x[...] = value")
         v = self._value_tensor(value, t)
-        if _mode().recording and (t.requires_grad or (isinstance(v, torch.Tensor) and v.requires_grad)):
+        if _mode().recording and (t.requires_grad or (isinstance(v, torch.Tensor) and v.requires_grad)
+                                  or (isinstance(value, NDArray) and value._t.requires_grad)):
             if not _whole_array_key(key, t):
                 raise MXNetError("Inplace operations (+=, -=, x[:]=, etc) are not supported when recording "
                                  "with autograd (as in MXNet): x[key] = value writes part of an array that "
