@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any, Callable, Optional
+from typing import Any, Callable, List, Optional
 
 import numpy as np
 import torch
@@ -520,8 +520,8 @@ class Executor:
             wrt = [t for t in ins if t.requires_grad]
             got = iter(torch.autograd.grad([p[0] for p in pairs], wrt, [p[1] for p in pairs],
                                            allow_unused=True) if pairs and wrt else [None] * len(wrt))
-            in_grads = [next(got) if t.requires_grad else None for t in ins]
-            in_grads = [torch.zeros_like(t) if g is None else g for t, g in zip(ins, in_grads)]
+            maybe = [next(got) if t.requires_grad else None for t in ins]
+            in_grads: List[torch.Tensor] = [torch.zeros_like(t) if g is None else g for t, g in zip(ins, maybe)]
             for j, ((src, k), g) in enumerate(zip(n.inputs, in_grads)):
                 name = f"{n.name}_backward_output" if len(ins) == 1 else f"{n.name}_backward_output{j}"
                 callback(name, NDArray(g.detach()))
