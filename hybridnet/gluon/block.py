@@ -32,6 +32,7 @@ from ..numpy import symbolic as _np_symbolic
 from ..numpy.multiarray import as_np, ndarray as _np_ndarray
 from ..ndarray.ndarray import NDArray
 from ..ndarray.sparse import dense_tensor
+from ..ops.numpy_ops import twin_run as _twin_scope
 from ..nesting import flatten as _nest_flatten
 from ..nesting import regroup as _regroup
 from ..profiler import recorder as _profiler
@@ -512,13 +513,37 @@ def _brief(names: list, n: int = 20) -> str:
     return str(names) if len(names) <= n else str(names[:n])[:-1] + f", ... ({len(names)} in all)]"
 
 
+def _casts_to_integer(cached: CachedGraph) -> bool:
+    """Whether a node of the graph has an integer ``dtype`` attribute (asked once per graph)."""
+    known = getattr(cached, "_hn_int_dtype_nodes", None)
+    if known is None:
+        known = False
+        for node in cached.graph.nodes:
+            dt = node.attrs.get("dtype") if node.attrs else None
+            if isinstance(dt, str) and dt.startswith(("int", "uint", "bool")):
+                known = True
+                break
+        try:
+            cached._hn_int_dtype_nodes = known  # type: ignore[attr-defined]
+        except AttributeError:
+            pass
+    return bool(known)
+
+
 def _int_twins(cached: CachedGraph, tensors: list, mode: Any, outs: Any) -> Any:
     """A recorded hybridized call with integer inputs that carry gradients (the engine's float64
     twins, as for eager operators): the graph runs again on the twins so gradients reach the
     integer variables, as MXNet differentiates integer arrays."""
     if not _engine.int_variables:
-        return outs
-    return _ndarray_mod._twin_run(lambda *ts: tuple(cached(list(ts), mode)), tensors, {}, tuple(outs))
+        # float inputs with gradients: only a graph casting to an integer dtype= needs the re-run
+        if not any(not (o.is_floating_point() or o.is_complex()) for o in outs) \
+                or not _casts_to_integer(cached) or not any(t.requires_grad for t in tensors):
+            return outs
+    with _twin_scope():  # integer dtype= inside the graph compute in float64 there
+        # the "dtype" marker lets _twin_run give integer results computed from float inputs with
+        # gradients their twins too (np.mean(x, dtype='int8') in a hybridized block)
+        return _ndarray_mod._twin_run(lambda *ts, **_: tuple(cached(list(ts), mode)), tensors,
+                                      {"dtype": "float64"}, tuple(outs))
 
 class HybridBlock(Block):
     """A Block whose ``hybrid_forward(F, x, ...)`` works with F = nd and F = sym.

@@ -15,7 +15,9 @@ comparisons give ``bool``.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Literal, Optional, Sequence, Tuple
+import threading
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Literal, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -422,6 +424,29 @@ def _reduce(fn: Callable, x: torch.Tensor, axis: Any, keepdims: bool) -> torch.T
     return fn(x, axes, keepdims)
 
 
+# A re-run of recorded operators on float64 twins (ndarray._twin_run, a hybridized block's
+# _int_twins): an integer dtype= there computes in float64, so the gradient passes through the cast
+# as in MXNet (np.sum(x, dtype='int8') under record()).
+_TWIN_RUN = threading.local()
+
+
+@contextmanager
+def twin_run() -> Iterator[None]:
+    """Within: reductions asked for an integer dtype compute in float64 (the twin of that result)."""
+    prev = getattr(_TWIN_RUN, "on", False)
+    _TWIN_RUN.on = True
+    try:
+        yield
+    finally:
+        _TWIN_RUN.on = prev
+
+
+def _twin_dtype(dt: torch.dtype) -> torch.dtype:
+    if getattr(_TWIN_RUN, "on", False) and not (dt.is_floating_point or dt.is_complex):
+        return torch.float64
+    return dt
+
+
 def _sum_dtype(x: torch.Tensor, dtype: Any) -> torch.dtype:
     if dtype:
         return dtype_torch(dtype)
@@ -445,7 +470,7 @@ def _red_samples(ref: Callable, lo: float = -2, hi: float = 2, grad: bool = True
 def _np_sum(a, *, axis: Axis = None, dtype: Dtype = None, keepdims: bool = False,  # type: ignore[no-untyped-def]
             initial: OptFloat = None):
     """NumPy's ``sum``; integer arrays keep their dtype (MXNet 1.9.1), bools sum to int64."""
-    dt = _sum_dtype(a, dtype)
+    dt = _twin_dtype(_sum_dtype(a, dtype))
     # a float array summed into an integer dtype: accumulated in float64, then truncated (MXNet)
     wdt = torch.float64 if a.is_floating_point() and not (dt.is_floating_point or dt.is_complex) else dt
     r = _reduce(lambda x, ax, kd: torch.sum(x, dim=ax, keepdim=kd, dtype=wdt) if ax is not None
@@ -501,7 +526,7 @@ def _mean_dtype(a: torch.Tensor, dtype: Any) -> torch.dtype:
 def _npi_mean(a, *, axis: Axis = None, dtype: Dtype = None, keepdims: bool = False,  # type: ignore[no-untyped-def]
               initial: OptFloat = None):
     """NumPy's ``mean`` (integer arrays average to float32, MXNet's default float)."""
-    dt = _mean_dtype(a, dtype)
+    dt = _twin_dtype(_mean_dtype(a, dtype))
     # accumulate in the wider of the input and the result (at least float32), round once at the end
     # as NumPy's mean(x.astype(acc)).astype(dtype) does; an integer dtype truncates
     if not (dt.is_floating_point or dt.is_complex):  # NumPy: the sum in dtype (wrapping), divided, truncated

@@ -194,3 +194,22 @@ def test_integer_np_indexing_carries_gradients():
     want = onp.zeros((2, 3, 4), dtype="int32")
     want[1, 1:, ::2] = 1
     onp.testing.assert_array_equal(x.grad.asnumpy(), want)
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_integer_dtype_reductions_pass_gradients(hybridize):
+    """np.sum/np.mean with an integer dtype= pass the gradient through the cast, as MXNet's, for
+    integer and float inputs, eagerly and hybridized."""
+    from hybridnet import autograd
+    npx.set_np()
+    for dtype, op, scale in (("int8", "sum", 1.0), ("float16", "mean", 0.5)):
+        blk = Fn(lambda F, a, op=op: getattr(F.np, op)(a, axis=1, dtype="int8", keepdims=True))
+        if hybridize:
+            blk.hybridize()
+        x = np.array(onp.arange(6).reshape(3, 2), dtype=dtype)
+        x.attach_grad()
+        with autograd.record():
+            y = blk(x)
+        assert y.dtype == onp.int8
+        y.backward()
+        onp.testing.assert_allclose(x.grad.asnumpy().astype("float64"), onp.full((3, 2), scale))
