@@ -532,3 +532,19 @@ def test_partial_setitem_under_record_raises_for_integer_targets_too():
     with mx.autograd.record():
         with pytest.raises(MXNetError, match="Inplace operations"):
             x[0] = y  # the value carries a gradient, though the cast to int32 would lose it
+
+
+def test_hybridized_block_calls_an_overridden_parameter_data():
+    net = mx.gluon.rnn.LSTM(6, num_layers=1, input_size=4)
+    _apply_weight_drop(net, "h2h_weight", 0.9)
+    net.initialize()
+    net.hybridize()
+    x = mx.nd.ones((3, 2, 4))
+    np.testing.assert_allclose(net(x).asnumpy(), net(x).asnumpy())  # predict: no dropout
+    with mx.autograd.record():  # training: the weight is dropped, differently each call
+        a = net(x)
+        b = net(x)
+    assert not np.allclose(a.asnumpy(), b.asnumpy())
+    a.backward()
+    w = [p for p in net.collect_params().values() if isinstance(p, _WeightDropParameter)][0]
+    assert float(w.grad().abs().sum()) > 0

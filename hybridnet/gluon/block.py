@@ -853,7 +853,8 @@ class HybridBlock(Block):
             tensors.append(a._t)
         for p in cached.params:
             data = p._data
-            if data is None or len(data) != 1:
+            if data is None or len(data) != 1 or (
+                    p.__class__ is not Parameter and type(p).data is not Parameter.data):
                 return self._call_cached_op(x, *args)
             tensors.append(data[0]._t)
         n = cached.fast_arity
@@ -1136,7 +1137,11 @@ class SymbolBlock(HybridBlock):
 
 
 def _param_tensor(p: Parameter, ctx: Optional[Context]) -> Any:
-    """The tensor of parameter ``p`` on context ``ctx`` (its only copy when it lives on one)."""
+    """The tensor of parameter ``p`` on context ``ctx`` (its only copy when it lives on one); a
+    Parameter subclass that overrides ``data()`` (GluonNLP's WeightDropParameter) gets it called,
+    as MXNet's cached op takes ``param.data()``."""
+    if p.__class__ is not Parameter and type(p).data is not Parameter.data:
+        return p.data(ctx)._t
     data = p._data
     if data is None:
         p._check_initialized()
