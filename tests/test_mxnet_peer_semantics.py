@@ -548,3 +548,34 @@ def test_hybridized_block_calls_an_overridden_parameter_data():
     a.backward()
     w = [p for p in net.collect_params().values() if isinstance(p, _WeightDropParameter)][0]
     assert float(w.grad().abs().sum()) > 0
+
+
+def test_integer_mod_passes_no_gradient_and_integer_heads_truncate():
+    """MXNet's mod gradient is 0 for integer operands (mod_grad's generic template), and a
+    gradient reaching an integer array is kept in its dtype (a float head gradient below 1 on an
+    integer output is 0), bound executors and eager calls alike."""
+    a, b = mx.sym.Variable("a"), mx.sym.Variable("b")
+    c = mx.sym.broadcast_mod(mx.sym.cast(a, dtype="int32"), mx.sym.cast(b, dtype="int32"))
+    x = np.array([[5.0, 7.0], [9.0, 4.0]], np.float32)
+    y = np.array([[2.0, 3.0], [4.0, 3.0]], np.float32)
+    ga, gb = mx.nd.ones((2, 2)), mx.nd.ones((2, 2))
+    exe = c.bind(mx.cpu(), args={"a": mx.nd.array(x), "b": mx.nd.array(y)}, args_grad=[ga, gb])
+    exe.forward(is_train=True)
+    exe.backward([mx.nd.ones((2, 2)) * 3])
+    assert not ga.asnumpy().any() and not gb.asnumpy().any()
+    # integer arithmetic that has a gradient: a head below 1 truncates to 0, 2.7 to 2
+    d = mx.sym.cast(a, dtype="int32") * 3
+    gd = mx.nd.zeros((2, 2))
+    exe = d.bind(mx.cpu(), args={"a": mx.nd.array(x)}, args_grad=[gd])
+    exe.forward(is_train=True)
+    exe.backward([mx.nd.array(np.full((2, 2), 0.9))])
+    assert not gd.asnumpy().any()
+    exe.backward([mx.nd.array(np.full((2, 2), 2.7))])
+    np.testing.assert_array_equal(gd.asnumpy(), np.full((2, 2), 6.0))
+    # eager: an int32 variable through mod gets zeros, through multiply its gradient
+    xi = mx.nd.array(x, dtype="int32")
+    xi.attach_grad()
+    with mx.autograd.record():
+        z = (xi % 3) + xi * 2
+    z.backward()
+    np.testing.assert_array_equal(xi.grad.asnumpy(), np.full((2, 2), 2))

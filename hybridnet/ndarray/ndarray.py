@@ -349,7 +349,7 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
     if box is not None:
         res = _with_pending(res, out, box)
     elif (_ag.int_variables or (guard and attrs.get("dtype") is not None)) and _mode().recording:
-        res = _twin_run(kernel, tensors, attrs, res)
+        res = _twin_run(op.kernel, tensors, attrs, res)
     if res.__class__ is _Tensor:
         if out is not None:
             if out.__class__ is not NDArray and isinstance(out, (list, tuple)):
@@ -388,6 +388,10 @@ def _twin_run(kernel: Callable, tensors: list, attrs: dict, res: Any) -> Any:
     back), so gradients flow to the integer variables as in MXNet. An operator that cannot run on
     the twins passes no gradient."""
     twins = [None if t is None else _ag.twin_of(t) for t in tensors]
+    op = getattr(kernel, "opdef", None)
+    if op is not None and op.integer_zero_gradient and any(
+            t is not None and not (t.is_floating_point() or t.is_complex()) for t in tensors):
+        return res  # MXNet's gradient of it is 0 for integer operands: nothing flows back
     if all(tw is None for tw in twins):
         # an integer dtype= on inputs with gradients (np.mean(x, dtype='int8')): MXNet's gradient
         # passes through the cast, so the integer result gets the float64 result as its twin
@@ -419,6 +423,10 @@ def _twin_run(kernel: Callable, tensors: list, attrs: dict, res: Any) -> Any:
             if r.is_floating_point() or r.is_complex():
                 r = f.to(r.dtype)
             else:
+                # MXNet keeps an integer array's gradient in an integer buffer: what flows back
+                # through it is truncated toward zero, as that cast does (a float head gradient
+                # below 1 on an integer output is 0)
+                f.register_hook(torch.trunc)
                 setattr(r, _ag.TWIN, f)
         outs.append(r)
     return outs[0] if single else outs

@@ -12,7 +12,7 @@ from typing import Any, Callable, cast
 import numpy as np
 import torch
 
-from .registry import ActivationChoice, Sample, register
+from .registry import ActivationChoice, Sample, get, register
 from .shape_rules import broadcast_shapes, first_input_shape, same_shape_inputs
 
 _rng = np.random.RandomState(0)
@@ -359,6 +359,9 @@ _make_scalar("_div_scalar", lambda x, s: x / s, lambda x, scalar: x / scalar, Tr
 _make_scalar("_rdiv_scalar", lambda x, s: s / x, lambda x, scalar: scalar / x, True, 0.5, 2, ("_RDivScalar",))
 _make_scalar("_mod_scalar", lambda x, s: _mod(x, s), lambda x, scalar: np.mod(x, scalar), False, 0.1, 3, ("_ModScalar",))
 _make_scalar("_rmod_scalar", lambda x, s: _mod(torch.full_like(x, s), x), lambda x, scalar: np.mod(scalar, x), False, 0.5, 3, ("_RModScalar",))
+# MXNet's mod_grad / mod_rgrad are 0 for integer operands (only float types have derivatives)
+for _n in ("broadcast_mod", "_mod_scalar", "_rmod_scalar"):
+    get(_n).integer_zero_gradient = True
 _make_scalar("_power_scalar", lambda x, s: x ** s, lambda x, scalar: x ** scalar, True, 0.5, 2, ("_PowerScalar",))
 _make_scalar("_rpower_scalar", lambda x, s: torch.pow(torch.as_tensor(s, dtype=x.dtype), x), lambda x, scalar: np.power(scalar, x), True, -1, 1, ("_RPowerScalar",))
 _make_scalar("_maximum_scalar", lambda x, s: torch.clamp(x, min=s), lambda x, scalar: np.maximum(x, scalar), True, -2, 2, ("_MaximumScalar",), 0.3)

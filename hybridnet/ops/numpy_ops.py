@@ -371,6 +371,9 @@ def get_or_none(name: str) -> Any:
 
 for _n, _f, _r, (_lo, _hi), _g, _refl in _BINARY:
     _make_binary(_n, _f, _r, _lo, _hi, _g, _refl)
+# MXNet's mod_grad / mod_rgrad are 0 for integer operands (only float types have derivatives)
+for _n in ("_npi_mod", "_npi_mod_scalar", "_npi_rmod_scalar"):
+    get(_n).integer_zero_gradient = True
 
 
 def _int_binary_samples(ref: Callable) -> Callable[[], list]:

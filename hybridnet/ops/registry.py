@@ -141,6 +141,10 @@ class OpDef:
         # MXNet registers no gradient for it (no FGradient, unlike the differentiable=False
         # operators' zero gradients): binding a graph that needs a gradient through it raises
         self.no_gradient = no_gradient
+        # integer operands get a zero gradient (MXNet's gradient functor returns 0 for integer
+        # types and the true derivative only for floating ones: mod_grad): recorded on integer
+        # arrays, the operator passes no gradient (set where the operator is defined)
+        self.integer_zero_gradient = False
         self._num_outputs = num_outputs
         self._output_names = output_names
         self._total_outputs = total_outputs
