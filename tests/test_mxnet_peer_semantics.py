@@ -579,3 +579,16 @@ def test_integer_mod_passes_no_gradient_and_integer_heads_truncate():
         z = (xi % 3) + xi * 2
     z.backward()
     np.testing.assert_array_equal(xi.grad.asnumpy(), np.full((2, 2), 2))
+
+
+def test_samplers_recorded_after_integer_variables_exist_draw_once():
+    """Integer variables make recorded operators run again on float64 twins; a sampler must not
+    (a second run draws other numbers): multinomial's log-probabilities stay those of its samples."""
+    x = mx.nd.array([1, 2], dtype="int32")
+    x.attach_grad()
+    mx.random.seed(8)
+    probs = mx.nd.array([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]], dtype="float64")
+    probs.attach_grad()
+    with mx.autograd.record():
+        s, logp = mx.nd.random.multinomial(probs, shape=5, get_prob=True)
+    np.testing.assert_allclose(logp.asnumpy(), np.log(np.take_along_axis(probs.asnumpy(), s.asnumpy(), 1)))

@@ -389,6 +389,8 @@ def _twin_run(kernel: Callable, tensors: list, attrs: dict, res: Any) -> Any:
     the twins passes no gradient."""
     twins = [None if t is None else _ag.twin_of(t) for t in tensors]
     op = getattr(kernel, "opdef", None)
+    if op is not None and op.random:
+        return res  # a second run would draw other numbers: its results would not be these
     if op is not None and op.integer_zero_gradient and any(
             t is not None and not (t.is_floating_point() or t.is_complex()) for t in tensors):
         return res  # MXNet's gradient of it is 0 for integer operands: nothing flows back
