@@ -5,11 +5,12 @@ For every workload (a fresh process each, hybridized with ``static_alloc=True,
 static_shape=True`` as in vs_mxnet.py, warmed up until the lowered tier is in):
 * ``call``: the median time of one call (inference, or one SGD training step);
 * ``kernels``: the time the same calls spend inside ATen operators (the sum of their self times
-  in torch's profiler, per call): what the kernels cost, with the dispatcher's small share;
+  in torch's profiler, per call, less the profiler's own cost per event, measured on a view):
+  what the kernels cost, with the dispatcher's small share;
 * ``call / kernels``: what the framework adds (Python, graph walking, allocation) as a ratio;
   issue 27's target is <= 1.15;
-* ``GFLOP``: the multiply-adds the profiler counts (matrix products and forward convolutions;
-  convolution gradients are not counted), and ``at peak``: that work at this machine's measured
+* ``GFLOP``: the work the profiler counts (matrix products and ``aten`` forward convolutions;
+  oneDNN-fused convolutions and convolution gradients are not counted), and ``at peak``: that work at this machine's measured
   float32 GEMM peak (a torch.mm of 2048x2048 matrices, the same thread count), a lower bound for
   the GEMM-bound layers.
 ``first_call`` rows compare the first call after ``hybridize`` (trace, passes, codegen) with the
@@ -50,19 +51,40 @@ def _gemm_peak(seconds: float = 1.0) -> float:
     return best
 
 
-def _kernel_profile(step, calls: int) -> tuple:
-    """(seconds inside ATen operators per call, FLOPs per call) over ``calls`` calls."""
-    import torch
+def _kernel_events(fn, calls: int) -> tuple:
+    """(summed self seconds of the ATen operator events, their number, FLOPs) of ``calls`` calls."""
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CPU], with_flops=True) as prof:
         for _ in range(calls):
-            step()
-    self_us, flops = 0.0, 0
+            fn()
+    self_us, events, flops = 0.0, 0, 0
     for e in prof.events():
-        if e.name.startswith("aten::") or e.name.startswith("mkldnn") or e.name.startswith("quantized::"):
+        if e.name.startswith(("aten::", "mkldnn", "quantized::")):
             self_us += e.self_cpu_time_total
+            events += 1
             flops += e.flops or 0
-    return self_us / 1e6 / calls, flops / calls
+    return self_us / 1e6, events, flops
+
+
+def _profiler_inflation() -> float:
+    """Seconds the profiler adds to one operator event's self time: a view (almost no work)
+    timed with and without it."""
+    import torch
+    x = torch.zeros(4)
+    n = 20000
+    t0 = time.perf_counter()
+    for _ in range(n):
+        x.view(-1)
+    plain = (time.perf_counter() - t0) / n
+    seconds, events, _ = _kernel_events(lambda: x.view(-1), n)
+    return max(0.0, seconds / max(events, 1) - plain)
+
+
+def _kernel_profile(step, calls: int) -> tuple:
+    """(seconds inside ATen operators per call, FLOPs per call) over ``calls`` calls, the
+    profiler's own cost per event taken out."""
+    seconds, events, flops = _kernel_events(step, calls)
+    return max(0.0, seconds - events * _profiler_inflation()) / calls, flops / calls
 
 
 def _run_worker(workload: str, repeats: int) -> dict:
