@@ -10,32 +10,20 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from ..ops import frontend as _frontend
-from ..ops import registry as _registry
 from .ndarray import invoke
 
 __all__ = ["_make_ndarray_function", "_generate_ndarray_function_code"]
-
-
-def _op_name(handle: Any, name: Optional[str]) -> str:
-    op_name = name if name is not None else handle
-    if not isinstance(op_name, str):
-        raise TypeError(f"mx.nd.register: give the operator by name (a str, such as "
-                        f"'FullyConnected'); hybridnet has no C operator handles, got {handle!r}")
-    return op_name
 
 
 def _make_ndarray_function(handle: Any, name: Optional[str] = None,
                            func_name: Optional[str] = None) -> Callable[..., Any]:
     """The ``mx.nd`` function of operator ``name`` (or ``handle`` as a name), named
     ``func_name`` (default: the operator name)."""
-    op = _registry.get(_op_name(handle, name))
-    return _frontend.make_function(op, func_name or op.name, invoke)
+    return _frontend.function_by_name(handle, name, func_name, invoke, "mx.nd.register")
 
 
 def _generate_ndarray_function_code(handle: Any, op_name: Optional[str] = None,
                                     func_name: Optional[str] = None,
                                     signature_only: bool = False) -> str:
-    """The signature line of the generated function (hybridnet does not build it from source
-    text, so the signature is what there is to show)."""
-    op = _registry.get(_op_name(handle, op_name))
-    return f"def {func_name or op.name}({_frontend.signature_text(op)}):"
+    """The signature line of the generated function."""
+    return _frontend.signature_line_by_name(handle, op_name, func_name, "mx.nd.register")

@@ -10,12 +10,13 @@ The generated body hands ``(op, inputs, attrs, out, name, hint, attr)`` to a fro
 from __future__ import annotations
 
 import keyword
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from ..base import NotGiven
-from .registry import OpDef
+from .registry import OpDef, get
 
-__all__ = ["make_function", "signature_text", "dispatch_of", "set_dispatch"]
+__all__ = ["make_function", "signature_text", "dispatch_of", "set_dispatch", "function_by_name",
+           "signature_line_by_name"]
 
 
 def signature_text(op: OpDef) -> str:
@@ -345,3 +346,28 @@ def make_rand_zipfian(uniform: Callable, current_context: "Callable[[], Any] | N
                             "log-uniform (Zipfian) distribution; returns (sampled classes, expected counts of "
                             "true_classes, expected counts of the sampled classes).")
     return rand_zipfian
+
+
+# ---- MXNet's register modules (mx.nd.register / mx.sym.register) ------------------------------
+def _named_op(handle: Any, name: Optional[str], who: str) -> OpDef:
+    """The operator MXNet's register functions name by a C handle: here a name string."""
+    op_name = name if name is not None else handle
+    if not isinstance(op_name, str):
+        raise TypeError(f"{who}: give the operator by name (a str, such as 'FullyConnected'); "
+                        f"hybridnet has no C operator handles, got {handle!r}")
+    return get(op_name)
+
+
+def function_by_name(handle: Any, name: Optional[str], func_name: Optional[str], dispatch: Callable,
+                     who: str) -> Callable:
+    """The front-end function of operator ``name`` (or ``handle`` as a name) over ``dispatch``,
+    named ``func_name`` (default: the operator name): MXNet's ``_make_*_function``."""
+    op = _named_op(handle, name, who)
+    return make_function(op, func_name or op.name, dispatch)
+
+
+def signature_line_by_name(handle: Any, name: Optional[str], func_name: Optional[str], who: str) -> str:
+    """The ``def`` line of operator ``name``'s function: MXNet's ``_generate_*_function_code``
+    (hybridnet does not build functions from source text, so the signature is what there is)."""
+    op = _named_op(handle, name, who)
+    return f"def {func_name or op.name}({signature_text(op)}):"
