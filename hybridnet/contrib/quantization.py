@@ -180,6 +180,17 @@ def _quantize_json(graph: dict, excluded_symbols: Sequence[str], excluded_operat
             mirror[i] = variable(i)
         return mirror[i]
 
+    def float_entry(src: int, idx: int) -> list:
+        """Entry ``(src, idx)`` of the old graph as the new graph reads it in float: a quantized
+        layer's output through one dequantize node (made once), anything else mirrored."""
+        if src not in rules:
+            return [mirror_of(src), idx, 0]
+        if src not in dequantized:
+            q = mirror[src]
+            dequantized[src] = emit("_contrib_dequantize", nodes[src]["name"] + "_dequantize",
+                                    [[q, idx, 0], [q, 1 + 2 * idx, 0], [q, 2 + 2 * idx, 0]])
+        return [dequantized[src], 0, 0]
+
     def quantize_entry(src: int, idx: int) -> int:
         key = (src, idx)
         if key not in quantized_entry:
@@ -232,27 +243,9 @@ def _quantize_json(graph: dict, excluded_symbols: Sequence[str], excluded_operat
                 calib.append(_output_name(n, 0) if relu is None else _output_name(nodes[relu], 0))
             mirror[i] = new
         else:
-            inputs = []
-            for src, idx, *_ in n["inputs"]:
-                if src in rules:
-                    if src not in dequantized:
-                        q = mirror[src]
-                        dequantized[src] = emit("_contrib_dequantize", nodes[src]["name"] + "_dequantize",
-                                                [[q, idx, 0], [q, 1 + 2 * idx, 0], [q, 2 + 2 * idx, 0]])
-                    inputs.append([dequantized[src], 0, 0])
-                else:
-                    inputs.append([mirror_of(src), idx, 0])
+            inputs = [float_entry(src, idx) for src, idx, *_ in n["inputs"]]
             mirror[i] = emit(n["op"], n["name"], inputs, n.get("attrs"))
-    heads = []
-    for src, idx, *_ in graph["heads"]:
-        if src in rules:
-            if src not in dequantized:
-                q = mirror[src]
-                dequantized[src] = emit("_contrib_dequantize", nodes[src]["name"] + "_dequantize",
-                                        [[q, idx, 0], [q, 1 + 2 * idx, 0], [q, 2 + 2 * idx, 0]])
-            heads.append([dequantized[src], 0, 0])
-        else:
-            heads.append([mirror_of(src), idx, 0])
+    heads = [float_entry(src, idx) for src, idx, *_ in graph["heads"]]
     return _compact(out, heads, graph.get("attrs")), calib
 
 
