@@ -460,28 +460,10 @@ class ImageDetIter(ImageIter):
                 raise
         return i
 
-    def next(self) -> _io.DataBatch:
-        if self._cache_data is not None:
-            batch_data, batch_label, i = self._cache_data, self._cache_label, self._cache_idx
-        else:
-            if not self._allow_read:
-                raise StopIteration
-            batch_data = nd.zeros((self.batch_size,) + tuple(self.data_shape))
-            batch_label = nd.full(self.provide_label[0][1], -1)
-            i = self._batchify(batch_data, batch_label)
-        pad = self.batch_size - i  # type: ignore[operator]
-        if pad != 0:
-            if self.last_batch_handle == "discard":
-                raise StopIteration
-            if self.last_batch_handle == "roll_over" and self._cache_data is None:
-                self._cache_data, self._cache_label, self._cache_idx = batch_data, batch_label, i
-                raise StopIteration
-            self._batchify(batch_data, batch_label, i)  # type: ignore[arg-type]
-            if self.last_batch_handle == "pad":
-                self._allow_read = False
-            else:
-                self._cache_data = self._cache_label = self._cache_idx = None
-        return _io.DataBatch([batch_data], [batch_label], pad=pad)
+    def _new_batch_arrays(self) -> Tuple[NDArray, NDArray]:
+        """Data, and labels filled with -1 (rows past an image's objects stay -1, as in MXNet)."""
+        return (nd.zeros((self.batch_size,) + tuple(self.data_shape)),
+                nd.full(self.provide_label[0][1], -1))
 
     def augmentation_transform(self, data: NDArray, label: np.ndarray  # type: ignore[override]
                                ) -> Tuple[NDArray, np.ndarray]:

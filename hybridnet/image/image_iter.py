@@ -177,6 +177,11 @@ class ImageIter(_io.DataIter):
                 raise
         return i
 
+    def _new_batch_arrays(self) -> Tuple[NDArray, NDArray]:
+        """The (data, label) arrays one batch is filled into."""
+        return (nd.zeros((self.batch_size,) + self.data_shape, dtype=self.dtype),
+                nd.zeros(self.provide_label[0][1], dtype=self.dtype))
+
     def next(self) -> _io.DataBatch:
         """The next batch (``pad`` = number of filler images in it)."""
         if self._cache_data is not None:
@@ -184,8 +189,7 @@ class ImageIter(_io.DataIter):
         else:
             if not self._allow_read:
                 raise StopIteration
-            batch_data = nd.zeros((self.batch_size,) + self.data_shape, dtype=self.dtype)
-            batch_label = nd.zeros(self.provide_label[0][1], dtype=self.dtype)
+            batch_data, batch_label = self._new_batch_arrays()
             i = self._batchify(batch_data, batch_label)
         pad = self.batch_size - i
         if pad != 0:
