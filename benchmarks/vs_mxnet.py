@@ -10,8 +10,10 @@ frameworks with a bare ``hybridize()`` (hybridnet's default tier, the generated 
 MXNet's default CachedOp). Each worker warms up for 3 s first.
 
 Workloads: the seed MLP 512-256-128-2 at batch 1; the seed LeNet at batch 16 and 256 (inference
-and one SGD training step) and its first hybridized call (build + deferred init + trace +
-compile + run); resnet18_v1 and mobilenet1.0 at batch 32 on 3x32x32 (inference; resnet18_v1
+and one SGD training step), its first hybridized call (build + deferred init + trace + compile +
+run) in a fresh process and in a warm one (``warm_first_call``: the process has already built
+and run an MLP and a LeNet made of Gluon's layers, so only the per-graph work is timed), and at batch 16 without
+``hybridize`` (``eager``: imperative NDArray calls); resnet18_v1 and mobilenet1.0 at batch 32 on 3x32x32 (inference; resnet18_v1
 also a training step). ``--big`` adds the 3x224x224 inputs; ``--numpy-mode`` a LeNet made of
 Gluon's layers only, in nd mode and under ``npx.set_np()`` with mx.np arrays (inference and a
 training step): NumPy mode should cost what nd mode costs, in either framework.
@@ -34,8 +36,8 @@ HERE = os.path.abspath(__file__)
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 WORKLOADS = ["mlp_b1_infer", "lenet_b16_infer", "lenet_b16_train", "lenet_b256_infer",
-             "lenet_b256_train", "lenet_b16_first_call", "resnet18_b32_infer", "resnet18_b32_train",
-             "mobilenet_b32_infer"]
+             "lenet_b256_train", "lenet_b16_first_call", "lenet_b16_warm_first_call", "lenet_b16_eager_infer",
+             "lenet_b16_eager_train", "resnet18_b32_infer", "resnet18_b32_train", "mobilenet_b32_infer"]
 BIG = ["resnet18_b32_224_infer", "mobilenet_b32_224_infer"]
 # the same layer-only LeNet in nd and in NumPy mode (issue 22: np mode as fast as nd mode)
 NUMPY_MODE = ["layers_lenet_b16_infer", "layers_lenet_b16_np_infer", "layers_lenet_b16_train",
@@ -112,13 +114,16 @@ def build_workload(framework: str, workload: str):
         make = lambda: zoo("mobilenet1.0")  # noqa: E731
         shape = (32, 3, 224, 224) if "_224_" in name else (32, 3, 32, 32)
     mode = name.rsplit("_", 1)[1] if not name.endswith("first_call") else "first_call"
+    eager = "_eager_" in name
     x = array(rng.rand(*shape).astype("float32"))
     label = array(rng.randint(0, 2 if name.startswith("mlp") else 10, size=shape[0]).astype("float32"))
 
     def build():
         net = make()
         net.initialize(mx.init.Xavier())
-        if framework.endswith("-plain"):
+        if eager:
+            pass  # imperative: every call dispatches its operators one by one
+        elif framework.endswith("-plain"):
             net.hybridize()  # no flags: each framework's default
         else:
             net.hybridize(static_alloc=True, static_shape=True)
@@ -145,6 +150,10 @@ def build_workload(framework: str, workload: str):
 def _run_worker(framework: str, workload: str, repeats: int) -> dict:
     mx, build, step_of = build_workload(framework, workload)
     if workload.endswith("first_call"):
+        if "_warm_" in workload:  # other models first: libraries loaded, kernels and caches warm
+            for other in ("mlp_b1_infer", "layers_lenet_b16_infer", "layers_lenet_b16_train"):
+                _, build_other, step_of_other = build_workload(framework, other)
+                step_of_other(build_other())()
         t0 = time.perf_counter()
         step_of(build())()
         return {"seconds": [time.perf_counter() - t0]}
