@@ -6,7 +6,9 @@ static_shape=True`` as in vs_mxnet.py, warmed up until the lowered tier is in):
 * ``call``: the median time of one call (inference, or one SGD training step);
 * ``kernels``: the time the same calls spend inside ATen operators (the sum of their self times
   in torch's profiler, per call, less the profiler's own cost per event, measured on a view):
-  what the kernels cost, with the dispatcher's small share;
+  what the kernels cost, with the dispatcher's small share; where the lowered tier serves
+  (``serves``: tier), the self time of its TorchScript program counts as kernels (the oneDNN
+  convolutions it runs have no profiler events of their own);
 * ``call / kernels``: what the framework adds (Python, graph walking, allocation) as a ratio;
   issue 27's target is <= 1.15;
 * ``GFLOP``: the work the profiler counts (matrix products and ``aten`` forward convolutions;
@@ -59,7 +61,9 @@ def _kernel_events(fn, calls: int) -> tuple:
             fn()
     self_us, events, flops = 0.0, 0, 0
     for e in prof.events():
-        if e.name.startswith(("aten::", "mkldnn", "quantized::")):
+        # "forward": a lowered tier's TorchScript program, whose oneDNN kernels have no events
+        # of their own; its self time is those kernels plus TorchScript's small per-op cost
+        if e.name.startswith(("aten::", "mkldnn", "quantized::", "onednn::")) or e.name == "forward":
             self_us += e.self_cpu_time_total
             events += 1
             flops += e.flops or 0
@@ -117,8 +121,14 @@ def _run_worker(workload: str, repeats: int) -> dict:
             step()
         seconds.append((time.perf_counter() - t0) / number)
     kernels, flops = _kernel_profile(step, max(3, min(number, 50)))
+    serves = "eager" if compiled is None else "compiled"  # training steps: the default function
+    if compiled is not None and not workload.endswith("_train"):
+        latest = compiled.latest()
+        tier = latest.tier
+        serves = ("tier" if tier is not None and tier.disabled is None and tier.builds else
+                  "plan" if latest.predict_plan is not None else "compiled")
     return {"call": first if first is not None else statistics.median(seconds), "kernels": kernels,
-            "flops": flops, "peak": _gemm_peak()}
+            "flops": flops, "peak": _gemm_peak(), "serves": serves}
 
 
 def main() -> None:
@@ -142,11 +152,11 @@ def main() -> None:
             raise RuntimeError(f"{w} failed:\n{out.stderr[-2000:]}")
         r = json.loads(out.stdout.strip().splitlines()[-1])
         at_peak = r["flops"] / r["peak"]
-        rows.append((w, f"{r['call'] * 1e3:.3f}", f"{r['kernels'] * 1e3:.3f}", f"{r['call'] / r['kernels']:.2f}",
+        rows.append((w, r["serves"], f"{r['call'] * 1e3:.3f}", f"{r['kernels'] * 1e3:.3f}", f"{r['call'] / r['kernels']:.2f}",
                      f"{r['flops'] / 1e9:.3f}", f"{at_peak * 1e3:.3f}"))
         print(f"{w}: call {r['call'] * 1e3:.3f} ms, kernels {r['kernels'] * 1e3:.3f} ms, "
               f"ratio {r['call'] / r['kernels']:.2f}, GEMM peak {r['peak'] / 1e9:.0f} GFLOP/s", flush=True)
-    head = ["workload", "call ms", "kernels ms", "call / kernels", "GFLOP", "at peak ms"]
+    head = ["workload", "serves", "call ms", "kernels ms", "call / kernels", "GFLOP", "at peak ms"]
     title = (f"hybridnet against its kernel floor ({args.threads} threads, {time.strftime('%Y-%m-%d')}; "
              f"median ms per call)")
     if args.markdown:
