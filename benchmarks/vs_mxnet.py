@@ -37,7 +37,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 WORKLOADS = ["mlp_b1_infer", "lenet_b16_infer", "lenet_b16_train", "lenet_b256_infer",
              "lenet_b256_train", "lenet_b16_first_call", "lenet_b16_warm_first_call", "lenet_b16_eager_infer",
-             "lenet_b16_eager_train", "resnet18_b32_infer", "resnet18_b32_train", "mobilenet_b32_infer"]
+             "lenet_b16_eager_train", "resnet18_b32_infer", "resnet18_b32_train", "mobilenet_b32_infer",
+             "mobilenet_b32_train"]
 BIG = ["resnet18_b32_224_infer", "mobilenet_b32_224_infer"]
 # the same layer-only LeNet in nd and in NumPy mode (issue 22: np mode as fast as nd mode)
 NUMPY_MODE = ["layers_lenet_b16_infer", "layers_lenet_b16_np_infer", "layers_lenet_b16_train",
