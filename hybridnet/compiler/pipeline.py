@@ -39,6 +39,7 @@ from ..ir.graph import Graph, collector_paused
 from .passes import lint_after
 from .passes.cse import cse, distinct_outputs
 from .passes.fuse import fuse_softmax_ce
+from .passes.int8 import fuse_int8, has_int8_layers
 from .passes.inference import compute_in_place, fold_batchnorm, remove_inference_identities
 from .passes.layout import channels_last_convolutions
 from .passes.onednn import fuse_onednn, fusible_convolutions
@@ -110,6 +111,8 @@ PREDICT_PIPELINE: Tuple[Stage, ...] = (
           when=lambda g, c: c.onednn_shapes is not None and fusible_convolutions(g)),
     # the fusion gives each convolution its own weight reorder and zero bias: merge the repeats
     Stage("cse_after_onednn", lambda g, c: cse(g), _PLAN, needs="fuse_onednn"),
+    # MXNet's quantized layer chains (int8 layer, requantize, relu, residual add) as one oneDNN kernel each
+    Stage("fuse_int8", lambda g, c: fuse_int8(g), _PLAN | _IN_PLACE, when=lambda g, c: has_int8_layers(g)),
     Stage("channels_last_convolutions", lambda g, c: channels_last_convolutions(g), _IN_PLACE),
     Stage("compute_in_place", lambda g, c: compute_in_place(g), _IN_PLACE),
     Stage("lowered_tier", None, _TIER),  # tiers.TierRunner, built by CachedOp

@@ -42,3 +42,6 @@ onednn_linear_weight = get("_onednn_linear_weight")
 fused_softmax_ce = get("_fused_softmax_ce")
 channels_last = get("_channels_last")
 contiguous = get("_contiguous")
+# the predict-mode int8 fusion (compiler/passes/int8.py) makes these of MXNet's quantized layers
+int8_conv = get("_int8_conv")
+int8_fully_connected = get("_int8_fully_connected")

@@ -21,7 +21,8 @@ from typing import Any, Optional, Sequence
 import torch
 from torch import Tensor
 
-__all__ = ["available", "as_uint8", "conv2d_accumulate", "linear_accumulate"]
+__all__ = ["available", "as_uint8", "conv2d_accumulate", "linear_accumulate", "prepared", "conv2d_requantized",
+           "linear_requantized", "conv_prepack", "linear_prepack"]
 
 _PACK_ATTR = "_hybridnet_int8_packed"
 
@@ -118,3 +119,125 @@ def linear_accumulate(data: Tensor, weight: Tensor, bias: Optional[Tensor]) -> T
     if bias is not None:
         out = out + bias.to(torch.float64)
     return out.to(torch.float32)
+
+
+# ---- fused int8 layers (the predict-mode rewrite of compiler/passes/int8.py) ----------------------
+# The fused operators (``quantized_ops._int8_conv`` / ``_int8_fully_connected``) take int8/uint8
+# data and give int8/uint8 data directly: oneDNN scales the int32 accumulators, adds the float bias,
+# applies relu (and adds a residual: the "sum" post-op) and rounds to the output's integers in one
+# kernel, so no float32 accumulator array exists between layers.
+
+_INT_LIMITS = {torch.uint8: (0.0, 255.0), torch.int8: (-127.0, 127.0)}
+
+
+def prepared(weight: Tensor, key: tuple, deps: Sequence[Tensor], make: Any) -> Any:
+    """What ``make()`` gives for ``weight`` and ``key``, made once while ``weight`` and the
+    tensors ``deps`` (its ranges, bias...) keep their versions; kept on the weight tensor as the
+    packed weights are."""
+    versions = tuple((id(t), t._version) for t in deps)
+    entry = _packed(weight, ("prepared",) + key, lambda: [None, None])
+    if entry[0] != versions:
+        entry[1] = make()
+        entry[0] = versions
+    return entry[1]
+
+
+def _requantize_float(real: Tensor, out_scale: float, out_dtype: torch.dtype) -> Tensor:
+    lo, hi = _INT_LIMITS[out_dtype]
+    return real.div_(out_scale).round_().clamp_(lo, hi).to(out_dtype)
+
+
+def conv_prepack(weight: Tensor, w_scale: Tensor, x_scale: float, x_zp: int, stride: Sequence[int],
+                 pad: Sequence[int], dilate: Sequence[int], groups: int) -> Any:
+    """``weight`` (int8, OIHW) packed for :func:`conv2d_requantized` (None where oneDNN does not
+    serve: the float64 form then computes)."""
+    if _ONEDNN is None or "qconv" in _broken:
+        return None
+    try:
+        return _ONEDNN.qconv_prepack(weight, w_scale, x_scale, x_zp, list(stride), list(pad), list(dilate), groups,
+                                     None)
+    except RuntimeError:
+        _broken.add("qconv")
+        return None
+
+
+def conv2d_requantized(data: Tensor, x_scale: float, packed: Any, weight: Tensor, w_scale: Tensor,
+                       w_zero: Tensor, bias: Optional[Tensor], stride: Sequence[int], pad: Sequence[int],
+                       dilate: Sequence[int], groups: int, out_scale: float, out_dtype: torch.dtype, relu: bool,
+                       accum: Optional[Tensor] = None, accum_scale: float = 0.0) -> Tensor:
+    """``q = round(relu(conv(data * x_scale, weight * w_scale) + bias [+ accum * accum_scale]) /
+    out_scale)`` saturated to ``out_dtype`` (uint8: [0, 255], int8: [-127, 127]), half to even.
+
+    ``data``: uint8 (``x_scale`` per step) or int8; ``weight`` int8 with per-output-channel
+    ``w_scale`` (float32); ``bias`` float32 in real units; ``accum`` int8/uint8 of the output's
+    shape (a residual). The result may be channels-last in memory."""
+    stride, pad, dilate = list(stride), list(pad), list(dilate)
+    x, zp = as_uint8(data)
+    if packed is not None and "qconv" not in _broken:
+        unary = "relu" if relu else "none"
+        try:
+            if accum is None:
+                q = _ONEDNN.qconv2d_pointwise(x, x_scale, zp, packed, w_scale, w_zero, bias, stride, pad, dilate,
+                                              groups, out_scale, 0, None if out_dtype == torch.uint8 else out_dtype,
+                                              unary, [], "")
+            else:
+                # the sum post-op writes into its accumulator, whose dtype is the output's: a fresh copy
+                if out_dtype == torch.uint8:
+                    acc, acc_zp = (accum.clone(), 0) if accum.dtype == torch.uint8 else as_uint8(accum)
+                elif accum.dtype == torch.int8:
+                    acc, acc_zp = accum.clone(), 0
+                else:
+                    raise RuntimeError("an int8 output cannot accumulate into uint8")
+                q = _ONEDNN.qconv2d_pointwise.binary(x, x_scale, zp, packed, w_scale, w_zero, acc, bias, stride,
+                                                     pad, dilate, groups, out_scale, 0, None, accum_scale, acc_zp,
+                                                     "sum", 1.0, unary, [], "")
+            if out_dtype == torch.int8:
+                q.clamp_(min=-127)  # oneDNN saturates at -128, MXNet at -127
+            return q
+        except RuntimeError:
+            if accum is None:
+                _broken.add("qconv")
+    w64 = weight.to(torch.float64) * w_scale.to(torch.float64).reshape(-1, 1, 1, 1)
+    real = torch.nn.functional.conv2d((x.to(torch.float64) - zp) * x_scale, w64,
+                                      None if bias is None else bias.to(torch.float64), stride, pad, dilate, groups)
+    if accum is not None:
+        real += accum.to(torch.float64) * accum_scale
+    if relu:
+        real.clamp_(min=0.0)
+    return _requantize_float(real, out_scale, out_dtype)
+
+
+def linear_prepack(weight: Tensor) -> Any:
+    """``weight`` (int8, (out, in)) packed for :func:`linear_requantized` (None: float64 form)."""
+    if _ONEDNN is None or "qlinear" in _broken:
+        return None
+    try:
+        return _ONEDNN.qlinear_prepack(weight, None)
+    except RuntimeError:
+        _broken.add("qlinear")
+        return None
+
+
+def linear_requantized(data: Tensor, x_scale: float, packed: Any, weight: Tensor, w_scale: Tensor,
+                       w_zero: Tensor, bias: Optional[Tensor], out_scale: float, out_dtype: torch.dtype,
+                       relu: bool) -> Tensor:
+    """``q = round(relu(data * x_scale @ (weight * w_scale).T + bias) / out_scale)`` saturated to
+    ``out_dtype`` over 2-D ``data`` (uint8 or int8), as :func:`conv2d_requantized`."""
+    x, zp = as_uint8(data)
+    if packed is not None and "qlinear" not in _broken:
+        try:
+            q = _ONEDNN.qlinear_pointwise(x.contiguous(), x_scale, zp, packed, w_scale, w_zero, bias, out_scale, 0,
+                                          None if out_dtype == torch.uint8 else out_dtype,
+                                          "relu" if relu else "none", [], "")
+            if out_dtype == torch.int8:
+                q.clamp_(min=-127)
+            return q
+        except RuntimeError:
+            _broken.add("qlinear")
+    real = ((x.to(torch.float64) - zp) * x_scale) @ (weight.to(torch.float64) * w_scale.to(torch.float64)
+                                                     .reshape(-1, 1)).t()
+    if bias is not None:
+        real += bias.to(torch.float64)
+    if relu:
+        real.clamp_(min=0.0)
+    return _requantize_float(real, out_scale, out_dtype)

@@ -154,7 +154,7 @@ def _quantize_v2_samples() -> list:
             Sample((pos,), {"out_type": "uint8"}, ref=_np_quantize_v2, grad=False)]
 
 
-@register("_contrib_quantize_v2", num_outputs=3, output_names=_OUT3, differentiable=False, returns_view=True,
+@register("_contrib_quantize_v2", int8_role="entry", num_outputs=3, output_names=_OUT3, differentiable=False, returns_view=True,
           samples=_quantize_v2_samples)
 def _contrib_quantize_v2(data: Tensor, *, out_type: Literal["auto", "int8", "uint8"] = "int8",
                          min_calib_range: OptFloat = None, max_calib_range: OptFloat = None) -> list:
@@ -204,7 +204,7 @@ def _requantize_samples() -> list:
                    ref=_np_requantize, grad=False)]
 
 
-@register("_contrib_requantize", num_outputs=3, output_names=_OUT3, differentiable=False,
+@register("_contrib_requantize", int8_role="requantize", num_outputs=3, output_names=_OUT3, differentiable=False,
           samples=_requantize_samples)
 def _contrib_requantize(data: Tensor, min_range: Tensor, max_range: Tensor, *,
                         out_type: Literal["auto", "int8", "uint8"] = "int8",
@@ -337,7 +337,7 @@ def _qconv_samples() -> list:
                                                              "dilate": (2, 2)}, ref=ref, grad=False)]
 
 
-@register("_contrib_quantized_conv", num_outputs=3, output_names=_OUT3, active_inputs=_qlayer_active,
+@register("_contrib_quantized_conv", int8_role="conv_layer", num_outputs=3, output_names=_OUT3, active_inputs=_qlayer_active,
           differentiable=False, samples=_qconv_samples)
 def _contrib_quantized_conv(data: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
                             min_data: Optional[Tensor] = None, max_data: Optional[Tensor] = None,
@@ -378,7 +378,7 @@ def _qfc_samples() -> list:
                    ref=ref, grad=False)]
 
 
-@register("_contrib_quantized_fully_connected", num_outputs=3, output_names=_OUT3, active_inputs=_qlayer_active,
+@register("_contrib_quantized_fully_connected", int8_role="fc_layer", num_outputs=3, output_names=_OUT3, active_inputs=_qlayer_active,
           differentiable=False, samples=_qfc_samples)
 def _contrib_quantized_fully_connected(data: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
                                        min_data: Optional[Tensor] = None, max_data: Optional[Tensor] = None,
@@ -430,7 +430,7 @@ def _qpool_samples() -> list:
                    grad=False)]
 
 
-@register("_contrib_quantized_pooling", num_outputs=3, output_names=_OUT3, differentiable=False, returns_view=True,
+@register("_contrib_quantized_pooling", int8_role="keeps_range", num_outputs=3, output_names=_OUT3, differentiable=False, returns_view=True,
           samples=_qpool_samples)
 def _contrib_quantized_pooling(data: Tensor, min_data: Tensor, max_data: Tensor, *, kernel: Shape = (),
                                pool_type: Literal["avg", "lp", "max", "sum"] = "max", global_pool: bool = False,
@@ -461,7 +461,7 @@ def _np_qact(data, lo, hi, act_type="relu"):  # type: ignore[no-untyped-def]
     return [np.maximum(data, 0).astype(data.dtype), lo, hi]
 
 
-@register("_contrib_quantized_act", num_outputs=3, output_names=_OUT3, differentiable=False, returns_view=True,
+@register("_contrib_quantized_act", int8_role="relu_act", num_outputs=3, output_names=_OUT3, differentiable=False, returns_view=True,
           samples=lambda: [
     Sample((_int_sample((3, 4)),) + _ranges(1.0), {"act_type": "relu"}, ref=_np_qact, grad=False),
     Sample((_int_sample((2, 5), np.uint8),) + _ranges(1.0), {"act_type": "relu"}, ref=_np_qact, grad=False)])
@@ -475,7 +475,7 @@ def _contrib_quantized_act(data: Tensor, min_data: Tensor, max_data: Tensor, *,
     return [torch.clamp(data, min=0), min_data, max_data]
 
 
-@register("_contrib_quantized_flatten", num_outputs=3, output_names=_OUT3, differentiable=False, returns_view=True,
+@register("_contrib_quantized_flatten", int8_role="keeps_range", num_outputs=3, output_names=_OUT3, differentiable=False, returns_view=True,
           samples=lambda: [
     Sample((_int_sample((2, 3, 4)),) + _ranges(1.0), {},
            ref=lambda x, lo, hi: [x.reshape(x.shape[0], -1), lo, hi], grad=False)])
@@ -510,7 +510,7 @@ def _qadd_samples() -> list:
                    grad=False)]
 
 
-@register("_contrib_quantized_elemwise_add", num_outputs=3, output_names=_OUT3, differentiable=False,
+@register("_contrib_quantized_elemwise_add", int8_role="add", num_outputs=3, output_names=_OUT3, differentiable=False,
           samples=_qadd_samples)
 def _contrib_quantized_elemwise_add(lhs: Tensor, rhs: Tensor, lhs_min: Tensor, lhs_max: Tensor, rhs_min: Tensor,
                                     rhs_max: Tensor, *, min_calib_range: OptFloat = None,
@@ -577,3 +577,225 @@ def _contrib_quantized_batch_norm(data: Tensor, gamma: Tensor, beta: Tensor, mov
         lo_t, hi_t = torch.aminmax(y)
         real = _f32(real_range(lo_t, hi_t))
     return _quantize(y, real, torch.int8)
+
+
+# ---- fused int8 layers (predict mode: compiler/passes/int8.py builds them) ----------------------
+# ``_contrib_quantized_conv`` -> ``_contrib_requantize`` (calibrated) [-> ``_contrib_quantized_act``
+# relu], and a residual ``_contrib_quantized_elemwise_add`` [-> requantize -> relu] over it, become
+# one ``_int8_conv``: oneDNN rounds the output integers straight from the accumulators. The
+# ranges of its input and output are calibration constants (attributes); weight ranges and bias
+# are parameters, turned into per-channel scales and a float bias once per parameter version.
+# Where it may differ from the unfused chain: the float product ``acc * scale`` rounds in another
+# order (an integer of one step now and then), and a residual sum is not first rounded to
+# the branch's int8 (the fused sum is the more exact one).
+
+_RANGE_CACHE: dict = {}
+
+
+def _const_range(lo: float, hi: float, device: torch.device) -> list:
+    """The range outputs (min, max) of a fused layer: calibration constants, made once."""
+    key = (lo, hi, device)
+    hit = _RANGE_CACHE.get(key)
+    if hit is None:
+        hit = _RANGE_CACHE[key] = _range_tensors(lo, hi, device)
+    return hit
+
+
+def _out_range(out_type: str, out_range: float, device: torch.device) -> list:
+    return _const_range(0.0, out_range, device) if out_type == "uint8" else \
+        _const_range(-out_range, out_range, device)
+
+
+def _layer_prep(data: Tensor, data_range: float, weight: Tensor, min_w: Tensor, max_w: Tensor,
+                bias: Optional[Tensor], min_b: Optional[Tensor], max_b: Optional[Tensor]) -> tuple:
+    """(x_scale, per-channel weight scales, zero points, float bias) of an int8 layer: the bias
+    is MXNet's int32 bias (rounded in accumulator units) in real units."""
+    x_scale = _f32(data_range / quantized_range(data.dtype))
+    n_out = weight.shape[0]
+    w_real = torch.maximum(min_w.detach().abs(), max_w.detach().abs()).to(torch.float64).reshape(-1)
+    w_scale64 = (w_real / 127.0).expand(n_out) if w_real.numel() == 1 else w_real / 127.0
+    w_scale = w_scale64.to(torch.float32).contiguous()
+    acc_unit = (torch.tensor(x_scale, dtype=torch.float32) * w_scale).to(torch.float64)
+    fbias = None
+    if bias is not None and min_b is not None and max_b is not None:
+        b_unit = real_range(min_b, max_b) / 127.0
+        fbias = (torch.round(bias.detach().to(torch.float64) * b_unit / acc_unit.clamp(min=_TINY)) * acc_unit) \
+            .to(torch.float32)
+    return x_scale, w_scale, torch.zeros(n_out, dtype=torch.int32), fbias
+
+
+def _fused_inputs(no_bias: bool, bias: Optional[Tensor], min_b: Optional[Tensor], max_b: Optional[Tensor],
+                  accum: Optional[Tensor]) -> tuple:
+    """(bias, min_bias, max_bias, accum): a graph node without a bias hands its residual in the
+    bias slot (its inputs fill the first slots); an eager call hands every slot."""
+    if no_bias:
+        return None, None, None, accum if accum is not None else bias
+    return bias, min_b, max_b, accum
+
+
+def _int8_active(extra: tuple) -> Any:
+    def active(attrs: dict) -> tuple:
+        names = ("data", "weight", "min_weight", "max_weight")
+        if not attrs.get("no_bias", False):
+            names += ("bias", "min_bias", "max_bias")
+        return names + tuple(e for e in extra if attrs.get("accum_range") is not None)
+    return active
+
+
+def _np_fused(kind: str, data, weight, min_w, max_w, bias=None, min_b=None, max_b=None, accum=None, *,  # type: ignore[no-untyped-def]
+              data_range, out_type, out_range, relu=False, accum_range=None, **attrs):
+    x_scale = np.float64(np.float32(data_range / _NP_QMAX[data.dtype]))
+    w_scale = np.float64(max(abs(float(min_w.reshape(-1)[0])), abs(float(max_w.reshape(-1)[0]))) / 127.0)
+    acc_unit = np.float64(np.float32(np.float32(x_scale) * np.float32(w_scale)))
+    if kind == "conv":
+        acc = _np_conv2d(data, weight, attrs.get("stride") or (1, 1), attrs.get("pad") or (0, 0),
+                         attrs.get("dilate") or (1, 1), attrs.get("num_group", 1))
+        shape: tuple = (1, -1, 1, 1)
+    else:
+        acc = data.reshape(data.shape[0], -1).astype(np.float64) @ weight.astype(np.float64).T
+        shape = (-1,)
+    real = acc * x_scale * w_scale
+    if bias is not None:
+        b_unit = float(_np_real(min_b, max_b)) / 127.0
+        real = real + (np.round(bias.astype(np.float64) * b_unit / acc_unit) * acc_unit).reshape(shape)
+    if accum is not None:
+        real = real + accum.astype(np.float64) * (accum_range / _NP_QMAX[accum.dtype])
+    if relu:
+        real = np.maximum(real, 0.0)
+    out_real = np.float32(out_range)
+    dtype = np.uint8 if out_type == "uint8" else np.int8
+    return _np_scaled(real / (float(out_real) / (255.0 if dtype == np.uint8 else 127.0)), out_real, dtype)
+
+
+def _int8_conv_samples() -> list:
+    xu, w, b = _int_sample((2, 4, 6, 6), np.uint8), _int_sample((6, 4, 3, 3)), _int_sample((6,))
+    x8 = _int_sample((2, 4, 6, 6))
+    dw = _int_sample((4, 1, 3, 3))
+    ru, r8 = _int_sample((2, 6, 6, 6), np.uint8), _int_sample((2, 6, 6, 6))
+    ref = lambda *a, **k: _np_fused("conv", *a, **k)  # noqa: E731
+    geo = {"kernel": (3, 3), "num_filter": 6, "pad": (1, 1)}
+    w_rng = _ranges(0.3)
+    b_rng = _ranges(0.2)
+    return [Sample((xu, w) + w_rng + (b,) + b_rng, {**geo, "data_range": 2.0, "out_type": "uint8", "out_range": 3.0,
+                                                   "relu": True}, ref=ref, grad=False, rtol=0, atol=1),
+            Sample((x8, w) + w_rng + (b,) + b_rng, {**geo, "data_range": 1.5, "out_type": "int8", "out_range": 2.5},
+                   ref=ref, grad=False, rtol=0, atol=1),
+            Sample((xu, dw) + _ranges(0.7) + (b[:4],) + b_rng, {"kernel": (3, 3), "num_filter": 4, "num_group": 4,
+                                                                "stride": (2, 2), "data_range": 1.0,
+                                                                "out_type": "uint8", "out_range": 1.0, "relu": True},
+                   ref=ref, grad=False, rtol=0, atol=1),
+            Sample((xu, w) + w_rng + (b,) + b_rng + (ru,), {**geo, "data_range": 2.0, "out_type": "uint8",
+                                                            "out_range": 4.0, "relu": True, "accum_range": 1.0},
+                   ref=ref, grad=False, rtol=0, atol=1),
+            Sample((xu, w) + w_rng + (b,) + b_rng + (r8,), {**geo, "data_range": 2.0, "out_type": "uint8",
+                                                            "out_range": 4.0, "relu": True, "accum_range": 1.5},
+                   ref=ref, grad=False, rtol=0, atol=1),
+            Sample((xu, w) + w_rng + (b,) + b_rng + (r8,), {**geo, "data_range": 2.0, "out_type": "int8",
+                                                            "out_range": 4.0, "accum_range": 1.5},
+                   ref=ref, grad=False, rtol=0, atol=1)]
+
+
+@register("_int8_conv", int8_role="fused_conv", num_outputs=3, output_names=_OUT3, active_inputs=_int8_active(("accum",)),
+          differentiable=False, returns_view=True, samples=_int8_conv_samples)
+def _int8_conv(data: Tensor, weight: Tensor, min_weight: Tensor, max_weight: Tensor, bias: Optional[Tensor] = None,
+               min_bias: Optional[Tensor] = None, max_bias: Optional[Tensor] = None,
+               accum: Optional[Tensor] = None, *, kernel: Shape, stride: Shape = (), dilate: Shape = (),
+               pad: Shape = (), num_filter: int, num_group: int = 1, no_bias: bool = False, data_range: float,
+               out_type: Literal["int8", "uint8"], out_range: float, relu: bool = False,
+               accum_range: OptFloat = None) -> list:
+    """A quantized 2-D convolution with its calibrated requantize, relu and residual addition
+    fused (hybridnet's predict-mode rewrite; MXNet's oneDNN subgraph ``_sg_mkldnn_conv`` does the
+    same): int8/uint8 ``data`` over the real range ``data_range``, int8 ``weight`` (and bias)
+    with their ranges, optional ``accum`` (int8/uint8 over ``accum_range``) added before the
+    relu; the output is ``out_type`` over ``out_range``, rounded half to even and saturated.
+    Outputs (quantized, min, max); the ranges are constants shared by every call."""
+    bias, min_bias, max_bias, accum = _fused_inputs(no_bias, bias, min_bias, max_bias, accum)
+    k = _ints(kernel)
+    if len(k) != 2 or data.dim() != 4:
+        raise MXNetError(f"_int8_conv: only 2-D convolutions (4-D NCHW data) are fused, got kernel={k} and data of "
+                         f"shape {tuple(data.shape)}")
+    _check_qlayer("_int8_conv", data, weight, bias)
+    if (accum is None) != (accum_range is None):
+        raise MXNetError("_int8_conv: a residual input and accum_range go together")
+    s, p, d = _per_dim(stride, 2, 1, "stride", "_int8_conv"), _per_dim(pad, 2, 0, "pad", "_int8_conv"), \
+        _per_dim(dilate, 2, 1, "dilate", "_int8_conv")
+    dtype = torch.uint8 if out_type == "uint8" else torch.int8
+    if data.device.type == "meta":
+        out = F.conv2d(torch.empty(data.shape, device="meta"), torch.empty(weight.shape, device="meta"), None,
+                       s, p, d, num_group)
+        return _meta(out.shape, dtype)
+    deps = (min_weight, max_weight) + tuple(t for t in (bias, min_bias, max_bias) if t is not None)
+    zp = 0 if data.dtype == torch.uint8 else 128
+
+    def make() -> tuple:
+        x_scale, w_scale, w_zero, fbias = _layer_prep(data, data_range, weight, min_weight, max_weight, bias,
+                                                      min_bias, max_bias)
+        packed = int8_kernels.conv_prepack(weight, w_scale, x_scale, zp, s, p, d, num_group)
+        return x_scale, w_scale, w_zero, fbias, packed
+    x_scale, w_scale, w_zero, fbias, packed = int8_kernels.prepared(
+        weight, ("conv", data.dtype, data_range, s, p, d, num_group), deps, make)
+    accum_scale = 0.0
+    if accum is not None:
+        if accum.shape[0] != data.shape[0] or accum.dim() != 4 or accum.dtype not in (torch.int8, torch.uint8):
+            raise MXNetError(f"_int8_conv: the residual must be int8/uint8 of the output's shape, got "
+                             f"{accum.dtype} {tuple(accum.shape)}")
+        accum_scale = _f32(float(accum_range) / quantized_range(accum.dtype))  # type: ignore[arg-type]
+    q = int8_kernels.conv2d_requantized(data, x_scale, packed, weight, w_scale, w_zero, fbias, s, p, d, num_group,
+                                        _f32(out_range / quantized_range(dtype)), dtype, relu, accum, accum_scale)
+    return [q] + _out_range(out_type, out_range, data.device)
+
+
+def _int8_fc_samples() -> list:
+    xu, w, b = _int_sample((3, 2, 5), np.uint8), _int_sample((4, 10)), _int_sample((4,))
+    ref = lambda *a, **k: _np_fused("fc", *a, **k)  # noqa: E731
+    return [Sample((xu, w) + _ranges(0.4) + (b,) + _ranges(0.1), {"num_hidden": 4, "data_range": 3.0,
+                                                                  "out_type": "int8", "out_range": 2.0},
+                   ref=ref, grad=False, rtol=0, atol=1),
+            Sample((_int_sample((5, 10)), w) + _ranges(0.4) + (b,) + _ranges(0.2),
+                   {"num_hidden": 4, "data_range": 2.0, "out_type": "uint8", "out_range": 1.5, "relu": True},
+                   ref=ref, grad=False, rtol=0, atol=1)]
+
+
+@register("_int8_fully_connected", int8_role="fused_fc", num_outputs=3, output_names=_OUT3, active_inputs=_int8_active(()),
+          differentiable=False, returns_view=True, samples=_int8_fc_samples)
+def _int8_fully_connected(data: Tensor, weight: Tensor, min_weight: Tensor, max_weight: Tensor,
+                          bias: Optional[Tensor] = None, min_bias: Optional[Tensor] = None,
+                          max_bias: Optional[Tensor] = None, *, num_hidden: int, no_bias: bool = False,
+                          flatten: bool = True, data_range: float, out_type: Literal["int8", "uint8"],
+                          out_range: float, relu: bool = False) -> list:
+    """A quantized FullyConnected with its calibrated requantize (and relu) fused, as
+    ``_int8_conv``: int8/uint8 data over ``data_range`` in, ``out_type`` over ``out_range`` out."""
+    bias, min_bias, max_bias, _ = _fused_inputs(no_bias, bias, min_bias, max_bias, None)
+    _check_qlayer("_int8_fully_connected", data, weight, bias)
+    if weight.shape[0] != num_hidden:
+        raise MXNetError(f"_int8_fully_connected: weight has shape {tuple(weight.shape)}, but num_hidden={num_hidden}")
+    lead = data.shape[:1] if flatten else data.shape[:-1]
+    x = data.reshape(data.shape[0], -1) if flatten else data.reshape(-1, weight.shape[1])
+    if x.shape[1] != weight.shape[1]:
+        raise MXNetError(f"_int8_fully_connected: data of shape {tuple(data.shape)} has {x.shape[1]} features, "
+                         f"the weight {tuple(weight.shape)} expects {weight.shape[1]}")
+    dtype = torch.uint8 if out_type == "uint8" else torch.int8
+    if data.device.type == "meta":
+        return _meta(tuple(lead) + (num_hidden,), dtype)
+    deps = (min_weight, max_weight) + tuple(t for t in (bias, min_bias, max_bias) if t is not None)
+
+    def make() -> tuple:
+        x_scale, w_scale, w_zero, fbias = _layer_prep(data, data_range, weight, min_weight, max_weight, bias,
+                                                      min_bias, max_bias)
+        return x_scale, w_scale, w_zero, fbias, int8_kernels.linear_prepack(weight)
+    x_scale, w_scale, w_zero, fbias, packed = int8_kernels.prepared(weight, ("fc", data.dtype, data_range), deps,
+                                                                    make)
+    q = int8_kernels.linear_requantized(x, x_scale, packed, weight, w_scale, w_zero, fbias,
+                                        _f32(out_range / quantized_range(dtype)), dtype, relu)
+    return [q.reshape(tuple(lead) + (num_hidden,))] + _out_range(out_type, out_range, data.device)
+
+
+def calibrated_output(attrs_of: Any) -> Optional[tuple]:
+    """``(out_type, real)`` of a calibrated ``_contrib_quantize_v2`` / ``_contrib_requantize``
+    (``attrs_of(key)`` reads its attributes): the integer type it gives ("uint8" or "int8",
+    MXNet's GetQuantizeOutputType) and its real range ``max(|min|, |max|)``; None uncalibrated."""
+    lo, hi = attrs_of("min_calib_range"), attrs_of("max_calib_range")
+    if lo is None or hi is None:
+        return None
+    dtype = _out_type(attrs_of("out_type"), float(lo), float(hi))
+    return ("uint8" if dtype == torch.uint8 else "int8"), _calibrated(float(lo), float(hi))

@@ -87,7 +87,7 @@ class OpDef:
                  absorbs_channel_affine: Optional[Callable[[dict], Optional[ChannelAffine]]] = None,
                  export_broadcast: Optional[str] = None, amp_cast: bool = False,
                  dtype_is_output: bool = True, value_dependent_path: bool = False,
-                 no_gradient: bool = False):
+                 no_gradient: bool = False, int8_role: Optional[str] = None):
         self.name = name
         # -- facts the compiler's passes read (never the operator's name) ----------------------
         # an output may be an input itself or a view of its memory (for some attributes, dtypes
@@ -114,6 +114,12 @@ class OpDef:
         self.export_broadcast = export_broadcast
         # an AMP cast: its outputs are its inputs recast; export(remove_amp_cast=True) drops it
         self.amp_cast = amp_cast
+        # the part this operator plays in MXNet's quantized (int8) graphs, which the predict-mode
+        # int8 fusion (compiler/passes/int8.py) reads: "entry" (quantize_v2) / "requantize" (a calibrated
+        # range out), "conv_layer" / "fc_layer" (int8 layer -> int32 accumulators), "relu_act", "add" (int8
+        # residual join), "keeps_range" (its min/max outputs are its min/max inputs), or
+        # "fused_conv" / "fused_fc" (what the fusion makes of a layer); None elsewhere
+        self.int8_role = int8_role
         # a ``dtype`` attribute, where there is one, is the output's dtype (Embedding's is its
         # weight's): type inference without shapes reads it
         self.dtype_is_output = dtype_is_output
