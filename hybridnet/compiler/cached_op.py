@@ -15,8 +15,10 @@ results do (``aliasing``). Neither object holds per-call state: threads may call
 """
 from __future__ import annotations
 
+import ast
 import functools
 import logging
+import re
 import threading
 import warnings
 from collections import OrderedDict
@@ -84,8 +86,8 @@ class CachedOp:
         self.predict_plan = predict
         self.tier: Optional[TierRunner] = None
         self.tier_refused: Optional[str] = None  # why ``backend`` could not lower this graph
+        n_data = self._n_data = sum(1 for i in self._keep if i < len(data_nodes))
         if backend is not None:
-            n_data = sum(1 for i in self._keep if i < len(data_nodes))
             try:
                 # chosen automatically, it must beat what serves otherwise: the predict plan
                 self.tier = TierRunner(backend, self.graph, inputs, n_data,
@@ -186,7 +188,7 @@ class CachedOp:
             return plan(tensors)
         except (RuntimeError, ValueError, IndexError, TypeError) as e:
             raise explain_failure(self.graph, [v.name for v in plan.data_nodes + plan.param_nodes],
-                                  tensors, e, plan.source) from e
+                                  tensors, e, plan.source, len(plan.data_nodes)) from e
 
     def _run_in_place(self, tensors: list, mode: Mode) -> Optional[tuple]:
         compiled = self._predict_function
@@ -210,7 +212,8 @@ class CachedOp:
                 finally:
                     _set_grad(True)
         except (RuntimeError, ValueError, IndexError, TypeError) as e:
-            raise explain_failure(self.graph, compiled.input_names, tensors, e, compiled.source) from e
+            raise explain_failure(self.graph, compiled.input_names, tensors, e, compiled.source,
+                                  self._n_data) from e
         return outs if self._own is None else self._own(outs, tensors)
 
     def wait_for_tier(self, timeout: Optional[float] = None) -> None:
@@ -405,29 +408,74 @@ def _device_text(index: int) -> str:
 
 
 def explain_failure(graph: Graph, names: Sequence[str], tensors: Sequence[Any], err: Exception,
-                    source: str = "") -> Exception:
+                    source: str = "", n_data: Optional[int] = None) -> Exception:
     """Turn a kernel error inside a compiled graph into an MXNetError naming the node and shapes,
     by running shape inference with the actual input shapes (only on the failure path); when
-    inference passes, the node is the one on the generated line where the kernel failed."""
+    inference passes, the node is the one on the generated line where the kernel failed.
+
+    ``names``/``tensors`` are the graph's inputs, the first ``n_data`` of them data (None: all).
+    The message shows the shapes of the data inputs and of the failing node's inputs (parameters
+    it reads; outputs of other nodes as inference found them), not every parameter of the graph
+    (a resnet has a hundred)."""
     from ..base import MXNetError, dtype_name
     from .infer import infer_graph
     shapes = {n: tuple(t.shape) for n, t in zip(names, tensors)}
     dtypes = {n: dtype_name(t.dtype) for n, t in zip(names, tensors)}
+    data = list(names) if n_data is None else list(names[:n_data])
     try:
-        infer_graph(graph, shapes, dtypes)
+        inferred = infer_graph(graph, shapes, dtypes)
     except MXNetError as e:
-        return MXNetError(f"{e}\n  (while running the hybridized graph; input shapes {shapes})")
+        shown = _shown_shapes(graph, shapes, data, _node_named_in(str(e)), None)
+        return MXNetError(f"{e}\n  (while running the hybridized graph; input shapes {shown})")
     except Exception:  # inference itself could not say more: keep the original error
-        pass
+        inferred = None
     node = _failing_node(err, source)
+    shown = _shown_shapes(graph, shapes, data, _literal(node) if node else None, inferred)
     at = f" at node {node}" if node else ""
     if isinstance(err, MXNetError):
         # an MXNetError that is also a ValueError/IndexError/TypeError (MXNet's error registry
         # maps those) keeps its class, so callers catch it the same eager or hybridized
         cls = type(err) if isinstance(err, (ValueError, IndexError, TypeError)) else MXNetError
-        return cls(f"{err}\n  (while running the hybridized graph{at}; input shapes {shapes})")
+        return cls(f"{err}\n  (while running the hybridized graph{at}; input shapes {shown})")
     msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    return MXNetError(f"the hybridized graph failed{at}: {msg}\n  input shapes: {shapes}")
+    return MXNetError(f"the hybridized graph failed{at}: {msg}\n  input shapes: {shown}")
+
+
+_NODE_IN_MESSAGE = re.compile(r"node ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
+
+
+def _node_named_in(message: str) -> Optional[str]:
+    """The node an inference error names (``node 'x'``, as ``repr`` writes it), or None."""
+    m = _NODE_IN_MESSAGE.search(message)
+    return _literal(m.group(1)) if m else None
+
+
+def _literal(text: str) -> Optional[str]:
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _shown_shapes(graph: Graph, shapes: dict, data: Sequence[str], node_name: Optional[str],
+                  inferred: Any) -> dict:
+    """The shapes an error message lists: the data inputs, then the inputs of the node named
+    ``node_name`` (graph inputs by name; other nodes' outputs by output name, with the shape
+    ``inferred`` found, when it ran)."""
+    shown = {n: shapes[n] for n in data if n in shapes}
+    node = next((n for n in graph.nodes if n.name == node_name), None) if node_name else None
+    if node is None:
+        return shown
+    for src, k in node.inputs:
+        if src.op is None:
+            if src.name in shapes:
+                shown[src.name] = shapes[src.name]
+        elif inferred is not None:
+            outs = inferred.out_shapes.get(id(src))
+            if outs is not None and k < len(outs) and outs[k] is not None:
+                shown[src.output_names()[k]] = tuple(outs[k])
+    return shown
 
 
 def _failing_node(err: Exception, source: str) -> str:

@@ -122,3 +122,52 @@ def test_hybridized_block_reports_kernel_errors_by_node():
     msg = str(info.value)
     assert msg.startswith("the hybridized graph failed at node 'net_chol': linalg.cholesky:"), msg
     assert msg.endswith("\n  input shapes: {'data': (2, 2)}")
+
+
+# -- which shapes the message lists: data inputs and the failing node's inputs, not every parameter
+def _chain_graph() -> Graph:
+    """x -> fc1 (w1) -> relu -> fc2 (w2) -> relu: fc2 fails when w2 has the wrong width."""
+    x, w1, w2 = Node(None, "x"), Node(None, "w1"), Node(None, "w2")
+    fc1 = Node(op("FullyConnected"), "fc1", {"num_hidden": 3, "no_bias": True}, [(x, 0), (w1, 0)])
+    act = Node(op("relu"), "act", {}, [(fc1, 0)])
+    fc2 = Node(op("FullyConnected"), "fc2", {"num_hidden": 2, "no_bias": True}, [(act, 0), (w2, 0)])
+    return Graph([(Node(op("relu"), "out", {}, [(fc2, 0)]), 0)])
+
+
+def test_shape_error_lists_data_and_the_failing_nodes_inputs_only():
+    graph = _chain_graph()
+    compiled = compile_graph(graph)
+    assert compiled.input_names == ["x", "w1", "w2"]
+    tensors = [torch.zeros(2, 4), torch.zeros(3, 4), torch.zeros(2, 5)]
+    with pytest.raises(Exception) as info:
+        compiled.fn(*tensors)
+    msg = str(explain_failure(graph, compiled.input_names, tensors, info.value, compiled.source, n_data=1))
+    assert "node 'fc2'" in msg
+    assert msg.endswith("input shapes {'x': (2, 4), 'w2': (2, 5)})"), msg  # not w1
+
+
+def test_kernel_error_lists_the_failing_nodes_inferred_inputs():
+    a, b = Node(None, "a"), Node(None, "b")
+    neg = Node(op("negative"), "neg", {}, [(a, 0)])
+    chol = Node(op("_linalg_potrf"), "chol", {}, [(neg, 0)])
+    graph = Graph([(Node(op("elemwise_add"), "add", {}, [(chol, 0), (b, 0)]), 0)])
+    compiled = compile_graph(graph)
+    tensors = [torch.eye(2, dtype=torch.float64), torch.eye(2, dtype=torch.float64)]
+    with pytest.raises(Exception) as info:
+        compiled.fn(*tensors)
+    msg = str(explain_failure(graph, compiled.input_names, tensors, info.value, compiled.source, n_data=1))
+    assert msg.startswith("the hybridized graph failed at node 'chol':"), msg
+    assert msg.endswith("input shapes: {'a': (2, 2), 'neg_output': (2, 2)}"), msg  # b is not chol's
+
+
+def test_hybridized_resnet_error_does_not_list_every_parameter():
+    net = mx.gluon.model_zoo.vision.get_model("resnet18_v1", classes=10)
+    net.initialize()
+    net.hybridize(static_alloc=True)
+    net(mx.nd.ones((1, 3, 32, 32)))
+    with pytest.raises(MXNetError) as info:
+        net(mx.nd.ones((1, 4, 32, 32)))  # the first convolution expects 3 channels
+    msg = str(info.value)
+    shown = msg[msg.index("input shapes"):]
+    assert "'data': (1, 4, 32, 32)" in shown
+    assert shown.count("weight") <= 1, msg
