@@ -7,6 +7,7 @@ completes deferred parameter initialization from inferred shapes, compiles the g
 """
 from __future__ import annotations
 
+import copy
 import os
 import re
 import threading
@@ -116,6 +117,10 @@ class TracedGraph(tuple):
         self.in_shapes = None
         return self
 
+    def __reduce__(self) -> tuple:  # copy/deepcopy: the extra fields travel with the tuple
+        return (_restore_traced_graph, (self[0], self[1], self.in_format, self.out_format, self.created,
+                                        self.in_shapes))
+
     @property
     def inputs(self) -> list:
         return self[0]
@@ -123,6 +128,13 @@ class TracedGraph(tuple):
     @property
     def output(self) -> Symbol:
         return self[1]
+
+
+def _restore_traced_graph(inputs: list, output: Any, in_format: Any, out_format: Any, created: list,
+                          in_shapes: Optional[dict]) -> TracedGraph:
+    traced = TracedGraph(inputs, output, in_format, out_format, created)
+    traced.in_shapes = in_shapes
+    return traced
 
 
 def _io_leaf(arg: Any) -> Optional[tuple]:
@@ -578,6 +590,20 @@ class HybridBlock(Block):
     def _clear_cached_op(self) -> None:
         self._cached_graph = ()
         self._cached_op = None
+
+    def __deepcopy__(self, memo: dict) -> "HybridBlock":
+        """An independent block: parameters, children and options copied; the compiled graph is
+        not (it holds generated code and packed weights bound to the original's parameters), so
+        a hybridized copy compiles again on its first call. (MXNet 1.9.1 cannot deep-copy a
+        hybridized block: its CachedOp handle refuses.)"""
+        copied = type(self).__new__(type(self))
+        memo[id(self)] = copied
+        for name, value in self.__dict__.items():
+            if name != "_cached_op":
+                object.__setattr__(copied, name, copy.deepcopy(value, memo))
+        object.__setattr__(copied, "_cached_op", None)
+        copied._clear_cached_op()
+        return copied
 
     def register_op_hook(self, callback: Callable, monitor_all: bool = False) -> None:
         """Call ``callback(name, op_name, array)`` on every operator output of this block's

@@ -980,6 +980,27 @@ class NDArray:
     def __hash__(self) -> int:
         return id(self) // 16
 
+    def __deepcopy__(self, memo: dict) -> "NDArray":
+        """A copy of the values on the same device, of the same class, with an attached
+        gradient buffer (same ``grad_req``, same values) where this array has one: a deep-copied
+        parameter or model trains on its own. (Without this, deepcopy would go through the
+        pickle form: values only, on the CPU.)"""
+        copied = object.__new__(type(self))
+        memo[id(self)] = copied
+        copied._t = self._t.detach().clone()
+        ctx = getattr(self, "_cpuctx", None)
+        if ctx is not None:
+            copied._cpuctx = ctx
+        grad = getattr(self, "_grad", None)
+        if grad is not None:
+            stype = getattr(grad, "stype", "default")
+            copied.attach_grad(self._grad_req, stype=None if stype == "default" else stype)
+            if stype == "default":
+                copied._grad._t.copy_(grad._t)
+            copied._grad = memo.setdefault(id(grad), copied._grad)
+            copied._fresh = getattr(self, "_fresh", False)
+        return copied
+
     def __getstate__(self) -> dict:
         """Pickled as MXNet does: ``{'handle': <one array record of the .params format>}``."""
         from ..formats import params as _params
