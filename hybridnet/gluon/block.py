@@ -852,9 +852,11 @@ class HybridBlock(Block):
         cached.count_verified_call()
         mode = _mode()
         n_data = len(cached.data_pos)
-        holders = []  # the NDArray each parameter tensor came from
+        holders = []  # the NDArray each parameter tensor came from (for its context label)
         for p, t in zip(cached.params, tensors[n_data:]):
-            holders.append(next(a for a in p._data if a._t is t))
+            # a Parameter subclass overriding data() hands a tensor none of its arrays hold
+            holder = next((a for a in p._data or () if a._t is t), None)
+            holders.append(NDArray(t) if holder is None else holder)
 
         def run_eager(param_copies: list) -> tuple:
             # this thread only: every block eager, the parameters read as the copies

@@ -102,3 +102,32 @@ def test_symbol_block_has_no_code_to_verify():
     block = gluon.SymbolBlock(mx.sym.relu(x), x)
     with pytest.raises(mx.base.MXNetError, match="SymbolBlock has only the graph"):
         block.hybridize(verify=1)
+
+
+class _ScaledParameter(gluon.Parameter):
+    """A Parameter whose data() computes (GluonNLP's WeightDropParameter does so)."""
+
+    def data(self, ctx=None):
+        return super().data(ctx) * 2
+
+
+class _WithScaledParameter(gluon.HybridBlock):
+    def __init__(self):
+        super().__init__()
+        self.w = _ScaledParameter("w", shape=(3,))
+        self.params._params["w"] = self.w
+
+    def hybrid_forward(self, F, x, w):
+        return F.relu(x * w)
+
+
+def test_verify_checks_a_parameter_whose_data_computes():
+    net = _WithScaledParameter()
+    net.initialize(mx.init.Constant(1.5))
+    net.hybridize(verify=2)
+    x = mx.nd.array([1.0, -2.0, 3.0])
+    np.testing.assert_allclose(net(x).asnumpy(), [3.0, 0.0, 9.0])  # checked: eager == graph
+    with mx.autograd.record():
+        y = net(x)
+    y.backward()
+    np.testing.assert_allclose(net.w.grad().asnumpy(), [2.0, 0.0, 6.0])
