@@ -185,9 +185,6 @@ def test_sync_batchnorm_default_devices_warns():
     assert net._kwargs["ndev"] == max(mx.context.num_gpus(), 1)
 
 
-@pytest.mark.xfail(not hasattr(nd.contrib, "SyncBatchNorm"), strict=True,
-                   reason="operator _contrib_SyncBatchNorm is not registered (hybridnet/ops/norm.py); "
-                          "SyncBatchNorm falls back to a BatchNorm node")
 def test_sync_batchnorm_node(tmp_path):
     with mx.name.NameManager():
         net = cnn.SyncBatchNorm(num_devices=1)

@@ -653,9 +653,6 @@ def test_parameter_variable_attributes(tmp_path):
                      "aux:batchnorm0_running_mean", "aux:batchnorm0_running_var", "arg:prelu0_alpha"]
 
 
-@pytest.mark.xfail(not hasattr(nd.contrib, "BatchNormWithReLU"), strict=True,
-                   reason="operator _contrib_BatchNormWithReLU is not registered (hybridnet/ops/norm.py); "
-                          "BatchNormReLU falls back to BatchNorm + relu nodes")
 def test_batchnorm_relu_node(tmp_path):
     net = _init(_build(_BY_ID["batchnorm_relu"]))
     _, sym_file, _ = _export(net, _BY_ID["batchnorm_relu"].input(), tmp_path)
