@@ -15,11 +15,12 @@ static_shape=True`` as in vs_mxnet.py, warmed up until the lowered tier is in):
   oneDNN-fused convolutions and convolution gradients are not counted), and ``at peak``: that work at this machine's measured
   float32 GEMM peak (a torch.mm of 2048x2048 matrices, the same thread count), a lower bound for
   the GEMM-bound layers.
-``first_call`` rows compare the first call after ``hybridize`` (trace, passes, codegen) with the
+``--plain`` adds every workload hybridized with a bare ``hybridize()`` (the in-place function
+serves its predictions). ``first_call`` rows compare the first call after ``hybridize`` (trace, passes, codegen) with the
 kernels of one steady call.
 
 Run alone (other processes on the cores distort both columns):
-    python benchmarks/floor.py [--threads 2] [--only lenet_b16_infer ...] [--markdown]
+    python benchmarks/floor.py [--threads 2] [--only lenet_b16_infer ...] [--plain] [--markdown]
 """
 from __future__ import annotations
 
@@ -91,8 +92,8 @@ def _kernel_profile(step, calls: int) -> tuple:
     return max(0.0, seconds - events * _profiler_inflation()) / calls, flops / calls
 
 
-def _run_worker(workload: str, repeats: int) -> dict:
-    mx, build, step_of = build_workload("hybridnet", workload)
+def _run_worker(framework: str, workload: str, repeats: int) -> dict:
+    mx, build, step_of = build_workload(framework, workload)
     first = None
     if workload.endswith("first_call"):
         t0 = time.perf_counter()
@@ -126,7 +127,7 @@ def _run_worker(workload: str, repeats: int) -> dict:
         latest = compiled.latest()
         tier = latest.tier
         serves = ("tier" if tier is not None and tier.disabled is None and tier.builds else
-                  "plan" if latest.predict_plan is not None else "compiled")
+                  "plan" if latest.predict_plan is not None else "in-place")
     return {"call": first if first is not None else statistics.median(seconds), "kernels": kernels,
             "flops": flops, "peak": _gemm_peak(), "serves": serves}
 
@@ -137,24 +138,30 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--only", nargs="*", help="run only these workloads")
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table (BENCHMARKS.md)")
-    ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--plain", action="store_true",
+                    help="also time every hybridized workload with a bare hybridize() (no static flags)")
+    ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        print(json.dumps(_run_worker(args.worker[0], int(args.worker[1]))))
+        print(json.dumps(_run_worker(args.worker[0], args.worker[1], int(args.worker[2]))))
         return
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads),
                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     rows = []
-    for w in args.only or WORKLOADS:
-        out = subprocess.run([sys.executable, HERE, "--worker", w, str(args.repeats)], capture_output=True,
+    runs = [("hybridnet", w) for w in args.only or WORKLOADS]
+    if args.plain:  # eager workloads have no hybridize() to leave bare
+        runs += [("hybridnet-plain", w) for w in args.only or WORKLOADS if "_eager_" not in w]
+    for framework, w in runs:
+        out = subprocess.run([sys.executable, HERE, "--worker", framework, w, str(args.repeats)], capture_output=True,
                              text=True, env=env, timeout=900)
         if out.returncode != 0:
             raise RuntimeError(f"{w} failed:\n{out.stderr[-2000:]}")
         r = json.loads(out.stdout.strip().splitlines()[-1])
         at_peak = r["flops"] / r["peak"]
-        rows.append((w, r["serves"], f"{r['call'] * 1e3:.3f}", f"{r['kernels'] * 1e3:.3f}", f"{r['call'] / r['kernels']:.2f}",
+        label = w if framework == "hybridnet" else f"{w} (hybridize())"
+        rows.append((label, r["serves"], f"{r['call'] * 1e3:.3f}", f"{r['kernels'] * 1e3:.3f}", f"{r['call'] / r['kernels']:.2f}",
                      f"{r['flops'] / 1e9:.3f}", f"{at_peak * 1e3:.3f}"))
-        print(f"{w}: call {r['call'] * 1e3:.3f} ms, kernels {r['kernels'] * 1e3:.3f} ms, "
+        print(f"{label}: call {r['call'] * 1e3:.3f} ms, kernels {r['kernels'] * 1e3:.3f} ms, "
               f"ratio {r['call'] / r['kernels']:.2f}, GEMM peak {r['peak'] / 1e9:.0f} GFLOP/s", flush=True)
     head = ["workload", "serves", "call ms", "kernels ms", "call / kernels", "GFLOP", "at peak ms"]
     title = (f"hybridnet against its kernel floor ({args.threads} threads, {time.strftime('%Y-%m-%d')}; "
