@@ -16,12 +16,12 @@ graph, the interpreter and eager calls all pack a weight once, not per call.
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, NamedTuple, Optional, Sequence
 
 import torch
 from torch import Tensor
 
-__all__ = ["available", "as_uint8", "conv2d_accumulate", "linear_accumulate", "prepared", "conv2d_requantized",
+__all__ = ["available", "as_uint8", "conv2d_accumulate", "linear_accumulate", "Int8Layer", "prepared", "conv2d_requantized",
            "linear_requantized", "conv_prepack", "linear_prepack"]
 
 _PACK_ATTR = "_hybridnet_int8_packed"
@@ -130,12 +130,32 @@ def linear_accumulate(data: Tensor, weight: Tensor, bias: Optional[Tensor]) -> T
 _INT_LIMITS = {torch.uint8: (0.0, 255.0), torch.int8: (-127.0, 127.0)}
 
 
+class Int8Layer(NamedTuple):
+    """A fused int8 layer made ready once (per parameter version): the scales, packed weight,
+    float bias and geometry :func:`conv2d_requantized` / :func:`linear_requantized` run with."""
+    x_scale: float                # real value of one data step
+    x_zp: int                     # 0 for uint8 data, 128 for int8 data (read as uint8, top bit flipped)
+    packed: Any                   # oneDNN's packed weight; None: the float64 form computes
+    weight: Tensor                # int8 (out, in[, kh, kw])
+    w_scale: Tensor               # float32 (out,): real value of one weight step per output channel
+    w_zero: Tensor                # int32 zeros (out,)
+    bias: Optional[Tensor]        # float32 (out,) in real units
+    stride: list
+    pad: list
+    dilate: list
+    groups: int
+    out_scale: float              # real value of one output step
+    out_dtype: torch.dtype        # torch.uint8 or torch.int8
+    relu: bool
+    accum_scales: dict            # residual dtype -> real value of one of its steps
+
+
 def prepared(weight: Tensor, key: tuple, deps: Sequence[Tensor], make: Any) -> Any:
     """What ``make()`` gives for ``weight`` and ``key``, made once while ``weight`` and the
     tensors ``deps`` (its ranges, bias...) keep their versions; kept on the weight tensor as the
     packed weights are."""
-    versions = tuple((id(t), t._version) for t in deps)
-    entry = _packed(weight, ("prepared",) + key, lambda: [None, None])
+    versions = [(id(t), t._version) for t in deps]
+    entry = _packed(weight, key, lambda: [None, None])
     if entry[0] != versions:
         entry[1] = make()
         entry[0] = versions
@@ -161,24 +181,21 @@ def conv_prepack(weight: Tensor, w_scale: Tensor, x_scale: float, x_zp: int, str
         return None
 
 
-def conv2d_requantized(data: Tensor, x_scale: float, packed: Any, weight: Tensor, w_scale: Tensor,
-                       w_zero: Tensor, bias: Optional[Tensor], stride: Sequence[int], pad: Sequence[int],
-                       dilate: Sequence[int], groups: int, out_scale: float, out_dtype: torch.dtype, relu: bool,
-                       accum: Optional[Tensor] = None, accum_scale: float = 0.0) -> Tensor:
+def conv2d_requantized(layer: Int8Layer, data: Tensor, accum: Optional[Tensor] = None) -> Tensor:
     """``q = round(relu(conv(data * x_scale, weight * w_scale) + bias [+ accum * accum_scale]) /
     out_scale)`` saturated to ``out_dtype`` (uint8: [0, 255], int8: [-127, 127]), half to even.
 
-    ``data``: uint8 (``x_scale`` per step) or int8; ``weight`` int8 with per-output-channel
-    ``w_scale`` (float32); ``bias`` float32 in real units; ``accum`` int8/uint8 of the output's
-    shape (a residual). The result may be channels-last in memory."""
-    stride, pad, dilate = list(stride), list(pad), list(dilate)
-    x, zp = as_uint8(data)
-    if packed is not None and "qconv" not in _broken:
-        unary = "relu" if relu else "none"
+    ``data``: uint8 or int8 (the layer's ``x_zp`` says which); ``accum``: an int8/uint8
+    residual of the output's shape. The result may be channels-last in memory."""
+    x = data if layer.x_zp == 0 else as_uint8(data)[0]
+    if layer.packed is not None and "qconv" not in _broken:
+        unary = "relu" if layer.relu else "none"
+        out_dtype = layer.out_dtype
         try:
             if accum is None:
-                q = _ONEDNN.qconv2d_pointwise(x, x_scale, zp, packed, w_scale, w_zero, bias, stride, pad, dilate,
-                                              groups, out_scale, 0, None if out_dtype == torch.uint8 else out_dtype,
+                q = _ONEDNN.qconv2d_pointwise(x, layer.x_scale, layer.x_zp, layer.packed, layer.w_scale, layer.w_zero,
+                                              layer.bias, layer.stride, layer.pad, layer.dilate, layer.groups,
+                                              layer.out_scale, 0, None if out_dtype == torch.uint8 else out_dtype,
                                               unary, [], "")
             else:
                 # the sum post-op writes into its accumulator, whose dtype is the output's: a fresh copy
@@ -188,23 +205,26 @@ def conv2d_requantized(data: Tensor, x_scale: float, packed: Any, weight: Tensor
                     acc, acc_zp = accum.clone(), 0
                 else:
                     raise RuntimeError("an int8 output cannot accumulate into uint8")
-                q = _ONEDNN.qconv2d_pointwise.binary(x, x_scale, zp, packed, w_scale, w_zero, acc, bias, stride,
-                                                     pad, dilate, groups, out_scale, 0, None, accum_scale, acc_zp,
-                                                     "sum", 1.0, unary, [], "")
+                q = _ONEDNN.qconv2d_pointwise.binary(x, layer.x_scale, layer.x_zp, layer.packed, layer.w_scale,
+                                                     layer.w_zero, acc, layer.bias, layer.stride, layer.pad,
+                                                     layer.dilate, layer.groups, layer.out_scale, 0, None,
+                                                     layer.accum_scales[accum.dtype], acc_zp, "sum", 1.0, unary,
+                                                     [], "")
             if out_dtype == torch.int8:
                 q.clamp_(min=-127)  # oneDNN saturates at -128, MXNet at -127
             return q
         except RuntimeError:
             if accum is None:
                 _broken.add("qconv")
-    w64 = weight.to(torch.float64) * w_scale.to(torch.float64).reshape(-1, 1, 1, 1)
-    real = torch.nn.functional.conv2d((x.to(torch.float64) - zp) * x_scale, w64,
-                                      None if bias is None else bias.to(torch.float64), stride, pad, dilate, groups)
+    w64 = layer.weight.to(torch.float64) * layer.w_scale.to(torch.float64).reshape(-1, 1, 1, 1)
+    real = torch.nn.functional.conv2d((x.to(torch.float64) - layer.x_zp) * layer.x_scale, w64,
+                                      None if layer.bias is None else layer.bias.to(torch.float64), layer.stride,
+                                      layer.pad, layer.dilate, layer.groups)
     if accum is not None:
-        real += accum.to(torch.float64) * accum_scale
-    if relu:
+        real += accum.to(torch.float64) * layer.accum_scales[accum.dtype]
+    if layer.relu:
         real.clamp_(min=0.0)
-    return _requantize_float(real, out_scale, out_dtype)
+    return _requantize_float(real, layer.out_scale, layer.out_dtype)
 
 
 def linear_prepack(weight: Tensor) -> Any:
@@ -218,26 +238,26 @@ def linear_prepack(weight: Tensor) -> Any:
         return None
 
 
-def linear_requantized(data: Tensor, x_scale: float, packed: Any, weight: Tensor, w_scale: Tensor,
-                       w_zero: Tensor, bias: Optional[Tensor], out_scale: float, out_dtype: torch.dtype,
-                       relu: bool) -> Tensor:
+def linear_requantized(layer: Int8Layer, data: Tensor) -> Tensor:
     """``q = round(relu(data * x_scale @ (weight * w_scale).T + bias) / out_scale)`` saturated to
     ``out_dtype`` over 2-D ``data`` (uint8 or int8), as :func:`conv2d_requantized`."""
-    x, zp = as_uint8(data)
-    if packed is not None and "qlinear" not in _broken:
+    x = data if layer.x_zp == 0 else as_uint8(data)[0]
+    out_dtype = layer.out_dtype
+    if layer.packed is not None and "qlinear" not in _broken:
         try:
-            q = _ONEDNN.qlinear_pointwise(x.contiguous(), x_scale, zp, packed, w_scale, w_zero, bias, out_scale, 0,
+            q = _ONEDNN.qlinear_pointwise(x.contiguous(), layer.x_scale, layer.x_zp, layer.packed, layer.w_scale,
+                                          layer.w_zero, layer.bias, layer.out_scale, 0,
                                           None if out_dtype == torch.uint8 else out_dtype,
-                                          "relu" if relu else "none", [], "")
+                                          "relu" if layer.relu else "none", [], "")
             if out_dtype == torch.int8:
                 q.clamp_(min=-127)
             return q
         except RuntimeError:
             _broken.add("qlinear")
-    real = ((x.to(torch.float64) - zp) * x_scale) @ (weight.to(torch.float64) * w_scale.to(torch.float64)
-                                                     .reshape(-1, 1)).t()
-    if bias is not None:
-        real += bias.to(torch.float64)
-    if relu:
+    real = ((x.to(torch.float64) - layer.x_zp) * layer.x_scale) @ \
+        (layer.weight.to(torch.float64) * layer.w_scale.to(torch.float64).reshape(-1, 1)).t()
+    if layer.bias is not None:
+        real += layer.bias.to(torch.float64)
+    if layer.relu:
         real.clamp_(min=0.0)
-    return _requantize_float(real, out_scale, out_dtype)
+    return _requantize_float(real, layer.out_scale, out_dtype)

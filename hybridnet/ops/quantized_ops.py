@@ -607,9 +607,12 @@ def _out_range(out_type: str, out_range: float, device: torch.device) -> list:
 
 
 def _layer_prep(data: Tensor, data_range: float, weight: Tensor, min_w: Tensor, max_w: Tensor,
-                bias: Optional[Tensor], min_b: Optional[Tensor], max_b: Optional[Tensor]) -> tuple:
-    """(x_scale, per-channel weight scales, zero points, float bias) of an int8 layer: the bias
-    is MXNet's int32 bias (rounded in accumulator units) in real units."""
+                bias: Optional[Tensor], min_b: Optional[Tensor], max_b: Optional[Tensor], packer: Any,
+                geometry: tuple, out_type: str, out_range: float, relu: bool,
+                accum_range: Optional[float]) -> int8_kernels.Int8Layer:
+    """An int8 layer made ready (``int8_kernels.Int8Layer``): data and weight scales (weights per
+    output channel), the bias as MXNet's int32 bias (rounded in accumulator units) in real
+    units, the weight packed by ``packer(w_scale, x_scale, x_zp)``."""
     x_scale = _f32(data_range / quantized_range(data.dtype))
     n_out = weight.shape[0]
     w_real = torch.maximum(min_w.detach().abs(), max_w.detach().abs()).to(torch.float64).reshape(-1)
@@ -621,7 +624,14 @@ def _layer_prep(data: Tensor, data_range: float, weight: Tensor, min_w: Tensor, 
         b_unit = real_range(min_b, max_b) / 127.0
         fbias = (torch.round(bias.detach().to(torch.float64) * b_unit / acc_unit.clamp(min=_TINY)) * acc_unit) \
             .to(torch.float32)
-    return x_scale, w_scale, torch.zeros(n_out, dtype=torch.int32), fbias
+    x_zp = 0 if data.dtype == torch.uint8 else 128
+    dtype = torch.uint8 if out_type == "uint8" else torch.int8
+    accum_scales = {} if accum_range is None else \
+        {t: _f32(float(accum_range) / quantized_range(t)) for t in (torch.int8, torch.uint8)}
+    s, p, d, groups = geometry
+    return int8_kernels.Int8Layer(x_scale, x_zp, packer(w_scale, x_scale, x_zp), weight.detach(), w_scale,
+                                  torch.zeros(n_out, dtype=torch.int32), fbias, list(s), list(p), list(d), groups,
+                                  _f32(out_range / quantized_range(dtype)), dtype, relu, accum_scales)
 
 
 def _fused_inputs(no_bias: bool, bias: Optional[Tensor], min_b: Optional[Tensor], max_b: Optional[Tensor],
@@ -710,39 +720,36 @@ def _int8_conv(data: Tensor, weight: Tensor, min_weight: Tensor, max_weight: Ten
     relu; the output is ``out_type`` over ``out_range``, rounded half to even and saturated.
     Outputs (quantized, min, max); the ranges are constants shared by every call."""
     bias, min_bias, max_bias, accum = _fused_inputs(no_bias, bias, min_bias, max_bias, accum)
-    k = _ints(kernel)
-    if len(k) != 2 or data.dim() != 4:
-        raise MXNetError(f"_int8_conv: only 2-D convolutions (4-D NCHW data) are fused, got kernel={k} and data of "
-                         f"shape {tuple(data.shape)}")
-    _check_qlayer("_int8_conv", data, weight, bias)
-    if (accum is None) != (accum_range is None):
-        raise MXNetError("_int8_conv: a residual input and accum_range go together")
-    s, p, d = _per_dim(stride, 2, 1, "stride", "_int8_conv"), _per_dim(pad, 2, 0, "pad", "_int8_conv"), \
-        _per_dim(dilate, 2, 1, "dilate", "_int8_conv")
-    dtype = torch.uint8 if out_type == "uint8" else torch.int8
+    if data.dim() != 4 or (accum is None) != (accum_range is None):
+        raise MXNetError(f"_int8_conv: data must be 4-D NCHW (got shape {tuple(data.shape)}), and a residual input "
+                         "comes with accum_range")
     if data.device.type == "meta":
+        s, p, d = _conv_geometry(kernel, stride, pad, dilate)
         out = F.conv2d(torch.empty(data.shape, device="meta"), torch.empty(weight.shape, device="meta"), None,
                        s, p, d, num_group)
-        return _meta(out.shape, dtype)
-    deps = (min_weight, max_weight) + tuple(t for t in (bias, min_bias, max_bias) if t is not None)
-    zp = 0 if data.dtype == torch.uint8 else 128
+        return _meta(out.shape, torch.uint8 if out_type == "uint8" else torch.int8)
+    deps = (min_weight, max_weight) if bias is None else (min_weight, max_weight, bias, min_bias, max_bias)
 
-    def make() -> tuple:
-        x_scale, w_scale, w_zero, fbias = _layer_prep(data, data_range, weight, min_weight, max_weight, bias,
-                                                      min_bias, max_bias)
-        packed = int8_kernels.conv_prepack(weight, w_scale, x_scale, zp, s, p, d, num_group)
-        return x_scale, w_scale, w_zero, fbias, packed
-    x_scale, w_scale, w_zero, fbias, packed = int8_kernels.prepared(
-        weight, ("conv", data.dtype, data_range, s, p, d, num_group), deps, make)
-    accum_scale = 0.0
-    if accum is not None:
-        if accum.shape[0] != data.shape[0] or accum.dim() != 4 or accum.dtype not in (torch.int8, torch.uint8):
-            raise MXNetError(f"_int8_conv: the residual must be int8/uint8 of the output's shape, got "
-                             f"{accum.dtype} {tuple(accum.shape)}")
-        accum_scale = _f32(float(accum_range) / quantized_range(accum.dtype))  # type: ignore[arg-type]
-    q = int8_kernels.conv2d_requantized(data, x_scale, packed, weight, w_scale, w_zero, fbias, s, p, d, num_group,
-                                        _f32(out_range / quantized_range(dtype)), dtype, relu, accum, accum_scale)
-    return [q] + _out_range(out_type, out_range, data.device)
+    def make() -> int8_kernels.Int8Layer:
+        _check_qlayer("_int8_conv", data, weight, bias)
+        s, p, d = _conv_geometry(kernel, stride, pad, dilate)
+        return _layer_prep(data, data_range, weight, min_weight, max_weight, bias, min_bias, max_bias,
+                           lambda ws, xs, zp: int8_kernels.conv_prepack(weight, ws, xs, zp, s, p, d, num_group),
+                           (s, p, d, num_group), out_type, out_range, relu, accum_range)
+    layer = int8_kernels.prepared(weight, ("fused conv", data.dtype, kernel, stride, pad, dilate, num_group, data_range,
+                                           out_type, out_range, relu, accum_range), deps, make)
+    if accum is not None and (accum.dtype not in layer.accum_scales or accum.dim() != 4):
+        raise MXNetError(f"_int8_conv: the residual must be int8/uint8 of the output's shape, got {accum.dtype} "
+                         f"{tuple(accum.shape)}")
+    return [int8_kernels.conv2d_requantized(layer, data, accum)] + _out_range(out_type, out_range, data.device)
+
+
+def _conv_geometry(kernel: Any, stride: Any, pad: Any, dilate: Any) -> tuple:
+    k = _ints(kernel)
+    if len(k) != 2:
+        raise MXNetError(f"_int8_conv: only 2-D convolutions are fused, got kernel={k}")
+    return (_per_dim(stride, 2, 1, "stride", "_int8_conv"), _per_dim(pad, 2, 0, "pad", "_int8_conv"),
+            _per_dim(dilate, 2, 1, "dilate", "_int8_conv"))
 
 
 def _int8_fc_samples() -> list:
@@ -766,7 +773,6 @@ def _int8_fully_connected(data: Tensor, weight: Tensor, min_weight: Tensor, max_
     """A quantized FullyConnected with its calibrated requantize (and relu) fused, as
     ``_int8_conv``: int8/uint8 data over ``data_range`` in, ``out_type`` over ``out_range`` out."""
     bias, min_bias, max_bias, _ = _fused_inputs(no_bias, bias, min_bias, max_bias, None)
-    _check_qlayer("_int8_fully_connected", data, weight, bias)
     if weight.shape[0] != num_hidden:
         raise MXNetError(f"_int8_fully_connected: weight has shape {tuple(weight.shape)}, but num_hidden={num_hidden}")
     lead = data.shape[:1] if flatten else data.shape[:-1]
@@ -777,16 +783,15 @@ def _int8_fully_connected(data: Tensor, weight: Tensor, min_weight: Tensor, max_
     dtype = torch.uint8 if out_type == "uint8" else torch.int8
     if data.device.type == "meta":
         return _meta(tuple(lead) + (num_hidden,), dtype)
-    deps = (min_weight, max_weight) + tuple(t for t in (bias, min_bias, max_bias) if t is not None)
+    deps = (min_weight, max_weight) if bias is None else (min_weight, max_weight, bias, min_bias, max_bias)
 
-    def make() -> tuple:
-        x_scale, w_scale, w_zero, fbias = _layer_prep(data, data_range, weight, min_weight, max_weight, bias,
-                                                      min_bias, max_bias)
-        return x_scale, w_scale, w_zero, fbias, int8_kernels.linear_prepack(weight)
-    x_scale, w_scale, w_zero, fbias, packed = int8_kernels.prepared(weight, ("fc", data.dtype, data_range), deps,
-                                                                    make)
-    q = int8_kernels.linear_requantized(x, x_scale, packed, weight, w_scale, w_zero, fbias,
-                                        _f32(out_range / quantized_range(dtype)), dtype, relu)
+    def make() -> int8_kernels.Int8Layer:
+        _check_qlayer("_int8_fully_connected", data, weight, bias)
+        return _layer_prep(data, data_range, weight, min_weight, max_weight, bias, min_bias, max_bias,
+                           lambda ws, xs, zp: int8_kernels.linear_prepack(weight), ((), (), (), 1), out_type,
+                           out_range, relu, None)
+    layer = int8_kernels.prepared(weight, ("fused fc", data.dtype, data_range, out_type, out_range, relu), deps, make)
+    q = int8_kernels.linear_requantized(layer, x)
     return [q.reshape(tuple(lead) + (num_hidden,))] + _out_range(out_type, out_range, data.device)
 
 

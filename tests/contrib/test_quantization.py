@@ -171,6 +171,11 @@ def test_trained_demo_lenet_agrees_with_its_float32_self():
         pred = qnet(x).asnumpy().argmax(1)
         agreement = (pred == ref).mean()
         assert agreement >= 0.99, (mode, agreement)
+        for opts in ({}, {"static_alloc": True}):  # the fused int8 kernels (compiler/passes/int8.py)
+            qnet.hybridize(**opts)
+            fused = qnet(x).asnumpy().argmax(1)
+            assert (fused == ref).mean() >= 0.99, (mode, opts, (fused == ref).mean())
+            assert (fused == pred).mean() >= 0.99, (mode, opts, (fused == pred).mean())
     ops = {n["op"] for n in json.loads(qnet(mx.sym.var("data")).tojson())["nodes"]}
     assert {"_contrib_quantized_conv", "_contrib_quantized_fully_connected", "_contrib_quantized_pooling",
             "_contrib_requantize"} <= ops

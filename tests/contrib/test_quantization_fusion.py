@@ -1,0 +1,156 @@
+"""The predict-mode int8 fusion (compiler/passes/int8.py): MXNet's quantized layer chains run as
+one oneDNN kernel each when a quantized net is hybridized, with the outputs of the unfused graph
+(MXNet's operators node for node, which eager calls and ``export`` keep)."""
+import json
+
+import numpy as np
+import pytest
+
+import hybridnet as mx
+from hybridnet.compiler.passes.int8 import fuse_int8, has_int8_layers
+from hybridnet.compiler.pipeline import Target, predict_graph
+from hybridnet.contrib import quantization as q
+from hybridnet.gluon import nn
+from hybridnet.gluon.model_zoo.vision.resnet import BasicBlockV1
+from hybridnet.ir.graph import Graph
+from hybridnet.ops import int8_kernels
+
+
+def _cosine(a, b):
+    a, b = np.asarray(a, np.float64).ravel(), np.asarray(b, np.float64).ravel()
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def _trained_stats(net, x):
+    """Xavier weights and BatchNorm statistics of the net's own inputs."""
+    net.initialize(mx.init.Xavier())
+    for _ in range(2):
+        with mx.autograd.record():
+            out = net(x)
+        out.backward()
+    return net
+
+
+def _resnet_blocks():
+    net = nn.HybridSequential(prefix="rb_")
+    with net.name_scope():
+        net.add(nn.Conv2D(16, 3, padding=1, in_channels=3), nn.BatchNorm(), nn.Activation("relu"),
+                BasicBlockV1(16, 1, in_channels=16), BasicBlockV1(32, 2, downsample=True, in_channels=16),
+                nn.GlobalAvgPool2D(), nn.Dense(10))
+    return net
+
+
+def _mobile_blocks():
+    net = nn.HybridSequential(prefix="mb_")
+    with net.name_scope():
+        net.add(nn.Conv2D(16, 3, padding=1, in_channels=3), nn.BatchNorm(), nn.Activation("relu"),
+                nn.Conv2D(16, 3, padding=1, groups=16, in_channels=16, use_bias=False), nn.BatchNorm(),
+                nn.Activation("relu"), nn.Conv2D(32, 1, in_channels=16, use_bias=False), nn.BatchNorm(),
+                nn.Activation("relu"), nn.GlobalAvgPool2D(), nn.Flatten(), nn.Dense(24, activation="relu"),
+                nn.Dense(4))
+    return net
+
+
+def _quantized(make):
+    mx.random.seed(3)
+    x = mx.nd.array(np.random.RandomState(3).uniform(-1, 1, (8, 3, 12, 12)))
+    net = _trained_stats(make(), x)
+    qnet = q.quantize_net_v2(net, calib_mode="naive", calib_data=mx.io.NDArrayIter(x.asnumpy(), batch_size=8))
+    return net, qnet, x
+
+
+def _ops(graph):
+    return [n.op.name for n in graph.nodes if n.op is not None]
+
+
+def _traced(qnet, x):
+    qnet.hybridize()
+    qnet(x)
+    return qnet._cached_graph.output._graph()
+
+
+@pytest.mark.parametrize("make, convs, sums, fcs", [(_resnet_blocks, 6, 2, 1), (_mobile_blocks, 3, 0, 2)])
+def test_fusion_leaves_one_node_per_layer(make, convs, sums, fcs):
+    _, qnet, x = _quantized(make)
+    graph = _traced(qnet, x)
+    assert has_int8_layers(graph)
+    fused = fuse_int8(graph)
+    ops = _ops(fused)
+    assert ops.count("_int8_conv") == convs and ops.count("_int8_fully_connected") == fcs
+    assert sum(1 for n in fused.nodes if n.op is not None and n.op.name == "_int8_conv"
+               and n.attrs.get("accum_range") is not None) == sums
+    # every layer chain is one node: no requantize, quantized relu or add is left
+    assert not {"_contrib_quantized_conv", "_contrib_quantized_fully_connected", "_contrib_requantize",
+                "_contrib_quantized_act", "_contrib_quantized_elemwise_add"} & set(ops)
+    # what is left: the entry quantize, the pooling, the exit dequantize (and flatten, _contiguous)
+    assert len(ops) == convs + fcs + ops.count("_contrib_quantized_pooling") + ops.count("_contrib_quantized_flatten") \
+        + 3
+    assert _ops(predict_graph(graph, Target.PLAN)).count("_int8_conv") == convs
+
+
+@pytest.mark.parametrize("make", [_resnet_blocks, _mobile_blocks])
+@pytest.mark.parametrize("opts", [{}, {"static_alloc": True}, {"static_alloc": True, "static_shape": True}])
+def test_fused_outputs_are_the_unfused_graphs(make, opts):
+    net, qnet, x = _quantized(make)
+    unfused = qnet(x).asnumpy()  # eager: MXNet's operators one by one
+    qnet.hybridize(**opts)
+    for _ in range(2):
+        fused = qnet(x).asnumpy()
+    # oneDNN rounds each layer's output from its float accumulators and adds a residual before
+    # rounding it: now and then an integer step apart from the unfused chain
+    step = np.abs(unfused).max() / 127
+    assert np.abs(fused - unfused).max() <= 4 * step
+    assert _cosine(fused, unfused) >= 0.999
+    assert _cosine(fused, net(x).asnumpy()) >= 0.99
+
+
+def test_float64_fallback_computes_what_onednn_computes(monkeypatch):
+    if not int8_kernels.available():
+        pytest.skip("oneDNN's int8 kernels are not served here")
+    _, qnet, x = _quantized(_resnet_blocks)
+    qnet.hybridize()
+    onednn = qnet(x).asnumpy()
+    monkeypatch.setattr(int8_kernels, "_broken", {"qconv", "qlinear", "conv", "linear"})
+    fallback = qnet(x).asnumpy()
+    step = np.abs(onednn).max() / 127
+    assert np.abs(fallback - onednn).max() <= 2 * step
+
+
+def test_export_keeps_mxnets_operators(tmp_path):
+    _, qnet, x = _quantized(_resnet_blocks)
+    want = [n["op"] for n in json.loads(qnet(mx.sym.var("data")).tojson())["nodes"]]
+    qnet.hybridize(static_alloc=True)
+    for _ in range(2):
+        qnet(x)
+    qnet.export(str(tmp_path / "q"), epoch=0)
+    with open(tmp_path / "q-symbol.json") as f:
+        got = [n["op"] for n in json.load(f)["nodes"]]
+    assert got == want
+    assert "_contrib_quantized_elemwise_add" in got and not any(op.startswith("_int8") for op in got)
+
+
+def test_chains_whose_inner_values_are_read_elsewhere_stay():
+    _, qnet, x = _quantized(_mobile_blocks)
+    graph = _traced(qnet, x)
+    # a graph that also outputs a requantize ends that chain there: its relu stays a node
+    inner = next(n for n in graph.nodes if n.op is not None and n.op.name == "_contrib_requantize")
+    both = Graph(list(graph.outputs) + [(inner, 0)])
+    fused = fuse_int8(both)
+    ops = _ops(fused)
+    assert ops.count("_contrib_quantized_act") == 1 and ops.count("_int8_conv") == 3
+    src = fused.outputs[-1][0].inputs[0][0]  # through _contiguous: the output may be channels-last
+    assert src.op.name == "_int8_conv" and not src.attrs["relu"]
+    # and one that outputs a conv's int32 accumulators keeps that layer MXNet's
+    acc = next(n for n in graph.nodes if n.op is not None and n.op.name == "_contrib_quantized_conv")
+    ops = _ops(fuse_int8(Graph(list(graph.outputs) + [(acc, 0)])))
+    assert ops.count("_contrib_quantized_conv") == 1 and ops.count("_int8_conv") == 2
+
+
+def test_float_graphs_are_left_alone():
+    net = _mobile_blocks()
+    net.initialize()
+    net.hybridize()
+    net(mx.nd.ones((1, 3, 8, 8)))
+    graph = net._cached_graph.output._graph()
+    assert not has_int8_layers(graph)
+    assert fuse_int8(graph) is graph
