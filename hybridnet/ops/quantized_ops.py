@@ -645,7 +645,7 @@ def _fused_inputs(no_bias: bool, bias: Optional[Tensor], min_b: Optional[Tensor]
 
 def _int8_active(extra: tuple) -> Any:
     def active(attrs: dict) -> tuple:
-        names = ("data", "weight", "min_weight", "max_weight")
+        names: tuple = ("data", "weight", "min_weight", "max_weight")
         if not attrs.get("no_bias", False):
             names += ("bias", "min_bias", "max_bias")
         return names + tuple(e for e in extra if attrs.get("accum_range") is not None)
