@@ -11,6 +11,11 @@ static_shape=True`` as in vs_mxnet.py, warmed up until the lowered tier is in):
   convolutions it runs have no profiler events of their own);
 * ``call / kernels``: what the framework adds (Python, graph walking, allocation) as a ratio;
   issue 27's target is <= 1.15;
+* ``replay``: the ATen operators one call dispatches (captured below autograd with a
+  ``TorchDispatchMode``), called again from a plain Python loop on the same tensors: PyTorch
+  running this call's kernels with no framework around them, the floor without the profiler's
+  distortion of small calls; ``call / replay`` is what the framework adds over it (rows where the
+  lowered tier serves have none: its TorchScript convolutions run below the dispatcher);
 * ``GFLOP``: the work the profiler counts (matrix products and ``aten`` forward convolutions;
   oneDNN-fused convolutions and convolution gradients are not counted), and ``at peak``: that work at this machine's measured
   float32 GEMM peak (a torch.mm of 2048x2048 matrices, the same thread count), a lower bound for
@@ -112,24 +117,60 @@ def _run_worker(framework: str, workload: str, repeats: int) -> dict:
         compiled.latest().wait_for_tier()
     while time.perf_counter() < t_end:
         step()
-    t0 = time.perf_counter()
-    step()
-    number = max(1, int(0.3 / max(time.perf_counter() - t0, 1e-6)))
-    seconds = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            step()
-        seconds.append((time.perf_counter() - t0) / number)
-    kernels, flops = _kernel_profile(step, max(3, min(number, 50)))
     serves = "eager" if compiled is None else "compiled"  # training steps: the default function
     if compiled is not None and not workload.endswith("_train"):
         latest = compiled.latest()
         tier = latest.tier
         serves = ("tier" if tier is not None and tier.disabled is None and tier.builds else
                   "plan" if latest.predict_plan is not None else "in-place")
+    # a tier's TorchScript program runs its convolutions below the dispatcher: no replay
+    replay = None if serves == "tier" else _aten_replay(step)
+    t0 = time.perf_counter()
+    step()
+    number = max(1, int(0.3 / max(time.perf_counter() - t0, 1e-6)))
+    seconds, replayed = [], []
+    for _ in range(repeats):  # interleaved: drift hits the call and its replay alike
+        t0 = time.perf_counter()
+        for _ in range(number):
+            step()
+        seconds.append((time.perf_counter() - t0) / number)
+        if replay is not None:
+            t0 = time.perf_counter()
+            for _ in range(number):
+                replay()
+            replayed.append((time.perf_counter() - t0) / number)
+    kernels, flops = _kernel_profile(step, max(3, min(number, 50)))
     return {"call": first if first is not None else statistics.median(seconds), "kernels": kernels,
+            "replay": statistics.median(replayed) if replayed else None,
             "flops": flops, "peak": _gemm_peak(), "serves": serves}
+
+
+def _aten_replay(step):
+    """A function that calls, from Python, the ATen operators one ``step()`` dispatches (the
+    same operators on the same tensors, captured below autograd by a dispatch mode): plain
+    PyTorch running this call's kernels, with no framework around them."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Capture(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.calls.append((func, args, kwargs or {}))
+            return func(*args, **(kwargs or {}))
+
+    capture = Capture()
+    with capture:
+        step()
+    calls = capture.calls
+
+    def replay():
+        with torch.no_grad():
+            for func, args, kwargs in calls:
+                func(*args, **kwargs)
+    return replay
 
 
 def main() -> None:
@@ -159,11 +200,15 @@ def main() -> None:
         r = json.loads(out.stdout.strip().splitlines()[-1])
         at_peak = r["flops"] / r["peak"]
         label = w if framework == "hybridnet" else f"{w} (hybridize())"
-        rows.append((label, r["serves"], f"{r['call'] * 1e3:.3f}", f"{r['kernels'] * 1e3:.3f}", f"{r['call'] / r['kernels']:.2f}",
+        replay = r["replay"]
+        rows.append((label, r["serves"], f"{r['call'] * 1e3:.3f}", f"{r['kernels'] * 1e3:.3f}",
+                     f"{r['call'] / r['kernels']:.2f}", "-" if replay is None else f"{replay * 1e3:.3f}",
+                     "-" if replay is None else f"{r['call'] / replay:.2f}",
                      f"{r['flops'] / 1e9:.3f}", f"{at_peak * 1e3:.3f}"))
         print(f"{label}: call {r['call'] * 1e3:.3f} ms, kernels {r['kernels'] * 1e3:.3f} ms, "
               f"ratio {r['call'] / r['kernels']:.2f}, GEMM peak {r['peak'] / 1e9:.0f} GFLOP/s", flush=True)
-    head = ["workload", "serves", "call ms", "kernels ms", "call / kernels", "GFLOP", "at peak ms"]
+    head = ["workload", "serves", "call ms", "kernels ms", "call / kernels", "replay ms", "call / replay",
+            "GFLOP", "at peak ms"]
     title = (f"hybridnet against its kernel floor ({args.threads} threads, {time.strftime('%Y-%m-%d')}; "
              f"median ms per call)")
     if args.markdown:
