@@ -21,7 +21,7 @@ def _names(stages):
 def test_the_predict_pipeline_is_one_ordered_list_with_the_lowered_tier_last():
     assert _names(PREDICT_PIPELINE) == [
         "remove_inference_identities", "fold_batchnorm", "cse", "fuse_softmax_ce", "fuse_onednn",
-        "cse_after_onednn", "channels_last_convolutions", "compute_in_place", "lowered_tier"]
+        "cse_after_onednn", "fuse_int8", "channels_last_convolutions", "compute_in_place", "lowered_tier"]
     assert len(set(_names(PREDICT_PIPELINE))) == len(PREDICT_PIPELINE)  # each stage once
     # every stage but the tier and CSE's rerun after the oneDNN fusion is one pass of its own name
     for name in _names(PREDICT_PIPELINE):
@@ -30,10 +30,10 @@ def test_the_predict_pipeline_is_one_ordered_list_with_the_lowered_tier_last():
     tier = PREDICT_PIPELINE[-1]
     assert tier.run is None and tier.feeds == Target.TIER  # lowers: no graph rewrite of its own
     assert all(s.run is not None for s in PREDICT_PIPELINE[:-1])
-    # each stage feeds exactly one predict-mode function; the plan's stages come first
-    by_target = {t: [s.name for s in PREDICT_PIPELINE if s.feeds == t] for t in Target}
-    assert by_target == {Target.PLAN: _names(PREDICT_PIPELINE)[:6],
-                         Target.IN_PLACE: ["channels_last_convolutions", "compute_in_place"],
+    # each stage feeds one predict-mode function (the int8 fusion two); the plan's stages come first
+    by_target = {t: [s.name for s in PREDICT_PIPELINE if t in s.feeds] for t in Target}
+    assert by_target == {Target.PLAN: _names(PREDICT_PIPELINE)[:7],
+                         Target.IN_PLACE: ["fuse_int8", "channels_last_convolutions", "compute_in_place"],
                          Target.TIER: ["lowered_tier"]}
     assert [s.needs for s in PREDICT_PIPELINE if s.needs] == ["fuse_onednn"]
 
