@@ -16,7 +16,12 @@ and run an MLP and a LeNet made of Gluon's layers, so only the per-graph work is
 ``hybridize`` (``eager``: imperative NDArray calls); resnet18_v1 and mobilenet1.0 at batch 32 on 3x32x32 (inference; resnet18_v1
 also a training step). ``--big`` adds the 3x224x224 inputs; ``--numpy-mode`` a LeNet made of
 Gluon's layers only, in nd mode and under ``npx.set_np()`` with mx.np arrays (inference and a
-training step): NumPy mode should cost what nd mode costs, in either framework.
+training step): NumPy mode should cost what nd mode costs, in either framework. ``--int8`` adds
+resnet18_v1 and mobilenet1.0 at batch 32 on 3x32x32 quantized by each framework's own
+``mx.contrib.quantization.quantize_net_v2`` (naive calibration, quantized_dtype='auto', BatchNorm
+statistics from two training steps first), then hybridized as the others, except that MXNet's int8
+net always runs a plain ``hybridize()`` (with static_alloc, MXNet 1.9.1 fails on the second call:
+"We can't generate TBlob for MKLDNN data").
 
 Real MXNet comes from a side virtualenv (never a dependency):
     python3 -m venv /tmp/mxvenv && /tmp/mxvenv/bin/pip install mxnet==1.9.1 "numpy<1.24"
@@ -41,6 +46,9 @@ WORKLOADS = ["mlp_b1_infer", "lenet_b16_infer", "lenet_b16_train", "lenet_b256_i
              "mobilenet_b32_train"]
 BIG = ["resnet18_b32_224_infer", "mobilenet_b32_224_infer"]
 # the same layer-only LeNet in nd and in NumPy mode (issue 22: np mode as fast as nd mode)
+# int8 inference (--int8): each framework's mx.contrib.quantization.quantize_net_v2 (naive calibration on
+# the timed batch, quantized_dtype='auto') of the same random-weight model
+INT8 = ["resnet18_b32_int8_infer", "mobilenet_b32_int8_infer"]
 NUMPY_MODE = ["layers_lenet_b16_infer", "layers_lenet_b16_np_infer", "layers_lenet_b16_train",
               "layers_lenet_b16_np_train"]
 
@@ -122,10 +130,22 @@ def build_workload(framework: str, workload: str):
     def build():
         net = make()
         net.initialize(mx.init.Xavier())
+        if "_int8_" in name:  # BatchNorm statistics of real activations, then MXNet's int8 graph
+            for _ in range(2):
+                with autograd.record():
+                    out = net(x)
+                out.backward()
+            from importlib import import_module
+            quantization = import_module(mx.__name__ + ".contrib.quantization")
+            net = quantization.quantize_net_v2(net, quantized_dtype="auto", calib_mode="naive",
+                                               calib_data=mx.io.NDArrayIter(x.asnumpy(), batch_size=shape[0]),
+                                               num_calib_examples=shape[0])
         if eager:
             pass  # imperative: every call dispatches its operators one by one
-        elif framework.endswith("-plain"):
-            net.hybridize()  # no flags: each framework's default
+        elif framework.endswith("-plain") or ("_int8_" in name and framework == "mxnet"):
+            # no flags: each framework's default (MXNet 1.9.1's quantized SymbolBlock fails its second
+            # static_alloc call: "We can't generate TBlob for MKLDNN data"; its int8 runs plain)
+            net.hybridize()
         else:
             net.hybridize(static_alloc=True, static_shape=True)
         return net
@@ -201,6 +221,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--big", action="store_true", help="add the 3x224x224 workloads")
+    ap.add_argument("--int8", action="store_true",
+                    help="add int8 (quantize_net_v2) resnet18_v1 and mobilenet1.0 inference")
     ap.add_argument("--numpy-mode", action="store_true",
                     help="add a layer-only LeNet in nd and in NumPy mode (npx.set_np())")
     ap.add_argument("--threads", type=int, default=2)
@@ -221,7 +243,8 @@ def main() -> None:
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads),
                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     mx_env = dict(env, PYTHONPATH="")  # real MXNet must never see hybridnet's tree
-    workloads = args.only or (WORKLOADS + (BIG if args.big else []) + (NUMPY_MODE if args.numpy_mode else []))
+    workloads = args.only or (WORKLOADS + (BIG if args.big else []) + (NUMPY_MODE if args.numpy_mode else [])
+                              + (INT8 if args.int8 else []))
     rows = []
     for w in workloads:
         samples: dict = {"hybridnet": [], "hybridnet-plain": [], "mxnet": [], "mxnet-plain": []}
