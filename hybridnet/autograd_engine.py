@@ -422,6 +422,28 @@ def _gradient_tensor(var: torch.Tensor, g: Optional[torch.Tensor], create_graph:
 _HIST_COUNT = {"var": 0, "op": 0}  # names for the recorded nodes: var0, var1..., <op>0, <op>1...
 
 
+def record_graph_history(graph: Any, input_nodes: Sequence, inputs: Sequence, outputs: Sequence) -> None:
+    """Remember (on ``outputs``) the operators of ``graph`` as having computed them from
+    ``inputs`` (the arrays bound to ``input_nodes``): a hybridized call recorded inline, operator
+    by operator, as MXNet records a CachedOp of at most ``inline_limit`` operators."""
+    made: dict = {id(node): history_entry(x) for node, x in zip(input_nodes, inputs)}  # (node, index)
+    for node in graph.nodes:
+        if node.is_variable:
+            continue
+        n = _HIST_COUNT["op"]
+        _HIST_COUNT["op"] = n + 1
+        copied = Node(node.op, f"{node.op.hint}{n}", node.attrs,
+                      [_mapped(made, e) for e in node.inputs], node.subgraphs)
+        made[id(node)] = (copied, None)  # None: the entry's own output index
+    for out, entry in zip(outputs, graph.outputs):
+        out._hist = _mapped(made, entry)
+
+
+def _mapped(made: dict, entry: tuple) -> tuple:
+    node, index = made[id(entry[0])]
+    return (node, entry[1]) if index is None else (node, index)
+
+
 def history_entry(arr: Any) -> tuple:
     try:
         return arr._hist
@@ -433,7 +455,7 @@ def history_entry(arr: Any) -> tuple:
     return entry
 
 
-def record_history(op: Any, attrs: dict, inputs: Sequence, outputs: Sequence) -> None:
+def record_history(op: Any, attrs: dict, inputs: Sequence, outputs: Sequence, subgraphs: Sequence = ()) -> None:
     """Remember (on ``outputs``) that ``op`` computed them from ``inputs`` (called while recording)."""
     ins = []
     for x in inputs:
@@ -446,7 +468,7 @@ def record_history(op: Any, attrs: dict, inputs: Sequence, outputs: Sequence) ->
         attrs = {k: v for k, v in attrs.items() if k != "is_train"}
     n = _HIST_COUNT["op"]
     _HIST_COUNT["op"] = n + 1
-    node = Node(op, f"{op.hint}{n}", attrs, ins)
+    node = Node(op, f"{op.hint}{n}", attrs, ins, subgraphs)
     if len(outputs) == 1:
         outputs[0]._hist = (node, 0)
     else:

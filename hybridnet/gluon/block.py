@@ -34,6 +34,7 @@ from ..numpy.multiarray import as_np, ndarray as _np_ndarray
 from ..ndarray.ndarray import NDArray
 from ..ndarray.sparse import dense_tensor
 from ..ops.numpy_ops import twin_run as _twin_scope
+from ..ops.registry import get as _get_op
 from ..nesting import flatten as _nest_flatten
 from ..nesting import regroup as _regroup
 from ..profiler import recorder as _profiler
@@ -793,6 +794,11 @@ class HybridBlock(Block):
                              created=trace.created, backend=options.backend)
         if self._op_hook is not None:
             cached.set_op_hook(*self._op_hook)
+        # MXNet's CachedOp records a call in autograd history operator by operator (inline) where
+        # the graph has at most inline_limit operators and static_alloc is off, else as one node
+        n_ops = sum(1 for n in graph.nodes if not n.is_variable)
+        limit = options.inline_limit
+        cached.inline_history = not options.static_alloc and isinstance(limit, int) and n_ops <= limit
         self._cached_op = cached  # published last: lock-free callers see a complete build
 
     def _call_cached_op(self, *args: Any) -> Any:
@@ -826,6 +832,8 @@ class HybridBlock(Block):
                 _note_zero_grad(outs, tensors)
                 outs = _int_twins(cached, tensors, mode, outs)
         outs = [NDArray(o) for o in outs]
+        if _engine.is_recording():
+            _record_call(cached, [real[i] for i in cached.data_pos], outs, next(iter(contexts)) if contexts else None)
         if _ndarray_mod._labelled:
             _ndarray_mod._carry_context(real, outs)
         return _regroup(outs, cached.out_format)[0]
@@ -893,13 +901,16 @@ class HybridBlock(Block):
         if mode.recording:
             _note_zero_grad(outs, tensors)
             outs = _int_twins(cached, tensors, mode, outs)
-        if _ndarray_mod._labelled:  # some array lives on cpu(i): results keep the input's label
             results = [NDArray(o) for o in outs]
-            _ndarray_mod._carry_context((x,), results)
-            return results[0] if cached.single_output else _regroup(results, cached.out_format)[0]
-        if cached.single_output:
+            data = (x,) + args
+            _record_call(cached, [data[i] for i in cached.data_pos], results, None)
+        elif _ndarray_mod._labelled or not cached.single_output:
+            results = [NDArray(o) for o in outs]
+        else:
             return NDArray(outs[0])
-        return _regroup([NDArray(o) for o in outs], cached.out_format)[0]
+        if _ndarray_mod._labelled:  # some array lives on cpu(i): results keep the input's label
+            _ndarray_mod._carry_context((x,), results)
+        return results[0] if cached.single_output else _regroup(results, cached.out_format)[0]
 
     def forward(self, x: Any, *args: Any) -> Any:
         """Eager (NDArray), cached-graph (hybridized) or symbolic (Symbol inputs) forward."""
@@ -1177,6 +1188,26 @@ def _param_tensor(p: Parameter, ctx: Optional[Context]) -> Any:
     if len(data) == 1 or ctx is None:
         return data[0]._t
     return data[p._index(ctx)]._t
+
+
+_CACHED_OP = _get_op("_CachedOp")
+
+
+def _record_call(cached: CachedGraph, data: list, outs: list, ctx: Optional[Context]) -> None:
+    """Leave this call in autograd history for ``autograd.get_symbol`` (MXNet's
+    ``CachedOp::Forward``): the graph's operators, inline, or one ``_CachedOp`` node whose
+    inputs are the graph's data inputs, then its parameters."""
+    arrays = list(data)
+    for p in cached.params:
+        held = p._data
+        if held is None or (p.__class__ is not Parameter and type(p).data is not Parameter.data):
+            arrays.append(NDArray(_param_tensor(p, ctx)))  # computed by the subclass: a fresh value
+        else:
+            arrays.append(held[0] if len(held) == 1 or ctx is None else held[p._index(ctx)])
+    if getattr(cached, "inline_history", False):
+        _engine.record_graph_history(cached.graph, cached.input_nodes, arrays, outs)
+    else:
+        _engine.record_history(_CACHED_OP, {"num_outputs": len(outs)}, arrays, outs, (cached.graph,))
 
 
 def _stand_in(holder: NDArray, t: Any) -> NDArray:

@@ -1,5 +1,6 @@
 """Control-flow operators: ``_foreach``, ``_while_loop`` and ``_cond`` (MXNet 1.9.1's
-src/operator/control_flow.cc), graph operators whose nodes carry subgraphs.
+src/operator/control_flow.cc), graph operators whose nodes carry subgraphs; and ``_CachedOp``,
+one call of a hybridized block as ``autograd.get_symbol`` shows it (src/imperative/cached_op.cc).
 
 A node's subgraphs are graphs of their own. Their inputs (the subgraph's variables, in its node
 order) are bound to the node's inputs by the ``*_locs`` attributes, as in MXNet:
@@ -377,3 +378,28 @@ def _cond(*data, num_outputs: int, cond_input_locs: Shape, then_input_locs: Shap
     if _as_bool(pred, "_cond", "the condition"):
         return _result(then_fn(*[data[loc] for loc in then_input_locs], _train=is_train))
     return _result(else_fn(*[data[loc] for loc in else_input_locs], _train=is_train))
+
+
+# ---- _CachedOp ---------------------------------------------------------------------------------
+def _cachedop_check(attrs: dict, n_inputs: int, subs: list) -> None:
+    if subs[0][0] != n_inputs:
+        raise ValueError(f"the graph reads {subs[0][0]} inputs but the node has {n_inputs}")
+    if attrs.get("num_outputs", 1) != subs[0][1]:
+        raise ValueError(f"num_outputs={attrs.get('num_outputs', 1)} but the graph has {subs[0][1]} outputs")
+
+
+def _cachedop_infer(attrs: dict, ins: list, in_dt: list, outs: list, out_dt: list, solve: Solve) -> tuple:
+    shapes, dtypes, sub_out, sub_dt = solve(0, list(ins), list(in_dt))
+    return (shapes, dtypes, [_merged([o, s]) or s for o, s in zip(outs, sub_out)],
+            [o or d for o, d in zip(out_dt, sub_dt)])
+
+
+@register("_CachedOp", num_outputs=lambda a: a.get("num_outputs", 1), num_subgraphs=1,
+          check_subgraphs=_cachedop_check, infer_subgraphs=_cachedop_infer, hint="_cachedop")
+def _CachedOp(*data, num_outputs: int = 1, subgraphs: Sequence[Callable] = (), is_train: bool = False):
+    """A hybridized block's whole graph as one node (MXNet's ``_CachedOp``, what
+    ``autograd.get_symbol`` shows for a call recorded with more operators than ``inline_limit``
+    or with ``static_alloc``): its subgraph runs on the node's inputs (the graph's data inputs,
+    then its parameters)."""
+    (graph,) = _bodies(subgraphs, "_CachedOp", 1, "a hybridized block")
+    return _result(graph(*data, _train=is_train))
