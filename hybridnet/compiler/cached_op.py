@@ -37,13 +37,17 @@ from .pipeline import (PassContext, PredictOptions, Serve, Target, lowering_back
 from .predict import PredictPlan
 from .tiers import TierRefused, TierRunner
 
-__all__ = ["CachedGraph", "CachedOp", "DEFAULT_MAX_CACHED", "compile_predict_function", "lowering_backend"]
+__all__ = ["CachedGraph", "CachedOp", "DEFAULT_MAX_CACHED", "AUTOMATIC_TIER_AFTER_CALLS", "compile_predict_function", "lowering_backend"]
 
 _log = logging.getLogger("hybridnet.hybridize")
 DEFAULT_MAX_CACHED = 8
 # how much faster than what serves otherwise (the predict plan, else the generated function) an
 # automatically chosen tier must run, measured when it is built, to replace it
 _AUTOMATIC_MIN_SPEEDUP = 1.1
+#: predict-mode calls of one signature an automatically chosen tier lets pass before it starts
+#: its (background, lowest-priority) build: a build costs tens of predictions' CPU and pays back
+#: only over many more, so it waits until the signature is hot (``tiers.TierRunner``)
+AUTOMATIC_TIER_AFTER_CALLS = 20
 
 _set_grad = torch._C._set_grad_enabled
 _is_grad = torch.is_grad_enabled
@@ -88,12 +92,15 @@ class CachedOp:
         self.tier_refused: Optional[str] = None  # why ``backend`` could not lower this graph
         n_data = self._n_data = sum(1 for i in self._keep if i < len(data_nodes))
         if backend is not None:
+            baseline = predict if predict is not None and self._all else None
             try:
-                # chosen automatically, it must beat what serves otherwise: the predict plan
+                # chosen automatically, it must beat what serves otherwise (the predict plan) and
+                # waits until this signature is hot; while it serves, the plan's folded weights go
                 self.tier = TierRunner(backend, self.graph, inputs, n_data,
                                        min_speedup=_AUTOMATIC_MIN_SPEEDUP if automatic else 0.0,
-                                       baseline=predict if predict is not None and self._all else None,
-                                       defer_calls=1 if automatic else 0)
+                                       baseline=baseline,
+                                       defer_calls=AUTOMATIC_TIER_AFTER_CALLS if automatic else 0,
+                                       on_serving=predict.release if predict is not None else None)
             except TierRefused as e:
                 self.tier_refused = str(e)
                 _log.info("the %s tier is not used: %s", backend, e)

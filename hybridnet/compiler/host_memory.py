@@ -11,6 +11,11 @@ to keep what is freed (``M_TRIM_THRESHOLD`` at its maximum), so later calls reus
 and lasts until exit. Without glibc (macOS, Windows, musl) nothing changes;
 ``HYBRIDNET_STATIC_ALLOC_HEAP=0`` turns it off.
 
+:func:`release_freed_memory` is the one-off opposite: after work whose memory will not be needed
+again (a lowered tier's background build: tracing, freezing, baked weight copies), glibc's
+``malloc_trim(0)`` hands the freed heap back to the system. The next call of a static graph
+faults its buffers in once, then keeps them again.
+
 This is the meaning the ``static_alloc`` flag keeps; the predict plan and the lowered tier it
 also switches on are ``pipeline.PredictOptions`` (``plan``, ``tier``).
 """
@@ -20,8 +25,9 @@ import ctypes
 import functools
 import os
 import platform
+from typing import Any
 
-__all__ = ["keep_freed_memory"]
+__all__ = ["keep_freed_memory", "release_freed_memory"]
 
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_MAX = -4
@@ -47,3 +53,26 @@ def _apply() -> bool:
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
     return bool(mallopt(_M_TRIM_THRESHOLD, _INT_MAX)) and bool(mallopt(_M_MMAP_MAX, 0))
+
+
+def release_freed_memory() -> bool:
+    """Give the C heap's free memory back to the system (glibc's ``malloc_trim(0)``); whether it
+    ran (False without glibc). Safe from any thread: glibc locks its arenas."""
+    trim = _malloc_trim()
+    if trim is None:
+        return False
+    trim(0)
+    return True
+
+
+@functools.lru_cache(maxsize=1)
+def _malloc_trim() -> Any:
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return None
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return trim

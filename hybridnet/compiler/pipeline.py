@@ -174,7 +174,8 @@ class PredictOptions:
         else ``'MKLDNN'`` with ``static_alloc`` and ``static_shape`` (:func:`lowering_backend`).
     ``tier_automatic``
         the tier was chosen by the flags, not named: it must then run 1.1x faster than the plan
-        (or the default function) to serve, and waits for the first call before building.
+        (or the default function) to serve, and waits until its signature is hot before building
+        (``cached_op.AUTOMATIC_TIER_AFTER_CALLS`` predictions).
     """
     plan: bool = False
     tier: Optional[str] = None

@@ -88,6 +88,7 @@ class PredictPlan:
         self.param_nodes = list(param_nodes)
         self._n_data = len(self.data_nodes)
         self._folded: Optional[_Folded] = None
+        self._program: Optional[_Program] = None  # the last one built (kept across ``release``)
 
     def _build(self, tensors: Sequence[torch.Tensor], dtypes: tuple) -> _Program:
         """The ``PLAN`` stages, prologue split and compilation for parameters of ``dtypes``
@@ -116,9 +117,9 @@ class PredictPlan:
         object."""
         params = tensors[self._n_data:]
         dtypes = tuple(t.dtype for t in params)
-        current = self._folded
-        program = current.program if current is not None and current.program.dtypes == dtypes \
-            else self._build(tensors, dtypes)
+        program = self._program
+        if program is None or program.dtypes != dtypes:
+            program = self._program = self._build(tensors, dtypes)
         read = [params[i] for i in program.prologue_pos]
         snapshot = ParameterSnapshot(read)  # taken first: a write during the run shows next call
         values: tuple = ()
@@ -159,6 +160,17 @@ class PredictPlan:
             outs = program.main.fn(*args)
         return outs if program.own is None else program.own(outs, args)
 
+    def release(self) -> None:
+        """Drop the prologue's results (BatchNorm-folded, reordered weights: as much memory as
+        the parameters they come from) while something else serves the calls (a lowered tier);
+        the compiled program stays, and the next call of the plan computes them again."""
+        self._folded = None
+
+    @property
+    def holds_folded(self) -> bool:
+        """Whether the prologue's results are held now (computed, not released)."""
+        return self._folded is not None
+
     def program_for(self, tensors: Sequence[torch.Tensor]) -> tuple:
         """(prologue, main) compiled graphs used for ``tensors`` (data then parameters; prologue
         None when nothing is hoisted): what runs, for tests and ``source`` listings."""
@@ -169,12 +181,12 @@ class PredictPlan:
     def source(self) -> str:
         """The generated source of the main function now in use ('' before the first call);
         ``cached_op.explain_failure`` reads the failing node's name off it."""
-        folded = self._folded
-        return "" if folded is None else folded.program.main.source
+        program = self._program
+        return "" if program is None else program.main.source
 
     def __repr__(self) -> str:
-        state = "not built" if self._folded is None else \
-            f"main {len(self._folded.program.main.graph.nodes)} nodes"
+        state = "not built" if self._program is None else \
+            f"main {len(self._program.main.graph.nodes)} nodes"
         return f"<PredictPlan {len(self.graph.nodes)} nodes, {state}>"
 
 

@@ -46,6 +46,7 @@ guarded exactly, so a shape-specialised trace is exact for every call it serves.
 from __future__ import annotations
 
 import atexit
+import os
 import sys
 import threading
 import time
@@ -61,6 +62,7 @@ from ..base import MXNetError
 from ..ir.graph import Graph, Node
 from .aliasing import OutputOwnership
 from .codegen import CompiledGraph, compile_graph
+from .host_memory import release_freed_memory
 from .param_guard import ParameterSnapshot
 
 # Tracing our kernels warns where they branch on shapes (``if w.shape[0] != num_hidden``, or
@@ -68,7 +70,7 @@ from .param_guard import ParameterSnapshot
 # to a user: silence them where they are raised from hybridnet's kernels or NumPy only.
 warnings.filterwarnings("ignore", category=torch.jit.TracerWarning, module=r"(hybridnet|numpy)\.")
 
-__all__ = ["BACKENDS", "FALLBACK", "TierRefused", "check_backend", "refusal_reason", "value_reads", "lower",
+__all__ = ["BACKENDS", "FALLBACK", "TierRefused", "TierNotFaster", "lower_thread_priority", "check_backend", "refusal_reason", "value_reads", "lower",
            "LoweredGraph", "BackgroundLowering", "TierRunner"]
 
 # accepted names (case-insensitive) -> the canonical name ``check_backend`` returns
@@ -86,6 +88,11 @@ _CHECK_ATOL = 1e-4
 class TierRefused(MXNetError):
     """A graph (or backend) that a lowered tier will not run; the message says why. The default
     tier keeps serving: this is information for a log, not a user error."""
+
+
+class TierNotFaster(TierRefused):
+    """A program built for an automatically chosen tier that did not run ``min_speedup`` times
+    faster than what serves otherwise: dropped where it was built, and the tier disabled."""
 
 
 def check_backend(name: str) -> str:
@@ -395,6 +402,23 @@ def _time_both(default: Callable[[], Any], lowered: Callable[[], Any], rounds: i
     return sorted(times[0])[rounds // 2], sorted(times[1])[rounds // 2]
 
 
+def _built() -> Callable:
+    raise RuntimeError("a background build runs once")
+
+
+def lower_thread_priority() -> bool:
+    """Give the calling thread the lowest scheduling priority (nice 19), for background work that
+    must use idle cores only; whether it did. Linux only (there ``setpriority`` on a thread id
+    changes that thread alone, and threads it starts inherit it); elsewhere nothing changes."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "setpriority"):
+        return False
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+    except OSError:
+        return False
+    return True
+
+
 class LoweringCancelled(Exception):
     """A background build stopped between stages because the interpreter is exiting."""
 
@@ -421,6 +445,13 @@ def _stop_background_builds() -> None:
 class BackgroundLowering:
     """Run ``build()`` on a daemon thread; ``ready()`` returns its result once there.
 
+    The thread runs at the lowest scheduling priority the system gives a thread (Linux: nice 19
+    for that thread alone, inherited by the OpenMP workers its kernels start), so a build takes
+    the cores only while the process's callers (and other processes) leave them idle: it must
+    never make the predictions it is meant to speed up, or another model's, slower. Once the
+    build is over, the C heap's freed memory (trace, freeze, baked weight copies) goes back to
+    the system (``host_memory.release_freed_memory``).
+
     A build that raises is kept: ``ready()`` then warns once (``warnings.warn``, naming the
     error) and returns None for good, so the default tier keeps serving. ``wait()`` blocks
     (tests, benchmarks)."""
@@ -437,6 +468,7 @@ class BackgroundLowering:
 
     def _run(self) -> None:
         try:
+            lower_thread_priority()
             _check_not_cancelled()
             self._result = self._build()
         except LoweringCancelled:
@@ -444,6 +476,8 @@ class BackgroundLowering:
         except BaseException as e:  # noqa: BLE001 - reported once by ready()
             self.error = e
         finally:
+            self._build = _built  # drop the closure (its example tensors) before trimming
+            release_freed_memory()
             self._done.set()
             _LIVE_BUILDS.discard(self)
 
@@ -484,16 +518,25 @@ class TierRunner:
     before serving a single call (weights or shapes that change between predictions), after a
     build failed (warned once), or, with ``min_speedup`` > 0 (the automatic choice), when the
     first program was not that many times faster than the default function (or ``baseline``,
-    what serves predict calls otherwise) on its example. The first ``defer_calls`` calls fall
-    back without starting a build: the automatic choice lets the first prediction (which builds
-    the predict plan) run without a lowering thread competing for the cores and the GIL.
+    what serves predict calls otherwise) on its example (judged where it was built, so a
+    background build that does not pay drops its program before it ends).
+
+    When to build is a policy: the first ``defer_calls`` calls fall back without starting a
+    build. The automatic choice defers (``cached_op.AUTOMATIC_TIER_AFTER_CALLS``): a build costs
+    as much CPU as tens of predictions and pays only over many more, so as JIT compilers do it
+    waits until the signature is hot; a process that predicts a few times never pays it, and the
+    first predictions (the predict plan's build among them) run alone. Background builds run at
+    the lowest thread priority (:class:`BackgroundLowering`). ``on_serving()``, when given, is
+    called once a program is kept: the caller may drop what only the fallback needs (the
+    predict plan's folded weights, refolded if it serves again).
 
     Raises :class:`TierRefused` at construction for backends and graphs it cannot lower."""
 
     def __init__(self, backend: str, graph: Graph, input_nodes: Sequence[Node], n_data: int, *,
                  background: bool = True, max_signatures: int = 4, max_unused_builds: int = 3,
                  channels_last: bool = False, min_speedup: float = 0.0,
-                 baseline: Optional[Callable[[List[torch.Tensor]], Any]] = None, defer_calls: int = 0):
+                 baseline: Optional[Callable[[List[torch.Tensor]], Any]] = None, defer_calls: int = 0,
+                 on_serving: Optional[Callable[[], None]] = None):
         self.backend = check_backend(backend)
         if self.backend == "default":
             raise TierRefused("backend 'default' has no lowered tier")
@@ -510,6 +553,7 @@ class TierRunner:
         self.min_speedup = min_speedup
         self.baseline = baseline
         self._defer = defer_calls  # calls left to the fallback before the first build starts
+        self.on_serving = on_serving
         self.disabled: Optional[str] = None
         self.builds = 0
         self._programs: List[LoweredGraph] = []  # most recently built first
@@ -546,19 +590,29 @@ class TierRunner:
             example = data + list(tensors[self.n_data:])
             self.builds += 1
             if self.background:
-                self._pending = BackgroundLowering(lambda: self._lower(example))
+                self._pending = BackgroundLowering(lambda: self._build(example))
                 return FALLBACK
             try:
-                program = self._lower(example)
+                program = self._build(example)
             except Exception as e:  # noqa: BLE001 - the default tier keeps serving
                 self._disable(e)
                 return FALLBACK
+            finally:
+                del example
+                release_freed_memory()
             self._add(program)
         return self(tensors) if program.matches(tensors) else FALLBACK
 
-    def _lower(self, example: List[torch.Tensor]) -> LoweredGraph:
-        return lower(self.backend, self.graph, self.input_nodes, self.n_data, example,
-                     channels_last=self.channels_last, timed=self.min_speedup > 0, baseline=self.baseline)
+    def _build(self, example: List[torch.Tensor]) -> LoweredGraph:
+        """Lower for ``example``; :class:`TierNotFaster` when ``min_speedup`` is not met."""
+        program = lower(self.backend, self.graph, self.input_nodes, self.n_data, example,
+                        channels_last=self.channels_last, timed=self.min_speedup > 0, baseline=self.baseline)
+        if self.min_speedup > 0 and program.lowered_seconds * self.min_speedup > program.default_seconds:
+            rival = "the predict plan" if self.baseline is not None else "the default tier"
+            raise TierNotFaster(f"not {self.min_speedup:g}x faster than {rival} on this machine "
+                                f"({program.lowered_seconds * 1e3:.3f} ms vs "
+                                f"{program.default_seconds * 1e3:.3f} ms per call)")
+        return program
 
     def _collect(self) -> None:
         pending = self._pending
@@ -573,15 +627,10 @@ class TierRunner:
                 self._add(program)
 
     def _add(self, program: LoweredGraph) -> None:
-        if self.min_speedup > 0 and program.lowered_seconds * self.min_speedup > program.default_seconds:
-            rival = "the predict plan" if self.baseline is not None else "the default tier"
-            self.disabled = (f"not {self.min_speedup:g}x faster than {rival} on this machine "
-                             f"({program.lowered_seconds * 1e3:.3f} ms vs "
-                             f"{program.default_seconds * 1e3:.3f} ms per call)")
-            self._programs = []
-            return
         self._keep(([program] + [p for p in self._programs
                                  if p.signature != program.signature])[:self.max_signatures])
+        if self.on_serving is not None and self._programs:
+            self.on_serving()
 
     def _drop_stale(self, params: Sequence[torch.Tensor]) -> None:
         self._keep([p for p in self._programs if p.snapshot.matches(params)])
@@ -599,13 +648,19 @@ class TierRunner:
                              "call: parameters or input shapes change between predictions")
 
     def _disable(self, error: BaseException) -> None:
-        self.disabled = f"{type(error).__name__}: {error}"
         self._programs = []
+        if isinstance(error, TierNotFaster):  # the automatic choice measured: nothing failed
+            self.disabled = str(error)
+            return
+        self.disabled = f"{type(error).__name__}: {error}"
         warnings.warn(f"hybridnet: {self.backend} lowering failed, the default tier keeps running: "
                       f"{self.disabled}", RuntimeWarning, stacklevel=3)
 
     def wait(self, timeout: Optional[float] = None) -> None:
-        """Block until a background build in flight finished (tests, benchmarks)."""
+        """Block until a background build in flight finished (tests, benchmarks). A first build
+        the policy still defers starts at the next call instead: whoever waits for the tier
+        wants it settled, not deferred."""
+        self._defer = 0
         pending = self._pending
         if pending is not None:
             pending.join(timeout)

@@ -54,3 +54,17 @@ def test_the_environment_can_turn_it_off():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+@glibc
+def test_release_freed_memory_gives_the_heap_back():
+    def churn():
+        for _ in range(4):
+            t = torch.empty(16 * 1024 * 1024)
+            t.fill_(1.0)
+            del t
+    host_memory.keep_freed_memory()
+    churn()
+    assert host_memory.release_freed_memory() is True
+    # given back: the next big buffer faults its pages in again (kept, it would not)
+    assert _faults_of(churn) > 1000

@@ -353,3 +353,85 @@ def test_relu6_clip_takes_the_fused_onednn_path(monkeypatch):
     lowered = tiers.lower("MKLDNN", case.graph, case.inputs, 1, case.tensors())
     assert outcomes == ["fused"]
     assert_same(lowered(case.tensors()), case.expected(case.tensors()))
+
+
+# ---- the build policy: when to build, at which priority, what a build leaves behind ----------
+def test_a_runner_refusing_a_slow_program_drops_it_quietly_and_tells_no_one(lenet):
+    served = []
+    runner = tiers.TierRunner("MKLDNN", lenet.graph, lenet.inputs, 1, min_speedup=1e6,
+                              on_serving=lambda: served.append(1))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert runner(lenet.tensors()) is tiers.FALLBACK
+        runner.wait(120)
+        assert runner(lenet.tensors()) is tiers.FALLBACK
+    # a program that does not pay is no failure: no warning
+    assert not [w for w in caught if "lowering failed" in str(w.message)]
+    assert runner.disabled.startswith("not 1e+06x faster than the default tier")
+    assert runner._programs == [] and served == []
+
+
+def test_on_serving_is_called_when_a_program_is_kept(lenet):
+    served = []
+    runner = tiers.TierRunner("MKLDNN", lenet.graph, lenet.inputs, 1, background=False,
+                              on_serving=lambda: served.append(1))
+    assert_same(runner(lenet.tensors()), lenet.expected(lenet.tensors()))
+    assert served == [1]
+
+
+def test_deferred_build_starts_after_the_deferred_calls_or_after_a_wait(lenet):
+    runner = tiers.TierRunner("MKLDNN", lenet.graph, lenet.inputs, 1, background=False, defer_calls=3)
+    for _ in range(3):
+        assert runner(lenet.tensors()) is tiers.FALLBACK and runner.builds == 0
+    assert_same(runner(lenet.tensors()), lenet.expected(lenet.tensors()))
+    assert runner.builds == 1
+    waited = tiers.TierRunner("MKLDNN", lenet.graph, lenet.inputs, 1, background=False, defer_calls=3)
+    assert waited(lenet.tensors()) is tiers.FALLBACK and waited.builds == 0
+    waited.wait()  # whoever waits wants the tier settled: the next call builds
+    assert_same(waited(lenet.tensors()), lenet.expected(lenet.tensors()))
+    assert waited.builds == 1
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice is Linux's")
+def test_background_builds_run_at_the_lowest_priority_and_the_caller_keeps_its_own():
+    seen = []
+    job = tiers.BackgroundLowering(lambda: seen.append(os.getpriority(os.PRIO_PROCESS, 0)) or (lambda: None))
+    job.wait(60)
+    assert seen == [19]
+    assert os.getpriority(os.PRIO_PROCESS, 0) != 19  # the calling thread is untouched
+
+
+def test_background_lowering_lets_go_of_its_build_and_example_when_done():
+    import gc
+    import weakref
+    example = torch.ones(1000)
+    ref = weakref.ref(example)
+    job = tiers.BackgroundLowering(lambda: (lambda: example.sum()) and None)
+    del example
+    job.wait(60)
+    gc.collect()
+    assert ref() is None  # the closure holding the example tensors is gone once the build ended
+
+
+def test_automatic_tier_waits_for_a_hot_signature_and_frees_the_plans_weights_while_it_serves():
+    from hybridnet.compiler.cached_op import AUTOMATIC_TIER_AFTER_CALLS, CachedOp
+    from hybridnet.compiler.predict import PredictPlan
+    mx.random.seed(1)
+    case = Case(LeNet(), (4, 1, 28, 28))
+    plan = PredictPlan(case.graph, [case.data_node], case.param_nodes)
+    op = CachedOp(case.graph, [case.data_node], case.param_nodes, predict=plan, backend="MKLDNN",
+                  automatic=True)
+    op.tier.min_speedup = 0.0  # keep whatever is built (speed is the machine's, not the test's)
+    op.tier.background = False
+
+    class Predict:
+        recording = training = False
+    want = case.expected(case.tensors())
+    for _ in range(AUTOMATIC_TIER_AFTER_CALLS):
+        assert_same(op(case.tensors(), Predict()), want)
+        assert op.tier.builds == 0 and plan.holds_folded
+    assert_same(op(case.tensors(), Predict()), want)  # built, serving: the folded weights go
+    assert op.tier.builds == 1 and op.tier._programs and not plan.holds_folded
+    # a call the tier cannot serve (another batch size) falls back to the plan, which refolds
+    other = torch.rand(2, 1, 28, 28)
+    assert_same(op(case.tensors(other), Predict()), case.expected(case.tensors(other)))
