@@ -15,6 +15,8 @@ _RANDOM = ("draws random numbers: ONNX's random operators neither follow hybridn
 _SPARSE = "works on sparse storage (row_sparse/csr), which ONNX graphs do not have"
 _CONTROL_FLOW = ("control-flow operator with subgraphs: needs an ONNX If/Loop lowering of its "
                  "subgraphs, not written")
+_RECORDED = ("a hybridized call as autograd.get_symbol records it (MXNet's _CachedOp): export the "
+             "block itself (HybridBlock.export), whose graph holds the operators")
 _CUSTOM = "runs user Python code (CustomOp), which cannot be put into an ONNX file"
 _TRAINING = ("training-only: a loss, gradient hook or regulariser whose inference output is not "
              "what MXNet's exporter emits; drop it from the exported graph")
@@ -57,6 +59,7 @@ _GROUPS: dict = {
     _SPARSE: ("cast_storage", "_sparse_retain", "_contrib_getnnz", "_contrib_SparseEmbedding", "_square_sum",
               "_scatter_elemwise_div", "_scatter_plus_scalar", "_scatter_minus_scalar"),
     _CONTROL_FLOW: ("_cond", "_foreach", "_while_loop"),
+    _RECORDED: ("_CachedOp",),
     _CUSTOM: ("Custom",),
     _COMPILED_ONLY: ("_fused_conv", "_onednn_conv_weight", "_contiguous", "_channels_last", "_fused_linear",
                      "_onednn_linear_weight", "_batchnorm_act", "_add_act", "_act"),
