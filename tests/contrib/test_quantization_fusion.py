@@ -154,3 +154,25 @@ def test_float_graphs_are_left_alone():
     graph = net._cached_graph.output._graph()
     assert not has_int8_layers(graph)
     assert fuse_int8(graph) is graph
+
+
+@pytest.mark.parametrize("dtype, calib", [("int8", "naive"), ("uint8", "naive"), ("auto", "entropy"),
+                                          ("auto", "none")])
+def test_every_quantized_dtype_and_calibration_runs_fused_as_unfused(dtype, calib):
+    mx.random.seed(4)
+    x = mx.nd.array(np.random.RandomState(4).uniform(-1, 1, (8, 3, 12, 12)))
+    net = _trained_stats(_resnet_blocks(), x)
+    qnet = q.quantize_net_v2(net, quantized_dtype=dtype, calib_mode=calib,
+                             calib_data=mx.io.NDArrayIter(x.asnumpy(), batch_size=8))
+    unfused = qnet(x).asnumpy()
+    graph = _traced(qnet, x)
+    fused_ops = _ops(fuse_int8(graph))
+    if calib == "none":  # no calibrated ranges: nothing to fuse, MXNet's graph runs
+        assert "_int8_conv" not in fused_ops
+    else:
+        assert fused_ops.count("_int8_conv") == 6
+    qnet.hybridize(static_alloc=True)
+    fused = qnet(x).asnumpy()
+    step = np.abs(unfused).max() / 127
+    assert np.abs(fused - unfused).max() <= 4 * step
+    assert _cosine(fused, unfused) >= 0.999
