@@ -140,6 +140,9 @@ def test_chains_whose_inner_values_are_read_elsewhere_stay():
     assert ops.count("_contrib_quantized_act") == 1 and ops.count("_int8_conv") == 3
     src = fused.outputs[-1][0].inputs[0][0]  # through _contiguous: the output may be channels-last
     assert src.op.name == "_int8_conv" and not src.attrs["relu"]
+    # its range outputs are constants the fused node shares between calls: handed out as copies
+    ranges = Graph(list(graph.outputs) + [(inner, 1), (inner, 2)])
+    assert [n.inputs[0][0].op.name for n, _ in fuse_int8(ranges).outputs[-2:]] == ["_copy", "_copy"]
     # and one that outputs a conv's int32 accumulators keeps that layer MXNet's
     acc = next(n for n in graph.nodes if n.op is not None and n.op.name == "_contrib_quantized_conv")
     ops = _ops(fuse_int8(Graph(list(graph.outputs) + [(acc, 0)])))

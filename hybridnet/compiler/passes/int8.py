@@ -163,4 +163,8 @@ def fuse_int8(graph: Graph) -> Graph:
         return [(fused, 0), (fused, 1), (fused, 2)]
 
     new_outputs = transform(graph.outputs, visit)
+    # a fused layer's range outputs are constants it shares between calls: graph outputs get copies
+    fused_ops = (handles.int8_conv, handles.int8_fully_connected)
+    new_outputs = [(Node(handles.copy, f"{n.name}_range{k}", {}, ((n, k),)), 0) if n.op in fused_ops and k else (n, k)
+                   for n, k in new_outputs]
     return Graph(leave_channels_last(new_outputs, handles.int8_conv))
