@@ -154,12 +154,17 @@ def prepared(weight: Tensor, key: tuple, deps: Sequence[Tensor], make: Any) -> A
     """What ``make()`` gives for ``weight`` and ``key``, made once while ``weight`` and the
     tensors ``deps`` (its ranges, bias...) keep their versions; kept on the weight tensor as the
     packed weights are."""
-    versions = [(id(t), t._version) for t in deps]
     entry = _packed(weight, key, lambda: [None, None])
-    if entry[0] != versions:
-        entry[1] = make()
-        entry[0] = versions
-    return entry[1]
+    seen = entry[0]
+    if seen is not None and len(seen) == len(deps):
+        for (was, version), t in zip(seen, deps):
+            if was is not t or version != t._version:
+                break
+        else:
+            return entry[1]
+    made = make()
+    entry[0], entry[1] = tuple((t, t._version) for t in deps), made
+    return made
 
 
 def _requantize_float(real: Tensor, out_scale: float, out_dtype: torch.dtype) -> Tensor:
