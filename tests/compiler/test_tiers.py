@@ -435,3 +435,19 @@ def test_automatic_tier_waits_for_a_hot_signature_and_frees_the_plans_weights_wh
     # a call the tier cannot serve (another batch size) falls back to the plan, which refolds
     other = torch.rand(2, 1, 28, 28)
     assert_same(op(case.tensors(other), Predict()), case.expected(case.tensors(other)))
+
+
+def test_a_dropped_torchscript_program_lets_go_of_its_frozen_weights(lenet):
+    """TorchScript keeps a frozen module's class type (and the weights in its graph) for the life
+    of the process; a dropped lowered program empties that graph, so the weights are freed."""
+    import gc
+    lowered = tiers.lower("MKLDNN", lenet.graph, lenet.inputs, 1, lenet.tensors())
+    assert_same(lowered(lenet.tensors()), lenet.expected(lenet.tensors()))
+    module = torch.jit._recursive.wrap_cpp_module(lowered._program._self)
+    graph = module.forward.graph
+    weights = [n for n in graph.nodes() if n.kind().startswith("prim::Constant")
+               and n.output().type().kind() == "TensorType"]
+    assert weights  # the frozen (pre-packed) weights are constants of the graph
+    del lowered, weights
+    gc.collect()
+    assert list(graph.nodes()) == []
