@@ -148,6 +148,7 @@ class Int8Layer(NamedTuple):
     out_dtype: torch.dtype        # torch.uint8 or torch.int8
     relu: bool
     accum_scales: dict            # residual dtype -> real value of one of its steps
+    ranges: list                  # the layer's (min, max) outputs: calibration constants
 
 
 def prepared(weight: Tensor, key: tuple, deps: Sequence[Tensor], make: Any) -> Any:

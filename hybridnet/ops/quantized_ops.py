@@ -631,7 +631,8 @@ def _layer_prep(data: Tensor, data_range: float, weight: Tensor, min_w: Tensor, 
     s, p, d, groups = geometry
     return int8_kernels.Int8Layer(x_scale, x_zp, packer(w_scale, x_scale, x_zp), weight.detach(), w_scale,
                                   torch.zeros(n_out, dtype=torch.int32), fbias, list(s), list(p), list(d), groups,
-                                  _f32(out_range / quantized_range(dtype)), dtype, relu, accum_scales)
+                                  _f32(out_range / quantized_range(dtype)), dtype, relu, accum_scales,
+                                  _out_range(out_type, out_range, data.device))
 
 
 def _fused_inputs(no_bias: bool, bias: Optional[Tensor], min_b: Optional[Tensor], max_b: Optional[Tensor],
@@ -719,11 +720,13 @@ def _int8_conv(data: Tensor, weight: Tensor, min_weight: Tensor, max_weight: Ten
     with their ranges, optional ``accum`` (int8/uint8 over ``accum_range``) added before the
     relu; the output is ``out_type`` over ``out_range``, rounded half to even and saturated.
     Outputs (quantized, min, max); the ranges are constants shared by every call."""
-    bias, min_bias, max_bias, accum = _fused_inputs(no_bias, bias, min_bias, max_bias, accum)
+    if no_bias:  # a graph node without a bias hands its residual in the bias slot
+        bias, min_bias, max_bias, accum = None, None, None, accum if accum is not None else bias
+    device = data.device
     if data.dim() != 4 or (accum is None) != (accum_range is None):
         raise MXNetError(f"_int8_conv: data must be 4-D NCHW (got shape {tuple(data.shape)}), and a residual input "
                          "comes with accum_range")
-    if data.device.type == "meta":
+    if device.type == "meta":
         s, p, d = _conv_geometry(kernel, stride, pad, dilate)
         out = F.conv2d(torch.empty(data.shape, device="meta"), torch.empty(weight.shape, device="meta"), None,
                        s, p, d, num_group)
@@ -741,7 +744,7 @@ def _int8_conv(data: Tensor, weight: Tensor, min_weight: Tensor, max_weight: Ten
     if accum is not None and (accum.dtype not in layer.accum_scales or accum.dim() != 4):
         raise MXNetError(f"_int8_conv: the residual must be int8/uint8 of the output's shape, got {accum.dtype} "
                          f"{tuple(accum.shape)}")
-    return [int8_kernels.conv2d_requantized(layer, data, accum)] + _out_range(out_type, out_range, data.device)
+    return [int8_kernels.conv2d_requantized(layer, data, accum)] + layer.ranges
 
 
 def _conv_geometry(kernel: Any, stride: Any, pad: Any, dilate: Any) -> tuple:
@@ -792,7 +795,7 @@ def _int8_fully_connected(data: Tensor, weight: Tensor, min_weight: Tensor, max_
                            out_range, relu, None)
     layer = int8_kernels.prepared(weight, ("fused fc", data.dtype, data_range, out_type, out_range, relu), deps, make)
     q = int8_kernels.linear_requantized(layer, x)
-    return [q.reshape(tuple(lead) + (num_hidden,))] + _out_range(out_type, out_range, data.device)
+    return [q.reshape(tuple(lead) + (num_hidden,))] + layer.ranges
 
 
 def calibrated_output(attrs_of: Any) -> Optional[tuple]:
