@@ -32,7 +32,8 @@ from .ir.graph import Node
 __all__ = ["Mode", "Scope", "STATE", "current_mode", "record", "pause", "train_mode", "predict_mode",
            "is_recording", "is_training", "set_recording", "set_training", "register_variable",
            "live_variables", "check_head", "run_backward", "run_grad", "history_entry",
-           "record_history", "note_zero_grad", "TWIN", "twin_of", "int_variables"]
+           "record_history", "record_graph_history", "note_zero_grad", "TWIN", "twin_of", "int_variables",
+           "engine_backward", "engine_grad"]
 
 
 class Mode:
@@ -372,6 +373,35 @@ def _engine_error(e: RuntimeError, where: str) -> MXNetError:
     return MXNetError(f"{where} failed: {msg.splitlines()[0] if msg else type(e).__name__}")
 
 
+try:  # torch's engine entry point below torch.autograd.backward/grad (private; checked by tests)
+    from torch.autograd.graph import _engine_run_backward as _ENGINE_RUN
+except ImportError:  # pragma: no cover - a torch without it: the public functions serve
+    _ENGINE_RUN = None
+
+
+def engine_backward(heads: Sequence[torch.Tensor], head_grads: Sequence[torch.Tensor], retain_graph: bool,
+                    create_graph: bool = False) -> None:
+    """``torch.autograd.backward(heads, head_grads, ...)`` without its argument preparation,
+    whose first use in a process imports torch.fx's symbolic shapes and sympy (0.3-0.7 s, the
+    cost of a first training step many times over) to check what callers here have checked:
+    one head gradient per head, of its shape (the engine itself still checks and casts them)."""
+    if _ENGINE_RUN is None:
+        torch.autograd.backward(list(heads), list(head_grads), retain_graph=retain_graph, create_graph=create_graph)
+        return
+    _ENGINE_RUN(tuple(heads), tuple(head_grads), retain_graph, create_graph, (), True, accumulate_grad=True)
+
+
+def engine_grad(heads: Sequence[torch.Tensor], variables: Sequence[torch.Tensor],
+                head_grads: Sequence[torch.Tensor], retain_graph: bool, create_graph: bool = False) -> tuple:
+    """``torch.autograd.grad(heads, variables, head_grads, allow_unused=True, ...)`` the same way
+    (see :func:`engine_backward`): None for a variable the heads do not reach."""
+    if _ENGINE_RUN is None:
+        return torch.autograd.grad(list(heads), list(variables), list(head_grads), retain_graph=retain_graph,
+                                   create_graph=create_graph, allow_unused=True)
+    return _ENGINE_RUN(tuple(heads), tuple(head_grads), retain_graph, create_graph, tuple(variables), True,
+                       accumulate_grad=False)
+
+
 def run_backward(heads: Sequence[torch.Tensor], head_grads: Sequence[torch.Tensor],
                  retain_graph: bool) -> None:
     """Backward from checked heads (``check_head``) into the variables' buffers per grad_req."""
@@ -380,7 +410,7 @@ def run_backward(heads: Sequence[torch.Tensor], head_grads: Sequence[torch.Tenso
     _ACTIVE_BACKWARD += 1
     try:
         # zeros sent upstream of a gradient-less head leave the graph there usable
-        torch.autograd.backward(ts, head_grads, retain_graph=retain_graph or zeros)
+        engine_backward(ts, head_grads, retain_graph=retain_graph or zeros)
     except RuntimeError as e:
         raise _engine_error(e, "backward") from e
     finally:
@@ -395,8 +425,8 @@ def run_grad(heads: Sequence[torch.Tensor], head_grads: Sequence[torch.Tensor],
     ts, head_grads, zeros = _expand_zero_heads(list(heads), list(head_grads))
     try:
         with torch.enable_grad() if create_graph else torch.no_grad():
-            out = torch.autograd.grad(ts, list(variables), head_grads, retain_graph=retain_graph or zeros,
-                                      create_graph=create_graph, allow_unused=True)
+            out = engine_grad(ts, list(variables), head_grads, retain_graph=retain_graph or zeros,
+                              create_graph=create_graph)
     except RuntimeError as e:
         raise _engine_error(e, "grad") from e
     if not retain_graph:

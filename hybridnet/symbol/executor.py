@@ -444,8 +444,7 @@ class Executor:
         leaves = [t for _, t in self._leaves]
         res: tuple = (None,) * len(leaves)
         if pairs and leaves:
-            res = torch.autograd.grad([p[0] for p in pairs], leaves, [p[1] for p in pairs],
-                                      allow_unused=True, retain_graph=True)
+            res = _ag.engine_grad([p[0] for p in pairs], leaves, [p[1] for p in pairs], retain_graph=True)
         done = {n for n, _ in self._leaves}
         # integer arguments over every output; floating ones over the outputs that carry no
         # gradient of their own (an integer Cast of them): through float64 twins
@@ -518,8 +517,8 @@ class Executor:
             pairs = [(o, grads[(id(n), k)]) for k, o in enumerate(outs)
                      if (id(n), k) in grads and o.requires_grad]
             wrt = [t for t in ins if t.requires_grad]
-            got = iter(torch.autograd.grad([p[0] for p in pairs], wrt, [p[1] for p in pairs],
-                                           allow_unused=True) if pairs and wrt else [None] * len(wrt))
+            got = iter(_ag.engine_grad([p[0] for p in pairs], wrt, [p[1] for p in pairs], retain_graph=False)
+                       if pairs and wrt else [None] * len(wrt))
             maybe = [next(got) if t.requires_grad else None for t in ins]
             in_grads: List[torch.Tensor] = [torch.zeros_like(t) if g is None else g for t, g in zip(ins, maybe)]
             for j, ((src, k), g) in enumerate(zip(n.inputs, in_grads)):
@@ -576,7 +575,7 @@ class Executor:
         if not heads:
             return {}
         found = list(leaves)
-        res = torch.autograd.grad(heads, [leaves[n] for n in found], grads, allow_unused=True)
+        res = _ag.engine_grad(heads, [leaves[n] for n in found], grads, retain_graph=False)
         return {n: g for n, g in zip(found, res) if g is not None}
 
     def copy_params_from(self, arg_params: dict, aux_params: Optional[dict] = None,
