@@ -118,7 +118,7 @@ def _run_worker(framework: str, workload: str, repeats: int) -> dict:
     while time.perf_counter() < t_end:
         step()
     serves = "eager" if compiled is None else "compiled"  # training steps: the default function
-    if compiled is not None and not workload.endswith("_train"):
+    if compiled is not None and "_train" not in workload:
         latest = compiled.latest()
         tier = latest.tier
         serves = ("tier" if tier is not None and tier.disabled is None and tier.builds else

@@ -12,7 +12,9 @@ MXNet's default CachedOp). Each worker warms up for 3 s first.
 Workloads: the seed MLP 512-256-128-2 at batch 1; the seed LeNet at batch 16 and 256 (inference
 and one SGD training step), its first hybridized call (build + deferred init + trace + compile +
 run) in a fresh process and in a warm one (``warm_first_call``: the process has already built
-and run an MLP and a LeNet made of Gluon's layers, so only the per-graph work is timed), and at batch 16 without
+and run an MLP and a LeNet made of Gluon's layers, so only the per-graph work is timed), its
+first training step in a fresh process (``train_first_call``: build + trace + compile + forward,
+backward and SGD update), and at batch 16 without
 ``hybridize`` (``eager``: imperative NDArray calls); resnet18_v1 and mobilenet1.0 at batch 32 on 3x32x32 (inference; resnet18_v1
 also a training step). ``--big`` adds the 3x224x224 inputs; ``--numpy-mode`` a LeNet made of
 Gluon's layers only, in nd mode and under ``npx.set_np()`` with mx.np arrays (inference and a
@@ -41,7 +43,8 @@ HERE = os.path.abspath(__file__)
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 WORKLOADS = ["mlp_b1_infer", "lenet_b16_infer", "lenet_b16_train", "lenet_b256_infer",
-             "lenet_b256_train", "lenet_b16_first_call", "lenet_b16_warm_first_call", "lenet_b16_eager_infer",
+             "lenet_b256_train", "lenet_b16_first_call", "lenet_b16_warm_first_call",
+             "lenet_b16_train_first_call", "lenet_b16_eager_infer",
              "lenet_b16_eager_train", "resnet18_b32_infer", "resnet18_b32_train", "mobilenet_b32_infer",
              "mobilenet_b32_train"]
 BIG = ["resnet18_b32_224_infer", "mobilenet_b32_224_infer"]
@@ -122,7 +125,7 @@ def build_workload(framework: str, workload: str):
     else:
         make = lambda: zoo("mobilenet1.0")  # noqa: E731
         shape = (32, 3, 224, 224) if "_224_" in name else (32, 3, 32, 32)
-    mode = name.rsplit("_", 1)[1] if not name.endswith("first_call") else "first_call"
+    mode = "train" if "_train" in name else "infer"  # *_first_call: the first call of that mode
     eager = "_eager_" in name
     x = array(rng.rand(*shape).astype("float32"))
     label = array(rng.randint(0, 2 if name.startswith("mlp") else 10, size=shape[0]).astype("float32"))
