@@ -241,3 +241,21 @@ def test_imdecode_takes_highly_compressed_images(mode, fmt, kw):
     PIL.new(mode, (2000, 1500), 0).save(out, format=fmt, **kw)
     img = mx.image.imdecode(out.getvalue())
     assert img.shape == (1500, 2000, 3) and int(img.asnumpy().max()) == 0
+
+
+def test_image_datasets_use_the_checked_decoder(tmp_path):
+    """ImageFolderDataset / ImageRecordDataset read files from strangers: their decoder refuses
+    a declared size the file cannot hold, as mx.image.imdecode does (it used Pillow directly)."""
+    import io
+    out = io.BytesIO()
+    PIL.fromarray(_rand_img(7, 9), "RGB").save(out, format="PNG")
+    (tmp_path / "cat").mkdir()
+    (tmp_path / "dog").mkdir()
+    (tmp_path / "cat" / "a.png").write_bytes(out.getvalue())
+    (tmp_path / "dog" / "b.png").write_bytes(_resized(out.getvalue(), 9000, 9000))
+    folder = mx.gluon.data.vision.ImageFolderDataset(str(tmp_path))
+    assert folder[0][0].shape == (7, 9, 3) and folder[0][0].dtype == np.uint8
+    gray = mx.gluon.data.vision.ImageFolderDataset(str(tmp_path), flag=0)
+    assert gray[0][0].shape == (7, 9, 1)
+    with pytest.raises(mx.base.MXNetError, match="declares 9000x9000"):
+        folder[1]

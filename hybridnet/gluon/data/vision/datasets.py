@@ -8,7 +8,6 @@ Python ints (ImageFolderDataset) or the record's float label (ImageRecordDataset
 from __future__ import annotations
 
 import gzip
-import io
 import os
 import struct
 import tarfile
@@ -244,22 +243,10 @@ class CIFAR100(CIFAR10):
 
 # -- image files -----------------------------------------------------------------------------------
 def _decode(buf: bytes, flag: int, source: str) -> NDArray:
-    """Decode image bytes to an RGB (flag 1, HxWx3) or gray (flag 0, HxWx1) uint8 NDArray,
-    as ``mx.image.imdecode`` does."""
-    try:
-        from PIL import Image
-    except ImportError:
-        raise ImportError("reading image files needs Pillow: pip install Pillow") from None
-    try:
-        img = Image.open(io.BytesIO(buf))
-        img.load()
-    except Exception as e:
-        raise MXNetError(f"cannot decode image {source}: {e}") from None
-    if flag == 0:
-        arr = np.asarray(img.convert("L"))[:, :, None]
-    else:
-        arr = np.asarray(img.convert("RGB"))
-    return _nd_array(np.ascontiguousarray(arr), dtype=np.uint8)
+    """Decode image bytes to an RGB (flag 1, HxWx3) or gray (flag 0, HxWx1) uint8 NDArray with
+    ``mx.image.imdecode``'s checked decoder (declared sizes are checked before decoding)."""
+    from .... import recordio
+    return _nd_array(recordio._imdecode(bytes(buf), flag, True, source), dtype=np.uint8)
 
 
 class ImageRecordDataset(dataset.RecordFileDataset):
