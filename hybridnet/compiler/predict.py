@@ -16,9 +16,11 @@ results through the plain weights.
 """
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, cast
 
 import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._pytree import tree_flatten
 
 from ..ir.graph import Graph, Node
 from ..ir.interpreter import Interpreter
@@ -54,14 +56,58 @@ class _Program:
 
 
 class _Folded:
-    """Prologue results for the parameters a snapshot describes (published as one object)."""
+    """Prologue results for the parameters a snapshot describes (published as one object).
 
-    __slots__ = ("snapshot", "values", "program")
+    ``values`` are all of them (None once dropped: computed again when needed). ``slim`` is
+    what calls of the data signature ``slim_key`` get instead: the values their run never reads
+    (a fused convolution reads its reordered weight at the size it was planned for, not the
+    plain folded one it keeps for other sizes) replaced by shape-only placeholders on the meta
+    device, found by watching the first call (``_UnreadValues``). ``watched``: that call ran."""
 
-    def __init__(self, snapshot: ParameterSnapshot, values: tuple, program: _Program):
+    __slots__ = ("snapshot", "values", "program", "slim", "slim_key", "watched")
+
+    def __init__(self, snapshot: ParameterSnapshot, values: Optional[tuple], program: _Program,
+                 slim: Optional[tuple] = None, slim_key: tuple = (), watched: bool = False):
         self.snapshot = snapshot
         self.values = values
         self.program = program
+        self.slim = slim
+        self.slim_key = slim_key
+        self.watched = watched
+
+
+#: the smallest prologue value (bytes) worth replacing by a placeholder when unread
+_SLIM_MIN_BYTES = 1 << 16
+#: tensor properties that read metadata only (a placeholder answers them as the value would)
+_METADATA = frozenset({"dtype", "shape", "device", "layout", "requires_grad", "is_mkldnn", "ndim",
+                       "is_sparse", "is_quantized", "is_meta", "is_cpu", "is_cuda", "names", "grad_fn",
+                       "is_leaf"})
+
+
+class _UnreadValues(TorchFunctionMode):
+    """Records which tensors a run passes to torch (functions, methods, operators, properties
+    other than metadata): the prologue values it never passes are unread at this signature."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.read: set = set()
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: Any = None) -> Any:
+        owner = getattr(func, "__self__", None)
+        if getattr(func, "__name__", "") != "__get__" or getattr(owner, "__name__", "") not in _METADATA:
+            for leaf in tree_flatten((args, kwargs or {}))[0]:
+                if isinstance(leaf, torch.Tensor):
+                    self.read.add(id(leaf))
+        return func(*args, **(kwargs or {}))
+
+
+def _data_key(data: Sequence[torch.Tensor]) -> tuple:
+    return tuple((t.shape, t.dtype, t.device, t.layout) for t in data)
+
+
+def _placeholder(t: torch.Tensor) -> torch.Tensor:
+    """A tensor with ``t``'s shape and dtype and no memory: reading it raises (meta device)."""
+    return torch.empty(t.shape, dtype=t.dtype, device="meta")
 
 
 class PredictPlan:
@@ -89,6 +135,7 @@ class PredictPlan:
         self._n_data = len(self.data_nodes)
         self._folded: Optional[_Folded] = None
         self._program: Optional[_Program] = None  # the last one built (kept across ``release``)
+        self._slimming = True  # unread prologue values are replaced by placeholders (``__call__``)
 
     def _build(self, tensors: Sequence[torch.Tensor], dtypes: tuple) -> _Program:
         """The ``PLAN`` stages, prologue split and compilation for parameters of ``dtypes``
@@ -145,20 +192,80 @@ class PredictPlan:
     def __call__(self, tensors: Sequence[torch.Tensor]) -> tuple:
         """The graph's outputs for ``tensors`` (data then parameters), each a tensor the caller
         owns (copied where it would share memory with an input, a folded value or another
-        output)."""
+        output).
+
+        The prologue values a call of the plan's signature does not read are not kept: the first
+        call is watched (``_UnreadValues``), later calls of its data signature get shape-only
+        placeholders for the unread ones, and calls of other signatures the full values
+        (computed again then). A placeholder that is read after all raises (meta device) or
+        makes a meta output: the call then reruns on the full values and the plan stops
+        slimming."""
         folded = self._current(tensors)
         program = folded.program
+        data = tensors[:self._n_data]
         args = list(tensors)
-        args.extend(folded.values)
+        slim = folded.slim is not None and _data_key(data) == folded.slim_key
+        if slim:
+            args.extend(cast(tuple, folded.slim))
+            try:
+                outs = self._run(program, args)
+                if not any(o.is_meta for o in outs if isinstance(o, torch.Tensor)):
+                    return outs if program.own is None else program.own(outs, args)
+            except (RuntimeError, ValueError, TypeError, IndexError, NotImplementedError):
+                pass
+            self._slimming = False  # a placeholder was read: keep every value from now on
+            folded = self._publish_full(folded, tensors, drop_slim=True)
+            args = list(tensors)
+        values = folded.values if folded.values is not None else self._publish_full(folded, tensors).values
+        args.extend(cast(tuple, values))
+        if folded.watched or not self._slimming or not values:
+            outs = self._run(program, args)
+        else:
+            watch = _UnreadValues()
+            with watch:
+                outs = self._run(program, args)
+            self._slim(folded, values, watch.read, _data_key(data), outs)
+        return outs if program.own is None else program.own(outs, args)
+
+    @staticmethod
+    def _run(program: _Program, args: list) -> tuple:
         if _is_grad():
             _set_grad(False)
             try:
-                outs = program.main.fn(*args)
+                return program.main.fn(*args)
             finally:
                 _set_grad(True)
-        else:
-            outs = program.main.fn(*args)
-        return outs if program.own is None else program.own(outs, args)
+        return program.main.fn(*args)
+
+    def _slim(self, folded: _Folded, values: tuple, read: set, key: tuple, outs: tuple) -> None:
+        """Publish ``folded`` with the values a watched run did not read (nor return) replaced by
+        placeholders for calls of data signature ``key``, and the full values dropped."""
+        returned = {id(o) for o in outs}
+        unread = [i for i, v in enumerate(values)
+                  if isinstance(v, torch.Tensor) and id(v) not in read and id(v) not in returned
+                  and v.layout == torch.strided and not v.is_meta
+                  and v.untyped_storage().nbytes() >= _SLIM_MIN_BYTES]
+        if not unread or self._folded is not folded:
+            folded.watched = True
+            return
+        drop = set(unread)
+        slim = tuple(_placeholder(v) if i in drop else v for i, v in enumerate(values))
+        self._folded = _Folded(folded.snapshot, None, folded.program, slim, key, watched=True)
+
+    def _publish_full(self, folded: _Folded, tensors: Sequence[torch.Tensor], drop_slim: bool = False) -> _Folded:
+        """``folded`` with its full prologue values computed again (for a call of another data
+        signature, or after a placeholder was read), published."""
+        program = folded.program
+        params = tensors[self._n_data:]
+        values: tuple = ()
+        if program.prologue is not None:
+            with torch.no_grad():
+                values = program.prologue.fn(*[params[i] for i in program.prologue_pos])
+        full = _Folded(folded.snapshot, values, program, None if drop_slim else folded.slim,
+                       folded.slim_key, watched=True)
+        if self._folded is folded:
+            self._folded = full
+        return full
 
     def release(self) -> None:
         """Drop the prologue's results (BatchNorm-folded, reordered weights: as much memory as
@@ -170,6 +277,14 @@ class PredictPlan:
     def holds_folded(self) -> bool:
         """Whether the prologue's results are held now (computed, not released)."""
         return self._folded is not None
+
+    def prologue_values(self, tensors: Sequence[torch.Tensor]) -> tuple:
+        """All the prologue's results for ``tensors`` (data then parameters; computed again
+        where the plan dropped them), for tests and inspection."""
+        folded = self._current(tensors)
+        if folded.values is None:
+            folded = self._publish_full(folded, tensors)
+        return cast(tuple, folded.values)
 
     def program_for(self, tensors: Sequence[torch.Tensor]) -> tuple:
         """(prologue, main) compiled graphs used for ``tensors`` (data then parameters; prologue

@@ -289,7 +289,7 @@ class _FrozenProgram:
 
     __slots__ = ("_self", "_fn", "__weakref__")
 
-    def __init__(self, module: torch.jit.ScriptModule):
+    def __init__(self, module: Any):
         graph = module.forward.graph
         fn = [torch._C._create_function_from_graph("lowered_graph", graph)]
         self._self = module._c

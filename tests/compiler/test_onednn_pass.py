@@ -165,11 +165,11 @@ def test_matrix_forms_run_oneDNN_linear_when_big_enough(monkeypatch):
     threshold (dense matrix, torch.addmm)."""
     p = _Plan(vision.get_model("resnet18_v1", classes=10), (2, 3, 32, 32))
     x = torch.zeros(2, 3, 32, 32)
-    assert not any(t.is_mkldnn for t in p.plan._current(p.tensors(x)).values if t.dim() == 2)
+    assert not any(t.is_mkldnn for t in p.plan.prologue_values(p.tensors(x)) if t.dim() == 2)
     monkeypatch.setattr(fused, "LINEAR_MIN_MACS", 0)
     q = _Plan(vision.get_model("resnet18_v1", classes=10), (2, 3, 32, 32))
     q.check((2, 3, 32, 32))
-    packed = [t for t in q.plan._current(q.tensors(x)).values if t.is_mkldnn and t.dim() == 2]
+    packed = [t for t in q.plan.prologue_values(q.tensors(x)) if t.is_mkldnn and t.dim() == 2]
     assert len(packed) == 7 + 1  # the 7 "dense" convolutions and the Dense head
 
 

@@ -299,3 +299,43 @@ def test_graph_without_foldable_parameters_checks_no_snapshot():
     fc3 = [p for k, p in s.params.items() if k.endswith("fc3_weight")][0]
     fc3.data()[:] = 0.5
     s.check(rtol=1e-10)
+
+
+# -- memory: prologue values a call of the plan's signature never reads are not kept -----------
+def _held_bytes(plan):
+    folded = plan._folded
+    values = folded.slim if folded.slim is not None else folded.values
+    return sum(t.untyped_storage().nbytes() for t in values
+               if isinstance(t, torch.Tensor) and t.layout == torch.strided and not t.is_meta)
+
+
+@pytest.mark.skipif(not onednn_conv_ready(torch.zeros(1)), reason="needs oneDNN's fused convolutions")
+def test_unread_folded_weights_are_dropped_after_the_first_call_and_other_sizes_still_agree():
+    s = _setup(vision.get_model("resnet18_v1", classes=10), (2, 3, 32, 32))
+    s.check(1e-4)  # the first call: watched
+    full = sum(t.untyped_storage().nbytes() for t in s.plan.prologue_values(s.tensors())
+               if t.layout == torch.strided)
+    s.plan.release()
+    s.check(1e-4)
+    assert s.plan._folded.values is None and s.plan._folded.slim is not None
+    assert _held_bytes(s.plan) < full / 2  # the plain folded weights of the fused convolutions
+    for _ in range(2):
+        s.check(1e-4)  # served from the slim values
+    other = mx.nd.array(np.random.RandomState(3).randn(3, 3, 40, 40))
+    s.x = other._t
+    s.check(1e-4)  # another size reads the plain weights: computed again, same results
+
+
+def test_a_placeholder_read_after_all_reruns_on_the_full_values_and_stops_slimming(monkeypatch):
+    from hybridnet.compiler import predict
+    monkeypatch.setattr(predict, "_SLIM_MIN_BYTES", 0)
+    s = _setup(_conv_bn_dense(), (2, 3, 8, 8))
+    s.check(1e-4)
+    values = s.plan.prologue_values(s.tensors())
+    folded = s.plan._folded
+    # pretend the watched call read nothing: every dense value (the folded bias too) becomes a placeholder
+    s.plan._slim(folded, values, set(), predict._data_key([s.x]), ())
+    assert s.plan._folded.slim is not None and any(t.is_meta for t in s.plan._folded.slim)
+    s.check(1e-4)  # a placeholder is read: the call reruns on the full values
+    assert s.plan._slimming is False and s.plan._folded.slim is None
+    s.check(1e-4)
