@@ -129,8 +129,12 @@ def test_svrg_fit_converges():
     sym = mx.sym.LinearRegressionOutput(mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=1,
                                                               name="fc"), name="lro")
     mod = SVRGModule(sym, label_names=["lro_label"], update_freq=2)
+    passes = []
+    full_grads = mod.update_full_grads
+    mod.update_full_grads = lambda data: (passes.append(len(passes)), full_grads(data))
     mod.fit(it, eval_metric="mse", optimizer="sgd", optimizer_params={"learning_rate": 0.5},
             initializer=mx.init.Zero(), num_epoch=30)
+    assert len(passes) == 15  # epochs 0, 2, ..., 28
     (_, mse), = mod.score(it, "mse")
     assert mse < 1e-3
     np.testing.assert_allclose(mod.get_params()[0]["fc_weight"].asnumpy().ravel(),

@@ -225,6 +225,7 @@ class BaseModule:
             tic = time.time()
             eval_metric.reset()
             nbatch = 0
+            self._fit_epoch_begin(epoch, train_data)
             data_iter = iter(train_data)
             end_of_batch = False
             next_data_batch = next(data_iter)
@@ -269,6 +270,10 @@ class BaseModule:
                 for name, val in res:
                     self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, val)
             train_data.reset()
+
+    def _fit_epoch_begin(self, epoch: int, train_data: Any) -> None:
+        """Called by ``fit`` before each epoch's first batch (SVRGModule's full-gradient pass);
+        ``train_data`` must be left reset."""
 
     # -- symbol and shapes (subclasses) ----------------------------------------------------------
     @property

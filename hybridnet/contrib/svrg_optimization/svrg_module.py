@@ -9,15 +9,11 @@ contexts the full gradient is averaged over them (MXNet does this through the KV
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any, Dict, List, Optional
 
-from ... import metric as _metric
 from ... import ndarray as nd
-from ...base import _as_list
 from ...context import cpu
 from ...initializer import Uniform
-from ...model import BatchEndParam
 from ...module.module import Module
 
 __all__ = ["SVRGModule"]
@@ -152,49 +148,20 @@ class SVRGModule(Module):
             allow_missing: bool = False, force_rebind: bool = False, force_init: bool = False,
             begin_epoch: int = 0, num_epoch: Optional[int] = None, validation_metric: Any = None,
             monitor: Any = None, sparse_row_id_fn: Any = None) -> None:
-        """``BaseModule.fit`` with a full-gradient pass every ``update_freq`` epochs."""
+        """``BaseModule.fit`` with a full-gradient pass every ``update_freq`` epochs
+        (``_fit_epoch_begin``)."""
         if num_epoch is None:
             raise ValueError("SVRGModule.fit: please specify num_epoch")
-        self.bind(data_shapes=train_data.provide_data, label_shapes=train_data.provide_label,
-                  for_training=True, force_rebind=force_rebind)
-        if monitor is not None:
-            self.install_monitor(monitor)
-        self.init_params(initializer=initializer, arg_params=arg_params, aux_params=aux_params,
-                         allow_missing=allow_missing, force_init=force_init)
-        self.init_optimizer(kvstore=kvstore, optimizer=optimizer, optimizer_params=optimizer_params)
-        if validation_metric is None:
-            validation_metric = eval_metric
-        if not isinstance(eval_metric, _metric.EvalMetric):
-            eval_metric = _metric.create(eval_metric)
-        for epoch in range(begin_epoch, num_epoch):
-            eval_metric.reset()
-            tic = time.time()
-            if epoch % self.update_freq == 0:
-                self.update_full_grads(train_data)
+        super().fit(train_data, eval_data=eval_data, eval_metric=eval_metric, epoch_end_callback=epoch_end_callback,
+                    batch_end_callback=batch_end_callback, kvstore=kvstore, optimizer=optimizer,
+                    optimizer_params=optimizer_params, eval_end_callback=eval_end_callback,
+                    eval_batch_end_callback=eval_batch_end_callback, initializer=initializer,
+                    arg_params=arg_params, aux_params=aux_params, allow_missing=allow_missing,
+                    force_rebind=force_rebind, force_init=force_init, begin_epoch=begin_epoch,
+                    num_epoch=num_epoch, validation_metric=validation_metric, monitor=monitor,
+                    sparse_row_id_fn=sparse_row_id_fn)
+
+    def _fit_epoch_begin(self, epoch: int, train_data: Any) -> None:
+        if epoch % self.update_freq == 0:
+            self.update_full_grads(train_data)
             train_data.reset()
-            for nbatch, data_batch in enumerate(train_data):
-                if monitor is not None:
-                    monitor.tic()
-                self.forward_backward(data_batch)
-                self.update()
-                self.update_metric(eval_metric, data_batch.label)
-                if monitor is not None:
-                    monitor.toc_print()
-                if batch_end_callback is not None:
-                    params = BatchEndParam(epoch=epoch, nbatch=nbatch, eval_metric=eval_metric,
-                                           locals=locals())
-                    for callback in _as_list(batch_end_callback):
-                        callback(params)
-            for name, val in eval_metric.get_name_value():
-                self.logger.info("Epoch[%d] Train-%s=%f", epoch, name, val)
-            self.logger.info("Epoch[%d] Time cost=%.3f", epoch, time.time() - tic)
-            arg_params, aux_params = self.get_params()
-            self.set_params(arg_params, aux_params)
-            if epoch_end_callback is not None:
-                for callback in _as_list(epoch_end_callback):
-                    callback(epoch, self.symbol, arg_params, aux_params)
-            if eval_data:
-                res = self.score(eval_data, validation_metric, score_end_callback=eval_end_callback,
-                                 batch_end_callback=eval_batch_end_callback, epoch=epoch)
-                for name, val in res:
-                    self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, val)
