@@ -117,6 +117,9 @@ def refusal_reason(graph: Graph) -> Optional[str]:
             return f"node {n.name!r} is control flow ({op.name}): its loop runs in Python"
         if op.open_attrs or op.prepare_call is not None:
             return f"node {n.name!r} is a custom operator ({op.name}): it runs arbitrary Python"
+        if op.int8_role is not None:  # MXNet's int8 operators read their ranges in Python
+            return (f"node {n.name!r} is an int8 operator ({op.name}): the predict plan runs its layers fused "
+                    "(passes/int8.py)")
         if op.random and not op.is_predict_identity(n.attrs):  # Dropout is random in training only
             shown = ", ".join(f"{k}={v!r}" for k, v in sorted(n.kernel_attrs().items()) if v != op.defaults.get(k))
             return f"node {n.name!r} is a random operator in predict mode: {op.name}({shown})"
