@@ -731,7 +731,7 @@ def _int8_conv(data: Tensor, weight: Tensor, min_weight: Tensor, max_weight: Ten
         out = F.conv2d(torch.empty(data.shape, device="meta"), torch.empty(weight.shape, device="meta"), None,
                        s, p, d, num_group)
         return _meta(out.shape, torch.uint8 if out_type == "uint8" else torch.int8)
-    deps = (min_weight, max_weight) if bias is None else (min_weight, max_weight, bias, min_bias, max_bias)
+    deps: tuple = (min_weight, max_weight) if bias is None else (min_weight, max_weight, bias, min_bias, max_bias)
 
     def make() -> int8_kernels.Int8Layer:
         _check_qlayer("_int8_conv", data, weight, bias)
@@ -786,7 +786,7 @@ def _int8_fully_connected(data: Tensor, weight: Tensor, min_weight: Tensor, max_
     dtype = torch.uint8 if out_type == "uint8" else torch.int8
     if data.device.type == "meta":
         return _meta(tuple(lead) + (num_hidden,), dtype)
-    deps = (min_weight, max_weight) if bias is None else (min_weight, max_weight, bias, min_bias, max_bias)
+    deps: tuple = (min_weight, max_weight) if bias is None else (min_weight, max_weight, bias, min_bias, max_bias)
 
     def make() -> int8_kernels.Int8Layer:
         _check_qlayer("_int8_fully_connected", data, weight, bias)

@@ -179,3 +179,12 @@ def test_every_quantized_dtype_and_calibration_runs_fused_as_unfused(dtype, cali
     step = np.abs(unfused).max() / 127
     assert np.abs(fused - unfused).max() <= 4 * step
     assert _cosine(fused, unfused) >= 0.999
+
+
+def test_the_lowered_tier_leaves_int8_graphs_to_the_fused_plan():
+    _, qnet, x = _quantized(_mobile_blocks)
+    qnet.hybridize(static_alloc=True, static_shape=True)
+    qnet(x)
+    op = qnet._cached_op.latest()
+    assert op.tier is None and "int8 operator" in op.tier_refused
+    assert op.predict_plan is not None
