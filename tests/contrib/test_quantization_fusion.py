@@ -188,3 +188,21 @@ def test_the_lowered_tier_leaves_int8_graphs_to_the_fused_plan():
     op = qnet._cached_op.latest()
     assert op.tier is None and "int8 operator" in op.tier_refused
     assert op.predict_plan is not None
+
+
+def test_fused_layers_follow_new_parameters():
+    _, qnet, x = _quantized(_mobile_blocks)
+    qnet.hybridize(static_alloc=True)
+    before = qnet(x).asnumpy()
+    params = qnet.collect_params()
+    name = next(k for k in params.keys() if k.endswith("dense0_weight_quantize"))
+    w = params[name].data()
+    params[name].set_data(mx.nd.array(-w.asnumpy().astype(np.float32), dtype="int8"))
+    # the weight's range parameters change too: the scales are made again from both
+    lo = next(k for k in params.keys() if k.endswith("dense0_weight_quantize_max"))
+    params[lo].set_data(params[lo].data() * 2)
+    after = qnet(x).asnumpy()
+    qnet.hybridize(active=False)
+    unfused = qnet(x).asnumpy()
+    assert not np.allclose(after, before)
+    assert np.abs(after - unfused).max() <= 4 * np.abs(unfused).max() / 127
