@@ -27,6 +27,7 @@ from ..ir.interpreter import Interpreter
 from ..ops.fused import onednn_conv_ready
 from .aliasing import OutputOwnership
 from .codegen import CompiledGraph, compile_graph
+from .host_memory import release_freed_memory
 from .param_guard import ParameterSnapshot
 from .passes.constfold import split_parameter_prologue
 from .pipeline import PassContext, Target, predict_graph
@@ -136,6 +137,7 @@ class PredictPlan:
         self._folded: Optional[_Folded] = None
         self._program: Optional[_Program] = None  # the last one built (kept across ``release``)
         self._slimming = True  # unread prologue values are replaced by placeholders (``__call__``)
+        self._trimmed = False  # the C heap was given back after the first watched call
 
     def _build(self, tensors: Sequence[torch.Tensor], dtypes: tuple) -> _Program:
         """The ``PLAN`` stages, prologue split and compilation for parameters of ``dtypes``
@@ -225,6 +227,12 @@ class PredictPlan:
             with watch:
                 outs = self._run(program, args)
             self._slim(folded, values, watch.read, _data_key(data), outs)
+            owned = outs if program.own is None else program.own(outs, args)
+            del values, args, folded
+            if not self._trimmed:  # the plan's build and the dropped values: given back once
+                self._trimmed = True
+                release_freed_memory()
+            return owned
         return outs if program.own is None else program.own(outs, args)
 
     @staticmethod

@@ -27,6 +27,14 @@ adds the policy a compiled-graph object needs: it keeps a few lowered signatures
 the background after the parameters changed or a new data signature appeared, and stops
 lowering (for good) after builds that keep going stale before they are used.
 
+A build must not cost the process more than it gains (issue 27): it holds the GIL for much of
+its run (tracing is Python, freezing is C++ under the GIL), so calls in other threads slow down
+while it runs (measured: resnet18_v1 calls 1.7x slower beside a resnet18_v1 build at nice 19,
+3x beside one at normal priority, on a loaded 2-core machine). Hence: an automatically chosen
+tier waits for a hot signature (``cached_op.AUTOMATIC_TIER_AFTER_CALLS``), builds at the lowest
+thread priority, decides in the build thread whether its program pays and drops it there if not,
+and a dropped TorchScript program frees its frozen weights (:class:`_FrozenProgram`).
+
 Layout: ``channels_last=True`` runs 4-d data and convolution weights in channels-last memory
 inside the program (transparent: same values, outputs contiguous). Measured on this 2-core CPU
 (benchmarks/tiers.py) it did not pay for the oneDNN tier (resnet18_v1 / mobilenet1.0 at b32,
@@ -249,11 +257,15 @@ class _Baked(torch.nn.Module):
 
 
 def _bake(params: Sequence[torch.Tensor], channels_last: bool) -> List[torch.Tensor]:
-    """Private copies of the parameters (a frozen program must not share the caller's memory);
-    4-d ones (convolution weights) in channels-last when asked."""
+    """The parameters as the program bakes them in: the caller's tensors themselves (detached),
+    4-d ones (convolution weights) copied to channels-last when asked. No private copy (a whole
+    model's weights, at the build's peak): freezing and its optimizations make new tensors of
+    what they fold or pre-pack and never write the ones they are given, and a program whose
+    parameters were written since (in place: the same memory) is never run
+    (``ParameterSnapshot``: it falls back and is dropped)."""
     out = []
     for p in params:
-        q = p.detach().clone()
+        q = p.detach()
         if channels_last and q.dim() == 4:
             q = q.contiguous(memory_format=torch.channels_last)
         out.append(q)
@@ -371,8 +383,9 @@ def lower(backend: str, graph: Graph, input_nodes: Sequence[Node], n_data: int,
 
     ``input_nodes`` are the graph variables in the order the callable receives tensors (the
     first ``n_data`` are data, the rest parameters), ``example_tensors`` one such list: the data
-    signature and parameter values the program is specialised to (parameters are copied, the
-    snapshot is taken first, so a write during the build makes the result stale, never wrong).
+    signature and parameter values the program is specialised to (baked in as they are: the
+    snapshot is taken first, so a write during the build or after makes the program stale,
+    never wrong).
     ``channels_last`` runs 4-d data and weights in channels-last memory inside the program
     (results are returned contiguous, values unchanged); off by default because it measured
     slower or no faster on CPU for resnet18_v1 and mobilenet1.0 (benchmarks/tiers.py).

@@ -451,3 +451,21 @@ def test_a_dropped_torchscript_program_lets_go_of_its_frozen_weights(lenet):
     del lowered, weights
     gc.collect()
     assert list(graph.nodes()) == []
+
+
+def test_lowering_bakes_the_parameters_in_without_writing_them():
+    """The program bakes the caller's parameter tensors in (no private copy of the weights):
+    building it leaves their values and version counters as they were, and a later write in
+    place makes it fall back."""
+    mx.random.seed(2)
+    case = Case(get_model("resnet18_v1", classes=10), (2, 3, 32, 32))
+    params = case.params()
+    saved = [p.clone() for p in params]
+    versions = [p._version for p in params]
+    lowered = tiers.lower("MKLDNN", case.graph, case.inputs, 1, case.tensors())
+    assert all(torch.equal(a, b) for a, b in zip(params, saved))
+    assert [p._version for p in params] == versions
+    assert_same(lowered(case.tensors()), case.expected(case.tensors()))
+    with torch.no_grad():
+        params[0].mul_(2.0)
+    assert lowered(case.tensors()) is tiers.FALLBACK
