@@ -427,7 +427,9 @@ def _qpool_samples() -> list:
     return [Sample((x8,) + rng, {"kernel": (2, 2), "stride": (2, 2)}, ref=_np_qpool, grad=False),
             Sample((xu,) + rng, {"kernel": (3, 3), "pool_type": "avg", "stride": (1, 1)}, ref=_np_qpool, grad=False),
             Sample((x8,) + rng, {"global_pool": True, "pool_type": "avg", "kernel": (1, 1)}, ref=_np_qpool,
-                   grad=False)]
+                   grad=False),
+            Sample((_int_sample((2, 3, 1, 1), np.uint8),) + rng, {"global_pool": True, "pool_type": "avg",
+                                                                  "kernel": (1, 1)}, ref=_np_qpool, grad=False)]
 
 
 @register("_contrib_quantized_pooling", int8_role="keeps_range", num_outputs=3, output_names=_OUT3, differentiable=False, returns_view=True,
@@ -443,6 +445,8 @@ def _contrib_quantized_pooling(data: Tensor, min_data: Tensor, max_data: Tensor,
         raise MXNetError(f"quantized_pooling: only pool_type max and avg are quantized, got {pool_type!r}")
     if data.dtype not in (torch.int8, torch.uint8):
         raise MXNetError(f"quantized_pooling: data must be int8 or uint8, got {data.dtype}")
+    if global_pool and data.dim() == 4 and data.shape[2] == 1 and data.shape[3] == 1:
+        return [data, min_data, max_data]  # one value per channel: its max and its mean
     if pool_type == "max" and not global_pool and pooling_convention == "valid" and data.device.type != "meta":
         try:  # torch's max pooling takes int8 / uint8 as they are
             return [_pooling(data, kernel=kernel, pool_type="max", stride=stride, pad=pad, layout=layout),
