@@ -52,8 +52,8 @@ def as_uint8(data: Tensor) -> tuple:
         return data, 0
     if data.dtype != torch.int8:
         raise TypeError(f"int8 kernels take int8 or uint8 data, got {data.dtype}")
-    # the cast wraps (-1 -> 255); flipping the top bit then adds 128
-    return data.to(torch.uint8).bitwise_xor_(128), 128
+    # the bits read as uint8 (-1 -> 255); flipping the top bit then adds 128 (one pass, a new tensor)
+    return data.view(torch.uint8).bitwise_xor(128), 128
 
 
 def _packed(weight: Tensor, key: tuple, pack: Any) -> Any:
