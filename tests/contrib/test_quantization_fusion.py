@@ -206,3 +206,18 @@ def test_fused_layers_follow_new_parameters():
     unfused = qnet(x).asnumpy()
     assert not np.allclose(after, before)
     assert np.abs(after - unfused).max() <= 4 * np.abs(unfused).max() / 127
+
+
+@pytest.mark.parametrize("kwargs", [{"quantize_mode": "smart"}, {"exclude_layers_match": ["dense"]},
+                                    {"exclude_layers_match": ["conv1"]}])
+def test_partly_quantized_graphs_run_fused_as_unfused(kwargs):
+    mx.random.seed(5)
+    x = mx.nd.array(np.random.RandomState(5).uniform(-1, 1, (8, 3, 12, 12)))
+    net = _trained_stats(_mobile_blocks(), x)
+    qnet = q.quantize_net_v2(net, calib_mode="naive", calib_data=mx.io.NDArrayIter(x.asnumpy(), batch_size=8),
+                             **kwargs)
+    unfused = qnet(x).asnumpy()
+    qnet.hybridize(static_alloc=True)
+    fused = qnet(x).asnumpy()
+    assert np.abs(fused - unfused).max() <= 4 * np.abs(unfused).max() / 127
+    assert _cosine(fused, unfused) >= 0.999
