@@ -285,8 +285,14 @@ _ZERO_GRAD_FROM = "_hybridnet_zero_grad_from"
 
 def note_zero_grad(outputs: Sequence[torch.Tensor], inputs: Sequence[Any]) -> None:
     """Called while recording: outputs without a gradient of an operator whose ``inputs`` (tensors)
-    have one become heads whose backward sends zeros to those inputs."""
+    have one become heads whose backward sends zeros to those inputs (to an integer input's
+    float64 twin: MXNet's zero gradient of integer mod reaches the integer variable as zeros)."""
     srcs = [x for x in inputs if x is not None and x.requires_grad]
+    if int_variables:
+        for x in inputs:
+            tw = None if x is None or x.requires_grad else twin_of(x)
+            if tw is not None and tw.requires_grad:
+                srcs.append(tw)
     if srcs:
         for o in outputs:
             if not o.requires_grad:

@@ -592,3 +592,35 @@ def test_samplers_recorded_after_integer_variables_exist_draw_once():
     with mx.autograd.record():
         s, logp = mx.nd.random.multinomial(probs, shape=5, get_prob=True)
     np.testing.assert_allclose(logp.asnumpy(), np.log(np.take_along_axis(probs.asnumpy(), s.asnumpy(), 1)))
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_integer_mod_inside_a_block_passes_zero_gradient(hybridize):
+    """MXNet's per-operator integer rules hold inside a hybridized block (the graph's integer
+    operators run with twins of their own): mod of integer operands sends zeros back, the
+    product beside it its gradient."""
+    class ModTimes(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, a, b):
+            return F.np.mod(a, b) + a * b
+
+    mx.npx.set_np()
+    try:
+        a = mx.np.array([[5, 7], [9, 4]], dtype="int32")
+        b = mx.np.array([[2, 3], [4, 3]], dtype="int32")
+        a.attach_grad()
+        b.attach_grad()
+        net = ModTimes()
+        if hybridize:
+            net.hybridize()
+        with mx.autograd.record():
+            y = net(a, b)
+        y.backward()
+        np.testing.assert_array_equal(y.asnumpy(), [[11, 22], [37, 13]])
+        np.testing.assert_array_equal(a.grad.asnumpy(), [[2, 3], [4, 3]])  # d(a*b)/da; mod adds 0
+        np.testing.assert_array_equal(b.grad.asnumpy(), [[5, 7], [9, 4]])
+        with mx.autograd.record():
+            z = net(a, b) - a * b  # only the mod is left: an integer head with zero gradient
+        z.backward()
+        assert not a.grad.asnumpy().any() and not b.grad.asnumpy().any()
+    finally:
+        mx.npx.reset_np()

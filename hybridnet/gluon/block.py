@@ -17,7 +17,6 @@ from collections import OrderedDict
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Optional
 
-
 from .. import autograd as _ag
 from .. import autograd_engine as _engine
 from ..autograd_engine import note_zero_grad as _note_zero_grad
@@ -33,7 +32,6 @@ from ..numpy import symbolic as _np_symbolic
 from ..numpy.multiarray import as_np, ndarray as _np_ndarray
 from ..ndarray.ndarray import NDArray
 from ..ndarray.sparse import dense_tensor
-from ..ops.numpy_ops import twin_run as _twin_scope
 from ..ops.registry import get as _get_op
 from ..nesting import flatten as _nest_flatten
 from ..nesting import regroup as _regroup
@@ -545,18 +543,14 @@ def _casts_to_integer(cached: CachedGraph) -> bool:
 
 def _int_twins(cached: CachedGraph, tensors: list, mode: Any, outs: Any) -> Any:
     """A recorded hybridized call with integer inputs that carry gradients (the engine's float64
-    twins, as for eager operators): the graph runs again on the twins so gradients reach the
-    integer variables, as MXNet differentiates integer arrays."""
-    if not _engine.int_variables:
+    twins, as for eager operators): the graph runs again so gradients reach the integer
+    variables, as MXNet differentiates integer arrays."""
+    if not (_engine.int_variables and any(_engine.twin_of(t) is not None for t in tensors)):
         # float inputs with gradients: only a graph casting to an integer dtype= needs the re-run
         if not any(not (o.is_floating_point() or o.is_complex()) for o in outs) \
                 or not _casts_to_integer(cached) or not any(t.requires_grad for t in tensors):
             return outs
-    with _twin_scope():  # integer dtype= inside the graph compute in float64 there
-        # the "dtype" marker lets _twin_run give integer results computed from float inputs with
-        # gradients their twins too (np.mean(x, dtype='int8') in a hybridized block)
-        return _ndarray_mod._twin_run(lambda *ts, **_: tuple(cached(list(ts), mode)), tensors,
-                                      {"dtype": "float64"}, tuple(outs))
+    return _ndarray_mod.run_graph_with_twins(cached.graph, cached.input_nodes, tensors, mode.training)
 
 class HybridBlock(Block):
     """A Block whose ``hybrid_forward(F, x, ...)`` works with F = nd and F = sym.
@@ -829,8 +823,8 @@ class HybridBlock(Block):
             mode = _mode()
             outs = cached(tensors, mode)
             if mode.recording:
-                _note_zero_grad(outs, tensors)
                 outs = _int_twins(cached, tensors, mode, outs)
+                _note_zero_grad(outs, tensors)
         outs = [NDArray(o) for o in outs]
         if _engine.is_recording():
             _record_call(cached, [real[i] for i in cached.data_pos], outs, next(iter(contexts)) if contexts else None)
@@ -899,8 +893,8 @@ class HybridBlock(Block):
         mode = _mode()
         outs = cached(tensors, mode)
         if mode.recording:
-            _note_zero_grad(outs, tensors)
             outs = _int_twins(cached, tensors, mode, outs)
+            _note_zero_grad(outs, tensors)
             results = [NDArray(o) for o in outs]
             data = (x,) + args
             _record_call(cached, [data[i] for i in cached.data_pos], results, None)

@@ -12,10 +12,12 @@ from typing import Any, Callable, Optional, Sequence
 
 from .graph import Graph, Node
 
-__all__ = ["Interpreter", "NodeHook"]
+__all__ = ["Interpreter", "NodeHook", "KernelCall"]
 
 # hook(node, input values, output values) called after each operator node runs
 NodeHook = Callable[[Node, list, tuple], None]
+# call(op, input values, attributes) -> the kernel's result, instead of op.kernel(*inputs, **attrs)
+KernelCall = Callable[[Any, list, dict], Any]
 
 
 class Interpreter:
@@ -55,9 +57,10 @@ class Interpreter:
         self._subgraphs = {id(n): tuple(Interpreter(sub).run for sub in n.subgraphs)
                            for n in self.nodes if n.subgraphs}
 
-    def run(self, *values: Any, _train: bool = False, hook: Optional[NodeHook] = None) -> tuple:
+    def run(self, *values: Any, _train: bool = False, hook: Optional[NodeHook] = None,
+            call: Optional[KernelCall] = None) -> tuple:
         """The graph outputs for ``values``; ``hook(node, inputs, outputs)`` sees every operator
-        node."""
+        node; ``call(op, inputs, attrs)``, where given, runs each operator instead of its kernel."""
         if len(values) != len(self.inputs):
             raise ValueError(f"Interpreter.run: {len(values)} values for {len(self.inputs)} inputs "
                              f"{[v.name for v in self.inputs]}")
@@ -71,7 +74,7 @@ class Interpreter:
                 attrs["is_train"] = _train
             if n.subgraphs:
                 attrs["subgraphs"] = self._subgraphs[id(n)]
-            out = n.op.kernel(*args, **attrs)
+            out = n.op.kernel(*args, **attrs) if call is None else call(n.op, args, attrs)
             outs = (out,) if n.num_outputs() == 1 else tuple(out)
             for k, o in enumerate(outs):
                 env[(id(n), k)] = o

@@ -31,6 +31,7 @@ from .. import autograd_engine as _ag
 from ..base import (DeferredError, MXNetError, ShapeError, dtype_name, dtype_np, dtype_torch, numeric_types,
                     tensor_from_handle, tensor_handle)
 from ..context import Context, current_context
+from ..ir.interpreter import Interpreter
 from ..ops import registry as _reg
 from ..ops.numpy_ops import twin_run as _twin_scope
 from ..ops.registry import OpDef
@@ -350,6 +351,8 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
         res = _with_pending(res, out, box)
     elif (_ag.int_variables or (guard and attrs.get("dtype") is not None)) and _mode().recording:
         res = _twin_run(op.kernel, tensors, attrs, res)
+        # integer inputs whose gradient flows through float64 twins: recorded like variables
+        guard = guard or any(t is not None and _ag.twin_of(t) is not None for t in tensors)
     if res.__class__ is _Tensor:
         if out is not None:
             if out.__class__ is not NDArray and isinstance(out, (list, tuple)):
@@ -379,6 +382,17 @@ def invoke(op: OpDef, inputs: Sequence, attrs: dict, out: Any = None, name: Any 
     if _op_recorders:
         _record(op, tuple(outs))
     return out if out is not None else outs
+
+
+def run_graph_with_twins(graph: Any, input_nodes: Sequence, tensors: Sequence[_Tensor], training: bool) -> tuple:
+    """``graph``'s outputs for ``tensors`` (bound to ``input_nodes``), operator by operator as
+    eager calls under record() run them: each operator with integer operands gets float64 twins
+    of its own (``_twin_run``), so MXNet's per-operator rules hold inside a hybridized block
+    (integer mod passes no gradient), an integer dtype= its float64 result."""
+    def call(op: Any, args: list, attrs: dict) -> Any:
+        return _twin_run(op.kernel, list(args), attrs, op.kernel(*args, **attrs))
+    with torch.enable_grad():
+        return Interpreter(graph, input_nodes).run(*tensors, _train=training, call=call)
 
 
 def _twin_run(kernel: Callable, tensors: list, attrs: dict, res: Any) -> Any:
