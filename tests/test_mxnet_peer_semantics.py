@@ -532,6 +532,8 @@ def test_partial_setitem_under_record_raises_for_integer_targets_too():
     with mx.autograd.record():
         with pytest.raises(MXNetError, match="Inplace operations"):
             x[0] = y  # the value carries a gradient, though the cast to int32 would lose it
+        with pytest.raises(MXNetError, match="Inplace operations.*int32: the cast would drop the gradient"):
+            x[:] = mx.nd.broadcast_to(y.reshape((1, 4)), (3, 4))  # the whole array, too
 
 
 def test_hybridized_block_calls_an_overridden_parameter_data():

@@ -1112,6 +1112,11 @@ class NDArray:
                                  "with autograd (as in MXNet): x[key] = value writes part of an array that "
                                  "the recorded graph reads; compute a new array instead (concat, where, "
                                  "slice_assign's result...) or assign outside autograd.record()")
+            if not (t.is_floating_point() or t.is_complex()):
+                raise MXNetError(f"Inplace operations (+=, -=, x[:]=, etc) are not supported when recording "
+                                 f"with autograd (as in MXNet) where the value carries a gradient and the "
+                                 f"array is {dtype_name(t.dtype)}: the cast would drop the gradient; assign "
+                                 f"to a floating-point array, or outside autograd.record()")
             self._setitem(t, key, v)
         else:
             with _no_grad():
