@@ -62,7 +62,8 @@ _GROUPS: dict = {
     _RECORDED: ("_CachedOp",),
     _CUSTOM: ("Custom",),
     _COMPILED_ONLY: ("_fused_conv", "_onednn_conv_weight", "_contiguous", "_channels_last", "_fused_linear",
-                     "_onednn_linear_weight", "_batchnorm_act", "_add_act", "_act"),
+                     "_onednn_linear_weight", "_batchnorm_act", "_add_act", "_act", "_int8_conv",
+                     "_int8_fully_connected"),
     _TRAINING: (
         "_contrib_gradientmultiplier", "_contrib_round_ste", "_contrib_sign_ste",
         "IdentityAttachKLSparseReg", "SVMOutput", "CTCLoss", "softmax_cross_entropy",
