@@ -1,7 +1,9 @@
 """The int8 kernels the quantized operators run: the one module that calls torch's int8 backend.
 
 Every quantized operator (``quantized_ops.py``) computes its integer arithmetic here, on plain
-torch tensors (int8/uint8 in, the int32 accumulator out). Today the kernels are oneDNN's, as
+torch tensors (int8/uint8 in, the int32 accumulator out); the fused layers that the predict-mode
+int8 fusion makes (``_int8_conv``, ``_int8_fully_connected``) run :func:`conv2d_requantized` /
+:func:`linear_requantized`, int8/uint8 in and out, with an :class:`Int8Layer` made once. Today the kernels are oneDNN's, as
 torch's x86 backend exposes them (``torch.ops.onednn.qconv2d_pointwise`` /
 ``qlinear_pointwise`` with prepacked weights): real int8 multiply-accumulate, not float math on
 fake-quantized values. torch marks its quantized-tensor API deprecated (2.13); these functions

@@ -17,6 +17,9 @@ the range the values have.
 The convolutions and matrix products run real int8 kernels (``int8_kernels``: oneDNN through
 torch), not float math on rounded values. None of these operators has a gradient (MXNet's
 quantized operators are inference-only), so the registry marks them ``differentiable=False``.
+
+Hybridized predict-mode calls run chains of them fused (``_int8_conv``, ``_int8_fully_connected``,
+at the end of this file; compiler/passes/int8.py): each operator's ``int8_role`` says its part.
 """
 from __future__ import annotations
 
