@@ -166,7 +166,8 @@ def prepared(weight: Tensor, key: tuple, deps: Sequence[Tensor], make: Any) -> A
         else:
             return entry[1]
     made = make()
-    entry[0], entry[1] = tuple((t, t._version) for t in deps), made
+    entry[1] = made  # the layer first: a reader that sees the new versions finds it (threads)
+    entry[0] = tuple((t, t._version) for t in deps)
     return made
 
 
