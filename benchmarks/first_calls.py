@@ -6,16 +6,18 @@
 (the first includes trace, compile and, in hybridnet, the predict plan; a lowered tier may be
 built in the background meanwhile). hybridnet and MXNet processes alternate; the table shows the
 median over processes of the total of the first calls, of the first call alone and of the
-calls after it.
+calls after it, in wall time and in the process's CPU time (all its threads: less sensitive to
+other processes on a shared machine; MXNet's engine threads count too).
 
-``neighbour`` (hybridnet only): one process serves model A (resnet18_v1 b32, static flags)
-call after call while model B (the seed LeNet b256, static flags, whose oneDNN tier measured
-faster than its plan) makes its first predictions, which may start B's tier build in the
-background. The table shows A's median call time in the ``--calls`` calls after B's first
-prediction, against A alone (B never called), alternating between processes: what a tier build
-for one model costs another.
+``neighbour`` (hybridnet only): one process serves model A (resnet18_v1 b32, predict plan) call
+after call, alone and while model B's oneDNN tier (the seed LeNet b256, whose tier measured
+faster than its plan) builds in the background, at the lowest thread priority (as the library
+builds it) and at normal priority, rounds interleaved in that one process (less noisy than
+comparing processes): A's median call time in each, and the build's wall time. A build holds
+the GIL for much of its run, so no priority makes it free for A.
 
-Timing on a shared 2-core machine is noisy: medians over ``--rounds`` processes each.
+Timing on a shared 2-core machine is noisy: medians over ``--rounds`` processes (rounds) each;
+``--threads 1`` makes CPU times steadier (no OpenMP spinning while a sibling thread waits).
 Run alone: python benchmarks/first_calls.py [--rounds 5] [--calls 20] [--only first]
 """
 from __future__ import annotations
@@ -39,31 +41,56 @@ def _first(framework: str, workload: str, calls: int) -> dict:
     net = build()
     mx.nd.waitall()
     step = step_of(net)
-    seconds = []
+    seconds, cpu = [], []
     for _ in range(calls):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         step()
         seconds.append(time.perf_counter() - t0)
-    return {"seconds": seconds}
+        cpu.append(time.process_time() - c0)  # every thread of the process: a build's too
+    return {"seconds": seconds, "cpu": cpu}
 
 
-def _neighbour(with_b: bool, calls: int) -> dict:
+def _neighbour(rounds: int) -> dict:
+    """In one process: model A (resnet18_v1 b32, predict plan) serving call after call, alone and
+    while model B's oneDNN tier builds in the background (at the lowest thread priority, as the
+    library builds it, and at normal priority), rounds interleaved. A's median ms per call in
+    each, and the build's wall time."""
+    import statistics as st
+
+    import torch
+    from hybridnet.compiler import tiers
     from vs_mxnet import build_workload
-    _, build_a, step_of_a = build_workload("hybridnet", "resnet18_b32_infer")
-    _, build_b, step_of_b = build_workload("hybridnet", "lenet_b256_infer")
-    step_a = step_of_a(build_a())
-    step_b = step_of_b(build_b())
+    nets = {}
+    for name, workload in (("a", "resnet18_b32_infer"), ("b", "lenet_b256_infer")):
+        _, build, step_of = build_workload("hybridnet-plain", workload)
+        net = build()
+        net.hybridize(static_alloc=True)  # the plan only: B's tier is built below, by hand
+        nets[name] = (net, step_of(net))
+    step_a = nets["a"][1]
     for _ in range(5):
         step_a()
-    if with_b:
-        for _ in range(3):  # B's first predictions: plan, then (policy allowing) its tier build
-            step_b()
-    seconds = []
-    for _ in range(calls):
-        t0 = time.perf_counter()
-        step_a()
-        seconds.append(time.perf_counter() - t0)
-    return {"seconds": seconds}
+    net_b, step_b = nets["b"]
+    step_b()
+    op = net_b._cached_op.latest()
+    tensors = [torch.rand(256, 1, 28, 28)] + [p.data()._t for p in net_b._cached_op.params]
+
+    def build_b():
+        return tiers.lower("MKLDNN", op.graph, op._inputs, 1, tensors, timed=True, baseline=op.predict_plan)
+    calls: dict = {"alone": [], "build, lowest priority": [], "build, normal priority": []}
+    builds: dict = {"build, lowest priority": [], "build, normal priority": []}
+    for _ in range(rounds):
+        for mode in calls:
+            job = None if mode == "alone" else tiers.BackgroundLowering(build_b, low_priority="lowest" in mode)
+            t_start, times = time.perf_counter(), []
+            while (job is not None and not job.done()) or (job is None and len(times) < 15):
+                t0 = time.perf_counter()
+                step_a()
+                times.append(time.perf_counter() - t0)
+            if job is not None:
+                builds[mode].append(time.perf_counter() - t_start)
+            calls[mode].append(st.median(times))
+    return {"calls": {k: st.median(v) for k, v in calls.items()},
+            "builds": {k: st.median(v) for k, v in builds.items()}}
 
 
 def _measure(python: str, args: list, env: dict) -> list:
@@ -71,7 +98,7 @@ def _measure(python: str, args: list, env: dict) -> list:
                          timeout=900)
     if out.returncode != 0:
         raise RuntimeError(f"{args} failed:\n{out.stderr[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])["seconds"]
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -89,7 +116,7 @@ def main() -> None:
         if kind == "first":
             result = _first(rest[0], rest[1], int(rest[2]))
         else:
-            result = _neighbour(rest[0] == "1", int(rest[1]))
+            result = _neighbour(int(rest[0]))
         print(json.dumps(result))
         return
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads),
@@ -109,30 +136,31 @@ def main() -> None:
                 runs[name].append(_measure(python, ["first", name, args.workload, str(args.calls)], e))
         first = min(20, args.calls)  # issue 27's window; later calls (where a deferred build runs) apart
         rows = []
-        for name, samples in runs.items():
-            row = [name, f"{statistics.median(sum(s[:first]) for s in samples) * ms:.1f}",
-                   f"{statistics.median(s[0] for s in samples) * ms:.1f}",
-                   f"{statistics.median(sum(s[1:first]) for s in samples) * ms:.1f}",
-                   f"{statistics.median(max(s[1:first]) for s in samples) * ms:.1f}"]
-            if args.calls > first:
-                row += [f"{statistics.median(sum(s[first:]) for s in samples) * ms:.1f}",
-                        f"{statistics.median(max(s[first:]) for s in samples) * ms:.1f}"]
-            rows.append(tuple(row))
-        head = ["framework", f"calls 1-{first}", "call 1", f"calls 2-{first}", f"slowest of 2-{first}"]
+        for name, results in runs.items():
+            for kind in ("seconds", "cpu"):
+                samples = [r[kind] for r in results]
+                row = [name, "wall" if kind == "seconds" else "cpu",
+                       f"{statistics.median(sum(s[:first]) for s in samples) * ms:.1f}",
+                       f"{statistics.median(s[0] for s in samples) * ms:.1f}",
+                       f"{statistics.median(sum(s[1:first]) for s in samples) * ms:.1f}",
+                       f"{statistics.median(max(s[1:first]) for s in samples) * ms:.1f}"]
+                if args.calls > first:
+                    row += [f"{statistics.median(sum(s[first:]) for s in samples) * ms:.1f}",
+                            f"{statistics.median(max(s[first:]) for s in samples) * ms:.1f}"]
+                rows.append(tuple(row))
+        head = ["framework", "time", f"calls 1-{first}", "call 1", f"calls 2-{first}", f"slowest of 2-{first}"]
         if args.calls > first:
             head += [f"calls {first + 1}-{args.calls}", "slowest of those"]
         print(table(f"{args.workload}: the first calls after hybridize(static_alloc, static_shape), "
                     f"ms, median of {args.rounds} fresh processes ({args.threads} threads)", rows, head))
     if args.only in (None, "neighbour"):
-        alone, beside = [], []
-        for _ in range(args.rounds):
-            alone.append(statistics.median(_measure(sys.executable, ["neighbour", "0", str(args.calls)], env)))
-            beside.append(statistics.median(_measure(sys.executable, ["neighbour", "1", str(args.calls)], env)))
-        a, b = statistics.median(alone), statistics.median(beside)
-        print(table(f"resnet18_v1 b32 (A) beside LeNet b256 (B) making its first predictions: A's median ms "
-                    f"per call over {args.calls} calls, median of {args.rounds} processes", [
-                        ("A alone", f"{a * ms:.2f}"), ("A after B's first predictions", f"{b * ms:.2f}"),
-                        ("ratio", f"{b / a:.2f}")], ["", "ms"]))
+        result = _measure(sys.executable, ["neighbour", str(args.rounds)], env)
+        alone = result["calls"]["alone"]
+        rows = [(mode, f"{t * ms:.2f}", f"{t / alone:.2f}", f"{result['builds'].get(mode, 0.0):.2f}")
+                for mode, t in result["calls"].items()]
+        print(table(f"resnet18_v1 b32 predictions (A) while LeNet b256's oneDNN tier (B) builds in the "
+                    f"background: A's median ms per call, median of {args.rounds} interleaved rounds "
+                    f"in one process", rows, ["A's calls", "ms", "vs alone", "build wall s"]))
 
 
 if __name__ == "__main__":

@@ -45,8 +45,9 @@ DEFAULT_MAX_CACHED = 8
 # automatically chosen tier must run, measured when it is built, to replace it
 _AUTOMATIC_MIN_SPEEDUP = 1.1
 #: predict-mode calls of one signature an automatically chosen tier lets pass before it starts
-#: its (background, lowest-priority) build: a build costs tens of predictions' CPU and pays back
-#: only over many more, so it waits until the signature is hot (``tiers.TierRunner``)
+#: its background build: a build costs tens of predictions' CPU (and slows calls in other
+#: threads while it holds the GIL) and pays back only over many more, so it waits until the
+#: signature is hot (``tiers.TierRunner``)
 AUTOMATIC_TIER_AFTER_CALLS = 20
 
 _set_grad = torch._C._set_grad_enabled

@@ -29,11 +29,14 @@ lowering (for good) after builds that keep going stale before they are used.
 
 A build must not cost the process more than it gains (issue 27): it holds the GIL for much of
 its run (tracing is Python, freezing is C++ under the GIL), so calls in other threads slow down
-while it runs (measured: resnet18_v1 calls 1.7x slower beside a resnet18_v1 build at nice 19,
-3x beside one at normal priority, on a loaded 2-core machine). Hence: an automatically chosen
-tier waits for a hot signature (``cached_op.AUTOMATIC_TIER_AFTER_CALLS``), builds at the lowest
-thread priority, decides in the build thread whether its program pays and drops it there if not,
-and a dropped TorchScript program frees its frozen weights (:class:`_FrozenProgram`).
+while it runs (benchmarks/first_calls.py --only neighbour: resnet18_v1 predictions 2.3x slower
+while a LeNet tier builds). A lower thread priority does not help: the build then waits for CPU
+while holding the GIL, and its window grows more than the per-call slowdown shrinks (nice 19 on
+a loaded 2-core machine: 1.26x slower calls for 3.4 s instead of 2.3x for 0.25 s). So builds
+run at the caller's priority but only where they are likely to pay: an automatically chosen
+tier waits for a hot signature (``cached_op.AUTOMATIC_TIER_AFTER_CALLS``), decides in the build
+thread whether its program pays and drops it there if not, and a dropped TorchScript program
+frees its frozen weights (:class:`_FrozenProgram`).
 
 Layout: ``channels_last=True`` runs 4-d data and convolution weights in channels-last memory
 inside the program (transparent: same values, outputs contiguous). Measured on this 2-core CPU
@@ -499,19 +502,21 @@ def _stop_background_builds() -> None:
 class BackgroundLowering:
     """Run ``build()`` on a daemon thread; ``ready()`` returns its result once there.
 
-    The thread runs at the lowest scheduling priority the system gives a thread (Linux: nice 19
-    for that thread alone, inherited by the OpenMP workers its kernels start), so a build takes
-    the cores only while the process's callers (and other processes) leave them idle: it must
-    never make the predictions it is meant to speed up, or another model's, slower. Once the
-    build is over, the C heap's freed memory (trace, freeze, baked weight copies) goes back to
+    With ``low_priority`` the thread runs at the lowest scheduling priority (Linux: nice 19 for
+    that thread alone, inherited by the OpenMP workers its kernels start). Off by default: a
+    build holds the GIL for much of its run, and starved of CPU it holds it longer, so calls in
+    other threads lose more in all than beside a build at their own priority (module
+    docstring). Once the build is over, the C heap's freed memory (trace, freeze) goes back to
     the system (``host_memory.release_freed_memory``).
 
     A build that raises is kept: ``ready()`` then warns once (``warnings.warn``, naming the
     error) and returns None for good, so the default tier keeps serving. ``wait()`` blocks
     (tests, benchmarks)."""
 
-    def __init__(self, build: Callable[[], Callable], name: str = "hybridnet-lowering"):
+    def __init__(self, build: Callable[[], Callable], name: str = "hybridnet-lowering",
+                 low_priority: bool = False):
         self._build = build
+        self._low_priority = low_priority
         self._result: Optional[Callable] = None
         self.error: Optional[BaseException] = None
         self._warned = False
@@ -522,7 +527,8 @@ class BackgroundLowering:
 
     def _run(self) -> None:
         try:
-            lower_thread_priority()
+            if self._low_priority:
+                lower_thread_priority()
             _check_not_cancelled()
             self._result = self._build()
         except LoweringCancelled:
@@ -579,8 +585,7 @@ class TierRunner:
     build. The automatic choice defers (``cached_op.AUTOMATIC_TIER_AFTER_CALLS``): a build costs
     as much CPU as tens of predictions and pays only over many more, so as JIT compilers do it
     waits until the signature is hot; a process that predicts a few times never pays it, and the
-    first predictions (the predict plan's build among them) run alone. Background builds run at
-    the lowest thread priority (:class:`BackgroundLowering`). ``on_serving()``, when given, is
+    first predictions (the predict plan's build among them) run alone. ``on_serving()``, when given, is
     called once a program is kept: the caller may drop what only the fallback needs (the
     predict plan's folded weights, refolded if it serves again).
 

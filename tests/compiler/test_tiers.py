@@ -393,12 +393,15 @@ def test_deferred_build_starts_after_the_deferred_calls_or_after_a_wait(lenet):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice is Linux's")
-def test_background_builds_run_at_the_lowest_priority_and_the_caller_keeps_its_own():
+def test_background_builds_run_at_the_callers_priority_or_the_lowest_when_asked():
     seen = []
-    job = tiers.BackgroundLowering(lambda: seen.append(os.getpriority(os.PRIO_PROCESS, 0)) or (lambda: None))
-    job.wait(60)
-    assert seen == [19]
-    assert os.getpriority(os.PRIO_PROCESS, 0) != 19  # the calling thread is untouched
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    for low in (False, True):
+        job = tiers.BackgroundLowering(lambda: seen.append(os.getpriority(os.PRIO_PROCESS, 0)) or (lambda: None),
+                                       low_priority=low)
+        job.wait(60)
+    assert seen == [mine, 19]
+    assert os.getpriority(os.PRIO_PROCESS, 0) == mine  # the calling thread is untouched
 
 
 def test_background_lowering_lets_go_of_its_build_and_example_when_done():
