@@ -269,8 +269,11 @@ class PredictPlan:
         if program.prologue is not None:
             with torch.no_grad():
                 values = program.prologue.fn(*[params[i] for i in program.prologue_pos])
-        full = _Folded(folded.snapshot, values, program, None if drop_slim else folded.slim,
-                       folded.slim_key, watched=True)
+        slim = None
+        if not drop_slim and folded.slim is not None:  # share the values both read
+            slim = tuple(old if isinstance(old, torch.Tensor) and old.is_meta else new
+                         for old, new in zip(folded.slim, values))
+        full = _Folded(folded.snapshot, values, program, slim, folded.slim_key, watched=True)
         if self._folded is folded:
             self._folded = full
         return full

@@ -339,3 +339,17 @@ def test_a_placeholder_read_after_all_reruns_on_the_full_values_and_stops_slimmi
     s.check(1e-4)  # a placeholder is read: the call reruns on the full values
     assert s.plan._slimming is False and s.plan._folded.slim is None
     s.check(1e-4)
+
+
+@pytest.mark.skipif(not onednn_conv_ready(torch.zeros(1)), reason="needs oneDNN's fused convolutions")
+def test_full_values_for_another_size_share_the_read_ones_with_the_slim_set():
+    s = _setup(vision.get_model("resnet18_v1", classes=10), (2, 3, 32, 32))
+    s.check(1e-4)
+    planned = s.x
+    s.x = torch.rand(3, 3, 40, 40)
+    s.check(1e-4)  # another size: full values computed again
+    folded = s.plan._folded
+    assert folded.values is not None and folded.slim is not None
+    assert all(a is b for a, b in zip(folded.slim, folded.values) if not a.is_meta)
+    s.x = planned
+    s.check(1e-4)
