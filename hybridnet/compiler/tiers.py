@@ -668,9 +668,10 @@ class TierRunner:
                         channels_last=self.channels_last, timed=self.min_speedup > 0, baseline=self.baseline)
         if self.min_speedup > 0 and program.lowered_seconds * self.min_speedup > program.default_seconds:
             rival = "the predict plan" if self.baseline is not None else "the default tier"
-            raise TierNotFaster(f"not {self.min_speedup:g}x faster than {rival} on this machine "
-                                f"({program.lowered_seconds * 1e3:.3f} ms vs "
-                                f"{program.default_seconds * 1e3:.3f} ms per call)")
+            why = (f"not {self.min_speedup:g}x faster than {rival} on this machine "
+                   f"({program.lowered_seconds * 1e3:.3f} ms vs {program.default_seconds * 1e3:.3f} ms per call)")
+            del program  # not kept alive by the exception's traceback until someone collects it
+            raise TierNotFaster(why)
         return program
 
     def _collect(self) -> None:
