@@ -506,3 +506,51 @@ def test_l2normalization_and_lrn_values():
     y = K("LRN")(t64(np.ones((1, 3, 1, 1))), nsize=3, alpha=0.3, beta=1.0, knorm=1.0).numpy()
     # channel 0 sees 2 neighbours, channel 1 sees 3
     np.testing.assert_allclose(y[0, :, 0, 0], [1 / (1 + 0.1 * 2), 1 / (1 + 0.1 * 3), 1 / (1 + 0.1 * 2)])
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 6, 6), (2, 3, 7, 5), (64, 16, 12, 12), (3, 1, 3, 9)])
+@pytest.mark.parametrize("grad", [False, True])
+def test_max_pool_2x2_quarters_equal_torch_values_and_gradients(shape, grad):
+    """Pooling's 2x2 / stride-2 max form over strided quarters (faster than torch's NCHW kernel)
+    gives torch's values and gradients: ties (relu zeros) and NaN windows send the gradient
+    to the first maximum, an odd last row or column is left out ('valid')."""
+    from hybridnet.ops import nn as nn_ops
+    rng = np.random.RandomState(0)
+    x = torch.tensor(np.maximum(rng.randn(*shape), 0))  # many ties at 0
+    if x.numel() > 8:
+        x.view(-1)[5] = float("nan")
+    want = torch.nn.functional.max_pool2d(x, 2, 2)
+    xa = x.clone().requires_grad_(grad)
+    xb = x.clone().requires_grad_(grad)
+    if grad and x.numel() < nn_ops._QUARTERS_GRAD_MIN:  # small inputs under autograd: torch's kernel
+        nn_ops._QUARTERS_GRAD_MIN, saved = 0, nn_ops._QUARTERS_GRAD_MIN
+    else:
+        saved = None
+    try:
+        got = mx.nd.Pooling(mx.nd.NDArray(xa), kernel=(2, 2), stride=(2, 2), pool_type="max")._t \
+            if not grad else nn_ops._max_pool2d(xa, (2, 2), (2, 2), (0, 0))
+    finally:
+        if saved is not None:
+            nn_ops._QUARTERS_GRAD_MIN = saved
+    ref = torch.nn.functional.max_pool2d(xb, 2, 2)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got.detach().numpy(), want.numpy())
+    if grad:
+        head = torch.tensor(rng.randn(*want.shape))
+        got.backward(head)
+        ref.backward(head)
+        np.testing.assert_array_equal(xa.grad.numpy(), xb.grad.numpy())
+
+
+def test_max_pool_2x2_quarters_on_channels_last_data():
+    from hybridnet.ops import nn as nn_ops
+    x = torch.tensor(np.random.RandomState(1).randn(16, 6, 24, 24)).contiguous(memory_format=torch.channels_last)
+    assert x.numel() >= nn_ops._QUARTERS_CHANNELS_LAST_MIN
+    xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
+    got = nn_ops._MaxPool2x2.apply(xa)
+    want = torch.nn.functional.max_pool2d(xb, 2, 2)
+    np.testing.assert_array_equal(nn_ops._max_pool2d(x, (2, 2), (2, 2)).numpy(), want.detach().numpy())
+    head = torch.ones_like(want)
+    got.backward(head)
+    want.backward(head)
+    np.testing.assert_array_equal(xa.grad.numpy(), xb.grad.numpy())
