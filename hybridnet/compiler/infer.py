@@ -33,7 +33,6 @@ from ..ir.graph import Graph, Node, transform
 from ..np_semantics import is_np_shape
 from ..ops.attrs import parse_value
 from ..ops.registry import OpDef
-from ..ops.shape_rules import creation_shape
 
 __all__ = ["infer_graph", "infer_shape", "infer_type", "InferResult", "resolve_creation_shapes"]
 
@@ -481,10 +480,10 @@ def _collect_known(sym: Any, args: Sequence, kwargs: dict, what: str) -> dict:
 
 
 def _unknown_creation_shape(n: Node) -> bool:
-    rule = n.op.infer_shape_rule if n.op is not None else None
-    if rule is None or n.inputs or getattr(rule, "__wrapped__", None) is not creation_shape:
+    op = n.op
+    if op is None or n.inputs or op.sized_by_inference is None or op.infer_shape_rule is None:
         return False
-    return 0 in creation_shape(n.kernel_attrs(), [])[0]
+    return 0 in op.infer_shape_rule(n.kernel_attrs(), [])[0]
 
 
 def resolve_creation_shapes(graph: Graph, shapes: dict, dtypes: Optional[dict] = None) -> Graph:
@@ -500,10 +499,11 @@ def resolve_creation_shapes(graph: Graph, shapes: dict, dtypes: Optional[dict] =
             return None
         s = res.out_shapes[id(n)][0]
         if not _fully_known(s):
-            raise MXNetError(f"cannot infer the shape of node {n.name!r} ({n.opname}, shape "
-                             f"{n.kernel_attrs().get('shape')}): its unknown dimensions stay "
-                             f"unknown ({s}); give the full shape or connect it to arrays of known shape")
-        return [(Node(n.op, n.name, dict(n.attrs, shape=tuple(s)), inputs), 0)]
+            raise MXNetError(f"cannot infer the shape of node {n.name!r} ({n.opname}, attributes "
+                             f"{n.kernel_attrs()}): its unknown dimensions stay unknown ({s}); give the "
+                             f"full shape (or range) or connect it to arrays of known shape")
+        sized = cast(OpDef, n.op).sized_by_inference
+        return [(Node(n.op, n.name, sized(dict(n.attrs), tuple(s)), inputs), 0)]  # type: ignore[misc]
 
     return Graph(transform(graph.outputs, visit))
 

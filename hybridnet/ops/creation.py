@@ -33,37 +33,68 @@ def _shape(shape: Any) -> tuple:
     return tuple(int(s) for s in shape)
 
 
-@register("_zeros", aliases=("_zeros_without_dtype",), infer_shape=creation_shape, samples=lambda: [
+def _sized(attrs: dict, shape: tuple) -> dict:
+    return dict(attrs, shape=shape)
+
+
+@register("_zeros", aliases=("_zeros_without_dtype",), infer_shape=creation_shape, sized_by_inference=_sized, samples=lambda: [
     Sample((), {"shape": (2, 3)}, ref=lambda shape: np.zeros(shape), grad=False)])
 def _zeros(*, shape: Shape = (), ctx: str = "", dtype: Dtype = "float32"):
     """An array of zeros."""
     return torch.zeros(_shape(shape), dtype=dtype_torch(dtype or "float32"), device=device_of(ctx))
 
 
-@register("_ones", infer_shape=creation_shape, samples=lambda: [Sample((), {"shape": (2, 3)}, ref=lambda shape: np.ones(shape), grad=False)])
+@register("_ones", infer_shape=creation_shape, sized_by_inference=_sized, samples=lambda: [Sample((), {"shape": (2, 3)}, ref=lambda shape: np.ones(shape), grad=False)])
 def _ones(*, shape: Shape = (), ctx: str = "", dtype: Dtype = "float32"):
     """An array of ones."""
     return torch.ones(_shape(shape), dtype=dtype_torch(dtype or "float32"), device=device_of(ctx))
 
 
-@register("_full", infer_shape=creation_shape, samples=lambda: [Sample((), {"shape": (2, 3), "value": 1.5},
+@register("_full", infer_shape=creation_shape, sized_by_inference=_sized, samples=lambda: [Sample((), {"shape": (2, 3), "value": 1.5},
                                            ref=lambda shape, value: np.full(shape, value), grad=False)])
 def _full(*, shape: Shape = (), value: float, ctx: str = "", dtype: Dtype = "float32"):
     """An array filled with ``value``."""
     return torch.full(_shape(shape), value, dtype=dtype_torch(dtype or "float32"), device=device_of(ctx))
 
 
+def _arange_shape(attrs: dict, shapes: list) -> list:
+    """``(n * repeat,)``; with ``infer_range`` (and no ``stop``) the length is left to inference
+    (0: unknown), as MXNet sizes ``arange(start, infer_range=True)`` by what it is used with."""
+    if attrs.get("infer_range") and attrs.get("stop") is None:
+        return [(0,)]
+    start, stop, step = attrs["start"], attrs.get("stop"), attrs.get("step", 1.0)
+    if stop is None:
+        start, stop = 0, start
+    n = int(np.ceil((stop - start) / step))
+    return [(max(n, 0) * int(attrs.get("repeat", 1)),)]
+
+
+def _arange_sized(attrs: dict, shape: tuple) -> dict:
+    """An ``infer_range`` arange's attributes for an inferred length: MXNet's stop =
+    start + (length / repeat) * step."""
+    repeat = int(attrs.get("repeat", 1))
+    if shape[0] % repeat:
+        raise MXNetError(f"_arange: infer_range gives length {shape[0]}, which repeat={repeat} does not divide")
+    start, step = float(attrs["start"]), float(attrs.get("step", 1.0))
+    return dict(attrs, stop=start + (shape[0] // repeat) * step, infer_range=False)
+
+
 def _np_arange(start: float, stop: Any = None, step: float = 1.0, repeat: int = 1, **_: Any) -> np.ndarray:
     return np.repeat(np.arange(start, stop, step) if stop is not None else np.arange(start), repeat)
 
 
-@register("_arange", samples=lambda: [
+@register("_arange", infer_shape=_arange_shape, sized_by_inference=_arange_sized, samples=lambda: [
     Sample((), {"start": 1, "stop": 7, "step": 2}, ref=_np_arange, grad=False),
     Sample((), {"start": 5}, ref=_np_arange, grad=False),
     Sample((), {"start": 0, "stop": 3, "repeat": 2}, ref=_np_arange, grad=False)])
 def _arange(*, start: float, stop: OptFloat = None, step: float = 1.0, repeat: int = 1,
             infer_range: bool = False, ctx: str = "", dtype: Dtype = "float32"):
-    """Evenly spaced values in [start, stop) (``stop=None`` means [0, start)); each repeated ``repeat`` times."""
+    """Evenly spaced values in [start, stop) (``stop=None`` means [0, start)); each repeated
+    ``repeat`` times. ``infer_range`` (a Symbol graph's node, no ``stop``): the length comes from
+    shape inference when the graph is bound."""
+    if infer_range and stop is None:
+        raise MXNetError("_arange: infer_range=True takes its length from the arrays it is used with in a "
+                         "Symbol graph (bound, or evaluated with eval); give stop= where it runs on its own")
     if stop is None:
         start, stop = 0, start
     n = int(np.ceil((stop - start) / step))

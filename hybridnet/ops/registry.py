@@ -87,7 +87,8 @@ class OpDef:
                  absorbs_channel_affine: Optional[Callable[[dict], Optional[ChannelAffine]]] = None,
                  export_broadcast: Optional[str] = None, amp_cast: bool = False,
                  dtype_is_output: bool = True, value_dependent_path: bool = False,
-                 no_gradient: bool = False, int8_role: Optional[str] = None):
+                 no_gradient: bool = False, int8_role: Optional[str] = None,
+                 sized_by_inference: Optional[Callable[[dict, tuple], dict]] = None):
         self.name = name
         # -- facts the compiler's passes read (never the operator's name) ----------------------
         # an output may be an input itself or a view of its memory (for some attributes, dtypes
@@ -120,6 +121,11 @@ class OpDef:
         # residual join), "keeps_range" (its min/max outputs are its min/max inputs), or
         # "fused_conv" / "fused_fc" (what the fusion makes of a layer); None elsewhere
         self.int8_role = int8_role
+        # an array-creating operator (no inputs) whose attributes may leave its output's size to
+        # inference from its consumers (``sym.ones((-1, -1))``, ``sym.arange(infer_range=True)``):
+        # ``(attrs, inferred shape) -> attrs`` that create exactly that shape; the shape rule
+        # gives 0 for the dimensions left unknown
+        self.sized_by_inference = sized_by_inference
         # a ``dtype`` attribute, where there is one, is the output's dtype (Embedding's is its
         # weight's): type inference without shapes reads it
         self.dtype_is_output = dtype_is_output

@@ -88,6 +88,8 @@ def full(shape, val, dtype=None, name=None, attr=None, **kwargs):  # type: ignor
 
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, name=None, dtype=None):  # type: ignore[no-untyped-def]
     attrs = {"start": start, "stop": stop, "step": step, "repeat": repeat}
+    if infer_range:
+        attrs["infer_range"] = True
     if dtype is not None:
         attrs["dtype"] = dtype
     return sym_invoke(_reg.get("_arange"), (), attrs, name=name)

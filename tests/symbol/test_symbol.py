@@ -323,3 +323,16 @@ def test_executor_backward_after_inference_forward_and_integer_inputs():
     np.testing.assert_array_equal(exe.forward()[0].asnumpy(), [0, 5, 7, 9])
     exe.backward()
     np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), np.zeros((4, 3)))
+
+
+def test_arange_infer_range_takes_its_length_from_inference():
+    """MXNet's sym.arange(start, infer_range=True): stop = start + (length / repeat) * step, the
+    length inferred from what the range is combined with (test_operator's test_arange_inferstop)."""
+    s = mx.sym.elemwise_add(mx.sym.arange(start=0, stop=None, infer_range=True), mx.sym.zeros(shape=[5]))
+    assert s.infer_shape()[1] == [(5,)]
+    exe = s.bind(ctx=mx.cpu(), args={})
+    np.testing.assert_array_equal(exe.forward()[0].asnumpy(), [0, 1, 2, 3, 4])
+    r = mx.sym.arange(start=2, step=0.5, repeat=2, infer_range=True) + mx.sym.var("x")
+    np.testing.assert_array_equal(r.eval(x=mx.nd.zeros((6,)))[0].asnumpy(), [2, 2, 2.5, 2.5, 3, 3])
+    with pytest.raises(mx.MXNetError, match="does not divide"):
+        r.eval(x=mx.nd.zeros((5,)))
