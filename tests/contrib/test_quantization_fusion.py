@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+import torch
 
 import hybridnet as mx
 from hybridnet.compiler.passes.int8 import fuse_int8, has_int8_layers
@@ -51,6 +52,18 @@ def _mobile_blocks():
     return net
 
 
+def _tiny_images():
+    """1x1 convolutions over 2x2 and 1x1 images (MobileNet's last stages on small inputs): the
+    fused layer runs them as int8 matrix products."""
+    net = nn.HybridSequential(prefix="ti_")
+    with net.name_scope():
+        net.add(nn.Conv2D(16, 3, strides=6, in_channels=3), nn.BatchNorm(), nn.Activation("relu"),
+                nn.Conv2D(32, 1, in_channels=16, use_bias=False), nn.BatchNorm(), nn.Activation("relu"),
+                nn.GlobalAvgPool2D(), nn.Conv2D(24, 1, in_channels=32), nn.Activation("relu"),
+                nn.Flatten(), nn.Dense(4))
+    return net
+
+
 def _quantized(make):
     mx.random.seed(3)
     x = mx.nd.array(np.random.RandomState(3).uniform(-1, 1, (8, 3, 12, 12)))
@@ -88,7 +101,7 @@ def test_fusion_leaves_one_node_per_layer(make, convs, sums, fcs):
     assert _ops(predict_graph(graph, Target.PLAN)).count("_int8_conv") == convs
 
 
-@pytest.mark.parametrize("make", [_resnet_blocks, _mobile_blocks])
+@pytest.mark.parametrize("make", [_resnet_blocks, _mobile_blocks, _tiny_images])
 @pytest.mark.parametrize("opts", [{}, {"static_alloc": True}, {"static_alloc": True, "static_shape": True}])
 def test_fused_outputs_are_the_unfused_graphs(make, opts):
     net, qnet, x = _quantized(make)
@@ -221,3 +234,27 @@ def test_partly_quantized_graphs_run_fused_as_unfused(kwargs):
     fused = qnet(x).asnumpy()
     assert np.abs(fused - unfused).max() <= 4 * np.abs(unfused).max() / 127
     assert _cosine(fused, unfused) >= 0.999
+
+
+@pytest.mark.parametrize("shape, dtype", [((4, 16, 2, 2), torch.uint8), ((4, 16, 1, 1), torch.int8)])
+def test_pointwise_layers_on_tiny_images_run_as_a_product_with_the_same_integers(shape, dtype):
+    from hybridnet.ops import int8_kernels
+    rng = np.random.RandomState(5)
+    lo, hi = (0, 255) if dtype == torch.uint8 else (-127, 127)
+    x = torch.tensor(rng.randint(lo, hi + 1, shape)).to(dtype).contiguous(memory_format=torch.channels_last)
+    weight = torch.tensor(rng.randint(-127, 128, (24, 16, 1, 1))).to(torch.int8)
+    w_scale = torch.tensor(rng.uniform(0.001, 0.01, 24), dtype=torch.float32)
+    x_zp = 0 if dtype == torch.uint8 else 128
+    layer = int8_kernels.Int8Layer(0.02, x_zp, int8_kernels.conv_prepack(weight, w_scale, 0.02, x_zp, [1, 1], [0, 0],
+                                                                        [1, 1], 1),
+                                   weight, w_scale, torch.zeros(24, dtype=torch.int32),
+                                   torch.tensor(rng.uniform(-1, 1, 24), dtype=torch.float32), [1, 1], [0, 0], [1, 1], 1,
+                                   0.05, torch.uint8, True, {}, [])
+    xu = x if x_zp == 0 else int8_kernels.as_uint8(x)[0]
+    assert int8_kernels._pointwise_on_tiny_images(layer, xu)
+    got = int8_kernels.conv2d_requantized(layer, x)
+    real = torch.nn.functional.conv2d((xu.double() - x_zp) * 0.02, weight.double() * w_scale.double().reshape(-1, 1, 1, 1),
+                                      layer.bias.double())
+    want = real.clamp(min=0).div(0.05).round().clamp(0, 255).to(torch.uint8)
+    assert got.shape == want.shape and got.dtype == torch.uint8
+    assert (got.int() - want.int()).abs().max() <= 1
