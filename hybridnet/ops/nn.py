@@ -636,7 +636,10 @@ def _max_pool2d(data: Tensor, k: Sequence[int], s: Sequence[int], p: Sequence[in
     channels-last data) as three elementwise maxima of strided quarters: the same values, where
     torch's max_pool2d runs 2.5-12x slower (4.8 ms vs 0.41 ms for LeNet's 256x6x24x24 on one
     thread; channels-last 2.6 ms)."""
+    # symbolic sizes (torch.export with a dynamic batch): no size-dependent choice, which would
+    # become a guard on the exported program's sizes
     if not more and tuple(k) == (2, 2) and tuple(s) == (2, 2) and tuple(p) == (0, 0) and data.dim() == 4 \
+            and all(type(d) is int for d in data.shape) \
             and data.shape[-1] > 1 and data.shape[-2] > 1 and (data.is_contiguous() or (
                 data.numel() >= _QUARTERS_CHANNELS_LAST_MIN and data.is_contiguous(memory_format=torch.channels_last))):
         h, w = data.shape[-2] // 2 * 2, data.shape[-1] // 2 * 2
