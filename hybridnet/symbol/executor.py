@@ -535,8 +535,7 @@ class Executor:
         twins of those arguments, as eager operators do (``ndarray._twin_run``), and the gradients
         of the outputs ``heads_at`` (all: None) flow back through the twins. Only arguments
         something flows to are returned."""
-        from ..ir.interpreter import Interpreter
-        env: dict = {}
+        tensors = []
         leaves = {}
         for v, a in zip(self._order, self.arg_arrays + self.aux_arrays):
             t = _dense(a._t).detach()
@@ -544,28 +543,13 @@ class Executor:
                 leaf = t.to(torch.float64).requires_grad_(True)
                 setattr(t, _ag.TWIN, leaf)
                 leaves[v.name] = leaf
-            env[(id(v), 0)] = t
-        for n in self._graph.nodes:
-            if n.op is None:
-                continue
-            ins = [env[(id(src), k)] for src, k in n.inputs]
-            attrs = n.kernel_attrs()
-            if n.op.train_aware:
-                attrs["is_train"] = self._last_train
-            if n.subgraphs:
-                attrs["subgraphs"] = tuple(Interpreter(sub).run for sub in n.subgraphs)
-            with torch.no_grad():
-                res = n.op.kernel(*ins, **attrs)
-            res = _nd._twin_run(n.op.kernel, ins, attrs, res)
-            outs = (res,) if n.num_outputs() == 1 else tuple(res)
-            for k, o in enumerate(outs):
-                env[(id(n), k)] = o
+            tensors.append(t)
+        outs = _nd.run_graph_with_twins(self._graph, self._order, tensors, self._last_train)
         heads, grads = [], []
         given = list(out_grads) if isinstance(out_grads, (list, tuple)) else [out_grads]
-        for i, (node, k) in enumerate(self._graph.outputs):
+        for i, o in enumerate(outs):
             if heads_at is not None and i not in heads_at:
                 continue
-            o = env[(id(node), k)]
             h = o if o.requires_grad else getattr(o, _ag.TWIN, None)
             if h is None or not h.requires_grad:
                 continue
