@@ -3,7 +3,7 @@ and the *_like forms. ``ctx`` accepts a Context or MXNet's spelling ('cpu(0)', '
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 import torch
@@ -62,11 +62,15 @@ def _arange_shape(attrs: dict, shapes: list) -> list:
     (0: unknown), as MXNet sizes ``arange(start, infer_range=True)`` by what it is used with."""
     if attrs.get("infer_range") and attrs.get("stop") is None:
         return [(0,)]
-    start, stop, step = attrs["start"], attrs.get("stop"), attrs.get("step", 1.0)
+    n = _arange_length(attrs["start"], attrs.get("stop"), attrs.get("step", 1.0))
+    return [(max(n, 0) * int(attrs.get("repeat", 1)),)]
+
+
+def _arange_length(start: float, stop: Optional[float], step: float) -> int:
+    """How many values [start, stop) holds at ``step`` (``stop=None``: [0, start))."""
     if stop is None:
         start, stop = 0, start
-    n = int(np.ceil((stop - start) / step))
-    return [(max(n, 0) * int(attrs.get("repeat", 1)),)]
+    return int(np.ceil((stop - start) / step))
 
 
 def _arange_sized(attrs: dict, shape: tuple) -> dict:
@@ -95,9 +99,9 @@ def _arange(*, start: float, stop: OptFloat = None, step: float = 1.0, repeat: i
     if infer_range and stop is None:
         raise MXNetError("_arange: infer_range=True takes its length from the arrays it is used with in a "
                          "Symbol graph (bound, or evaluated with eval); give stop= where it runs on its own")
+    n = _arange_length(start, stop, step)
     if stop is None:
         start, stop = 0, start
-    n = int(np.ceil((stop - start) / step))
     if n < 0:
         raise MXNetError(f"_arange: empty or negative range start={start} stop={stop} step={step}")
     out_dtype = dtype_torch(dtype or "float32")
