@@ -17,6 +17,7 @@ Not in MXNet, ours: ``nd.from_torch(t)`` and ``x.to_torch()`` share memory with 
 """
 from __future__ import annotations
 
+import copy
 import ctypes as _ctypes
 import operator as _operator
 import threading
@@ -1006,12 +1007,8 @@ class NDArray:
         if ctx is not None:
             copied._cpuctx = ctx
         grad = getattr(self, "_grad", None)
-        if grad is not None:
-            stype = getattr(grad, "stype", "default")
-            copied.attach_grad(self._grad_req, stype=None if stype == "default" else stype)
-            if stype == "default":
-                copied._grad._t.copy_(grad._t)
-            copied._grad = memo.setdefault(id(grad), copied._grad)
+        if grad is not None:  # the copy's gradient buffer is the buffer's copy (one per memo)
+            copied._mark(copy.deepcopy(grad, memo), self._grad_req)
             copied._fresh = getattr(self, "_fresh", False)
         return copied
 

@@ -59,3 +59,16 @@ def test_deepcopy_of_an_imported_symbol_block(tmp_path):
     twin = copy.deepcopy(block)
     np.testing.assert_array_equal(twin(x).asnumpy(), want)
     assert twin._cached_graph.in_format == block._cached_graph.in_format
+
+
+def test_deepcopy_of_an_array_keeps_its_gradient_buffer_and_grad_req():
+    a = mx.nd.array([1.0, 2.0])
+    a.attach_grad("add")
+    with autograd.record():
+        (a * 3).backward()
+    b = copy.deepcopy(a)
+    np.testing.assert_array_equal(b.grad.asnumpy(), [3, 3])
+    with autograd.record():
+        (b * 2).backward()
+    np.testing.assert_array_equal(b.grad.asnumpy(), [5, 5])  # 'add' accumulates into the copied buffer
+    np.testing.assert_array_equal(a.grad.asnumpy(), [3, 3])
