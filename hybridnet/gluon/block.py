@@ -827,7 +827,7 @@ class HybridBlock(Block):
                 _note_zero_grad(outs, tensors)
         outs = [NDArray(o) for o in outs]
         if _engine.is_recording():
-            _record_call(cached, [real[i] for i in cached.data_pos], outs, next(iter(contexts)) if contexts else None)
+            _record_call(cached, [real[i] for i in cached.data_pos], tensors, outs)
         if _ndarray_mod._labelled:
             _ndarray_mod._carry_context(real, outs)
         return _regroup(outs, cached.out_format)[0]
@@ -854,11 +854,7 @@ class HybridBlock(Block):
         cached.count_verified_call()
         mode = _mode()
         n_data = len(cached.data_pos)
-        holders = []  # the NDArray each parameter tensor came from (for its context label)
-        for p, t in zip(cached.params, tensors[n_data:]):
-            # a Parameter subclass overriding data() hands a tensor none of its arrays hold
-            holder = next((a for a in p._data or () if a._t is t), None)
-            holders.append(NDArray(t) if holder is None else holder)
+        holders = _param_holders(cached, tensors)  # (for their context labels)
 
         def run_eager(param_copies: list) -> tuple:
             # this thread only: every block eager, the parameters read as the copies
@@ -897,7 +893,7 @@ class HybridBlock(Block):
             _note_zero_grad(outs, tensors)
             results = [NDArray(o) for o in outs]
             data = (x,) + args
-            _record_call(cached, [data[i] for i in cached.data_pos], results, None)
+            _record_call(cached, [data[i] for i in cached.data_pos], tensors, results)
         elif _ndarray_mod._labelled or not cached.single_output:
             results = [NDArray(o) for o in outs]
         else:
@@ -1187,17 +1183,23 @@ def _param_tensor(p: Parameter, ctx: Optional[Context]) -> Any:
 _CACHED_OP = _get_op("_CachedOp")
 
 
-def _record_call(cached: CachedGraph, data: list, outs: list, ctx: Optional[Context]) -> None:
+def _param_holders(cached: CachedGraph, tensors: list) -> list:
+    """The NDArray each parameter tensor of a call (``tensors``: data, then parameters) came
+    from; a tensor none of its parameter's arrays holds (a Parameter subclass whose ``data()``
+    computes it) gets an NDArray of its own."""
+    holders = []
+    for p, t in zip(cached.params, tensors[len(cached.data_pos):]):
+        held = p._data or ()
+        holder = held[0] if len(held) == 1 and held[0]._t is t else next((a for a in held if a._t is t), None)
+        holders.append(NDArray(t) if holder is None else holder)
+    return holders
+
+
+def _record_call(cached: CachedGraph, data: list, tensors: list, outs: list) -> None:
     """Leave this call in autograd history for ``autograd.get_symbol`` (MXNet's
     ``CachedOp::Forward``): the graph's operators, inline, or one ``_CachedOp`` node whose
-    inputs are the graph's data inputs, then its parameters."""
-    arrays = list(data)
-    for p in cached.params:
-        held = p._data
-        if held is None or (p.__class__ is not Parameter and type(p).data is not Parameter.data):
-            arrays.append(NDArray(_param_tensor(p, ctx)))  # computed by the subclass: a fresh value
-        else:
-            arrays.append(held[0] if len(held) == 1 or ctx is None else held[p._index(ctx)])
+    inputs are the graph's data inputs (``data``), then the parameter values it ran on."""
+    arrays = list(data) + _param_holders(cached, tensors)
     if getattr(cached, "inline_history", False):
         _engine.record_graph_history(cached.graph, cached.input_nodes, arrays, outs)
     else:
